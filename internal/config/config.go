@@ -1,0 +1,255 @@
+// Package config reads Stagedoor's one Config from the environment. Every
+// variable has a default; a bad value is an *Error that names the variable, and
+// the program stops with exit code 2.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
+)
+
+// Config is everything Stagedoor reads from its environment.
+type Config struct {
+	Addr            string        // STAGEDOOR_ADDR: where serve listens
+	DatabaseURL     string        // DATABASE_URL
+	DBPool          int           // STAGEDOOR_DB_POOL: PostgreSQL connections per instance
+	AutoMigrate     bool          // STAGEDOOR_AUTO_MIGRATE: serve applies migrations first
+	RedisURL        string        // REDIS_URL: one URL, or comma-separated host:port for a Cluster
+	RedisPrefix     string        // STAGEDOOR_REDIS_PREFIX: put before every Redis key
+	RedisTimeout    time.Duration // STAGEDOOR_REDIS_TIMEOUT: deadline of one limiter call
+	PayrailURL      string        // PAYRAIL_URL: where Stagedoor finds Payrail
+	PayrailAddr     string        // PAYRAIL_ADDR: where "stagedoor payrail" listens
+	PayrailLatency  time.Duration // PAYRAIL_LATENCY: the stub's delay per charge
+	PayrailFailures float64       // PAYRAIL_FAILURE_RATE: the stub's share of 500s
+	AdminToken      string        // STAGEDOOR_ADMIN_TOKEN: empty turns the admin API off
+	BcryptCost      int           // STAGEDOOR_BCRYPT_COST
+	TrustedProxies  []netip.Prefix
+	MaxInFlight     int           // STAGEDOOR_MAX_IN_FLIGHT: requests at once per instance
+	CheckoutSlots   int           // STAGEDOOR_CHECKOUT_SLOTS: checkouts at once per instance
+	HoldTTL         time.Duration // STAGEDOOR_HOLD_TTL
+	RecoveryAfter   time.Duration // STAGEDOOR_RECOVERY_AFTER: age of a pending order to settle
+	ShutdownTimeout time.Duration // STAGEDOOR_SHUTDOWN_TIMEOUT: how long SIGTERM waits for requests
+	LogLevel        string        // STAGEDOOR_LOG_LEVEL: debug, info, warn or error
+
+	// Limits holds the starting setting of each named limit, from its variable.
+	Limits map[string]ratelimit.Limit
+}
+
+// LimitVariable ties a named limit to its variable, its default, and what it
+// does while Redis cannot answer.
+type LimitVariable struct {
+	Name, Variable, Default string
+	Policy                  ratelimit.Policy
+}
+
+// LimitVariables lists the limits of API.md in the order of its table. The
+// login limits protect bcrypt's CPU, so they fall back to in-process buckets;
+// the others protect fairness and fail open.
+var LimitVariables = []LimitVariable{
+	{"login-address", "STAGEDOOR_LIMIT_LOGIN_ADDRESS", "10/1m", ratelimit.Fallback},
+	{"login-email", "STAGEDOOR_LIMIT_LOGIN_EMAIL", "20/1h", ratelimit.Fallback},
+	{"hold-buyer", "STAGEDOOR_LIMIT_HOLD_BUYER", "10/1m", ratelimit.FailOpen},
+	{"hold-organizer", "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "200/1s", ratelimit.FailOpen},
+	{"scanner-key", "STAGEDOOR_LIMIT_SCANNER_KEY", "20/1s burst 50", ratelimit.FailOpen},
+	{"queue-join", "STAGEDOOR_LIMIT_QUEUE_JOIN", "5/1m", ratelimit.FailOpen},
+}
+
+// LimitDefinitions are the limiter's definitions of every limit, each starting
+// in enforce mode at the rate of its variable.
+func (c Config) LimitDefinitions() []ratelimit.Definition {
+	defs := make([]ratelimit.Definition, 0, len(LimitVariables))
+	for _, lv := range LimitVariables {
+		defs = append(defs, ratelimit.Definition{
+			Name:    lv.Name,
+			Setting: ratelimit.Setting{Limit: c.Limits[lv.Name], Mode: ratelimit.Enforce},
+			Policy:  lv.Policy,
+		})
+	}
+	return defs
+}
+
+// Error says which variable is wrong and why.
+type Error struct {
+	Variable string
+	Value    string
+	Problem  string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s=%q: %s", e.Variable, e.Value, e.Problem)
+}
+
+// Load reads the Config through getenv (os.Getenv in production). It returns
+// every bad variable at once, each as an *Error, joined.
+func Load(getenv func(string) string) (Config, error) {
+	r := reader{getenv: getenv}
+	c := Config{
+		Addr:            r.str("STAGEDOOR_ADDR", ":8080"),
+		DatabaseURL:     r.str("DATABASE_URL", "postgres://postgres:postgres@127.0.0.1:5432/stagedoor?sslmode=disable"),
+		DBPool:          r.integer("STAGEDOOR_DB_POOL", 24, 2, 1000),
+		AutoMigrate:     r.boolean("STAGEDOOR_AUTO_MIGRATE", true),
+		RedisURL:        r.str("REDIS_URL", "redis://127.0.0.1:6379/0"),
+		RedisPrefix:     r.str("STAGEDOOR_REDIS_PREFIX", "sd:"),
+		RedisTimeout:    r.duration("STAGEDOOR_REDIS_TIMEOUT", 50*time.Millisecond),
+		PayrailURL:      r.str("PAYRAIL_URL", "http://127.0.0.1:8090"),
+		PayrailAddr:     r.str("PAYRAIL_ADDR", "127.0.0.1:8090"),
+		PayrailLatency:  r.duration("PAYRAIL_LATENCY", 400*time.Millisecond),
+		PayrailFailures: r.fraction("PAYRAIL_FAILURE_RATE", 0),
+		AdminToken:      r.str("STAGEDOOR_ADMIN_TOKEN", ""),
+		BcryptCost:      r.integer("STAGEDOOR_BCRYPT_COST", 12, 4, 31),
+		TrustedProxies:  r.prefixes("STAGEDOOR_TRUSTED_PROXIES"),
+		MaxInFlight:     r.integer("STAGEDOOR_MAX_IN_FLIGHT", 400, 1, 1_000_000),
+		CheckoutSlots:   r.integer("STAGEDOOR_CHECKOUT_SLOTS", 20, 1, 1000),
+		HoldTTL:         r.duration("STAGEDOOR_HOLD_TTL", 10*time.Minute),
+		RecoveryAfter:   r.duration("STAGEDOOR_RECOVERY_AFTER", time.Minute),
+		ShutdownTimeout: r.duration("STAGEDOOR_SHUTDOWN_TIMEOUT", 20*time.Second),
+		LogLevel:        r.oneOf("STAGEDOOR_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
+		Limits:          make(map[string]ratelimit.Limit, len(LimitVariables)),
+	}
+	for _, lv := range LimitVariables {
+		c.Limits[lv.Name] = r.limit(lv.Variable, lv.Default)
+	}
+	if c.AdminToken != "" && len(c.AdminToken) < 16 {
+		r.fail("STAGEDOOR_ADMIN_TOKEN", "(hidden)", "must be at least 16 characters")
+	}
+	if c.CheckoutSlots >= c.DBPool && r.ok("STAGEDOOR_CHECKOUT_SLOTS") && r.ok("STAGEDOOR_DB_POOL") {
+		r.fail("STAGEDOOR_CHECKOUT_SLOTS", strconv.Itoa(c.CheckoutSlots),
+			fmt.Sprintf("must be less than STAGEDOOR_DB_POOL (%d), so that holds and seat maps keep connections of their own", c.DBPool))
+	}
+	return c, errors.Join(r.errs...)
+}
+
+// reader reads variables, collecting an *Error for each bad one.
+type reader struct {
+	getenv func(string) string
+	errs   []error
+	bad    map[string]bool
+}
+
+func (r *reader) fail(variable, value, problem string) {
+	r.errs = append(r.errs, &Error{Variable: variable, Value: value, Problem: problem})
+	if r.bad == nil {
+		r.bad = map[string]bool{}
+	}
+	r.bad[variable] = true
+}
+
+func (r *reader) ok(variable string) bool { return !r.bad[variable] }
+
+func (r *reader) str(variable, def string) string {
+	if v := strings.TrimSpace(r.getenv(variable)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (r *reader) integer(variable string, def, min, max int) int {
+	v := strings.TrimSpace(r.getenv(variable))
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		r.fail(variable, v, fmt.Sprintf("must be a whole number from %d to %d", min, max))
+		return def
+	}
+	return n
+}
+
+func (r *reader) fraction(variable string, def float64) float64 {
+	v := strings.TrimSpace(r.getenv(variable))
+	if v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || f > 1 {
+		r.fail(variable, v, "must be a number from 0 to 1")
+		return def
+	}
+	return f
+}
+
+func (r *reader) boolean(variable string, def bool) bool {
+	v := strings.TrimSpace(r.getenv(variable))
+	if v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		r.fail(variable, v, "must be true or false")
+		return def
+	}
+	return b
+}
+
+func (r *reader) duration(variable string, def time.Duration) time.Duration {
+	v := strings.TrimSpace(r.getenv(variable))
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		r.fail(variable, v, "must be a positive duration such as 500ms, 2s or 10m")
+		return def
+	}
+	return d
+}
+
+func (r *reader) oneOf(variable, def string, allowed ...string) string {
+	v := strings.ToLower(strings.TrimSpace(r.getenv(variable)))
+	if v == "" {
+		return def
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v
+		}
+	}
+	r.fail(variable, v, "must be one of "+strings.Join(allowed, ", "))
+	return def
+}
+
+func (r *reader) limit(variable, def string) ratelimit.Limit {
+	v := strings.TrimSpace(r.getenv(variable))
+	if v == "" {
+		v = def
+	}
+	l, err := ratelimit.ParseLimit(v)
+	if err != nil {
+		r.fail(variable, v, err.Error())
+		l, _ = ratelimit.ParseLimit(def)
+	}
+	return l
+}
+
+// prefixes reads comma-separated CIDRs; a bare address means just that address.
+func (r *reader) prefixes(variable string) []netip.Prefix {
+	v := strings.TrimSpace(r.getenv(variable))
+	if v == "" {
+		return nil
+	}
+	var out []netip.Prefix
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(part); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		if a, err := netip.ParseAddr(part); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		r.fail(variable, v, fmt.Sprintf("%q is not a CIDR such as 10.0.0.0/8 or an address", part))
+		return nil
+	}
+	return out
+}

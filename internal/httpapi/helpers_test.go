@@ -1,0 +1,106 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stagedoor/stagedoor/internal/config"
+	"github.com/stagedoor/stagedoor/internal/conn"
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
+	"github.com/stagedoor/stagedoor/internal/testenv"
+)
+
+// testServer is a Server on real services, served by an httptest server.
+type testServer struct {
+	*Server
+	http *httptest.Server
+}
+
+// instance says what a test server runs on. Zero fields get the test's own
+// database, the shared Redis and a key prefix of their own; two servers given
+// the same fields behave as two instances of one deployment.
+type instance struct {
+	env         map[string]string
+	db          *pgxpool.Pool
+	rdb         redis.UniversalClient
+	redisPrefix string
+}
+
+func newTestServer(t *testing.T, env map[string]string, db *pgxpool.Pool, rdb redis.UniversalClient) *testServer {
+	t.Helper()
+	return startInstance(t, instance{env: env, db: db, rdb: rdb})
+}
+
+func startInstance(t testing.TB, in instance) *testServer {
+	t.Helper()
+	env := map[string]string{"STAGEDOOR_BCRYPT_COST": "4"}
+	for k, v := range in.env {
+		env[k] = v
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.db == nil {
+		in.db = testenv.Postgres(t)
+	}
+	if in.rdb == nil {
+		in.rdb, err = conn.Redis(testenv.RedisURL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { in.rdb.Close() })
+	}
+	if in.redisPrefix == "" {
+		in.redisPrefix = testenv.RedisPrefix(t)
+	}
+	registry := prometheus.NewRegistry()
+	s := New(Deps{
+		Config:   cfg,
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DB:       in.db,
+		Redis:    in.rdb,
+		Registry: registry,
+		Limiter: ratelimit.New(in.rdb, ratelimit.Options{
+			Prefix:     in.redisPrefix,
+			Timeout:    cfg.RedisTimeout,
+			Registerer: registry,
+			Limits:     cfg.LimitDefinitions(),
+		}),
+	})
+	ts := &testServer{Server: s}
+	ts.http = httptest.NewServer(s)
+	t.Cleanup(ts.http.Close)
+	return ts
+}
+
+// do sends one request; header holds name, value pairs. The body is decoded
+// as a JSON object when it is one.
+func (ts *testServer) do(t *testing.T, method, path, body string, header ...string) (*http.Response, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, ts.http.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var decoded map[string]any
+	_ = json.Unmarshal(raw, &decoded)
+	return resp, decoded
+}

@@ -1,0 +1,172 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Problem is an RFC 9457 problem, the body of every error response.
+type Problem struct {
+	Slug   string
+	Status int
+	Detail string
+	// Extensions are extra members, such as "limit" or "unavailable_seat_ids".
+	Extensions map[string]any
+	// RetryAfter, when positive, is sent as Retry-After in whole seconds, rounded up.
+	RetryAfter time.Duration
+}
+
+func (p *Problem) Error() string { return p.Slug + ": " + p.Detail }
+
+// problemType is one entry of the catalogue that GET /problems/{slug} serves.
+type problemType struct {
+	Status      int
+	Title       string
+	Description string
+}
+
+// problemTypes lists every problem Stagedoor sends, by slug.
+var problemTypes = map[string]problemType{
+	"invalid-request":         {400, "Invalid request", "The request could not be read: malformed JSON, an unknown or missing field, a value out of range, or a body over 64 KiB. The detail says which. Nothing was changed."},
+	"unauthorized":            {401, "Unauthorized", "The request carries no credential, or one that is unknown, expired or revoked. Send Authorization: Bearer <token> (or X-Api-Key for scanners)."},
+	"invalid-credentials":     {401, "Invalid credentials", "The email and password do not match an account. Unknown emails and wrong passwords get the same answer."},
+	"forbidden":               {403, "Forbidden", "The credential is valid but does not allow this action."},
+	"not-admitted":            {403, "Not admitted", "This event has a waiting room; join the queue and hold seats once admitted."},
+	"not-found":               {404, "Not found", "There is no such resource, or it belongs to someone else."},
+	"method-not-allowed":      {405, "Method not allowed", "The path exists but does not accept this method."},
+	"email-taken":             {409, "Email taken", "An account with this email already exists."},
+	"seats-unavailable":       {409, "Seats unavailable", "Some of the seats asked for are held or sold; unavailable_seat_ids lists them. Nothing was held."},
+	"not-on-sale":             {409, "Not on sale", "The event's sale has not opened yet."},
+	"hold-not-active":         {409, "Hold not active", "The hold has expired, was released, or was already converted into an order."},
+	"idempotency-in-progress": {409, "Request in progress", "A request with this Idempotency-Key is still running. Retry after it finishes to get its response."},
+	"scan-rejected":           {409, "Scan rejected", "The ticket was not admitted; the result member says why (already_scanned, wrong_event or invalid)."},
+	"payment-declined":        {402, "Payment declined", "The payment provider declined the charge. The hold is still active; try another payment method."},
+	"idempotency-mismatch":    {422, "Idempotency key reused", "This Idempotency-Key was used with a different request body."},
+	"rate-limited":            {429, "Too many requests", "A rate limit refused the request; it spent no token. Retry-After (seconds) and retry_after_ms say when it would be allowed; limit names the limit."},
+	"internal-error":          {500, "Internal error", "Something went wrong on our side. The request id identifies it in our logs."},
+	"service-overloaded":      {503, "Service overloaded", "This instance is at a bound it keeps to stay up; it refused at once instead of queueing. Retry after Retry-After seconds."},
+	"payment-unavailable":     {503, "Payment unavailable", "The payment provider is failing or its circuit breaker is open. Nothing was charged; retry after Retry-After seconds."},
+}
+
+// errorProblems maps the sentinel errors of the feature packages to problems, in
+// one place. An error that matches none is a 500 and its text is only logged.
+// The detail of a 4xx is the error's own text, written for the client.
+var errorProblems = []struct {
+	err  error
+	slug string
+}{
+	{errBadRequest, "invalid-request"},
+	{errUnauthorized, "unauthorized"},
+	{errForbidden, "forbidden"},
+	{errNotFound, "not-found"},
+}
+
+var (
+	errBadRequest   = errors.New("invalid request")
+	errUnauthorized = errors.New("missing or invalid credential")
+	errForbidden    = errors.New("not allowed")
+	errNotFound     = errors.New("not found")
+)
+
+// badRequest is a 400 whose detail says what is wrong.
+func badRequest(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errBadRequest}, args...)...)
+}
+
+// problemFor turns any error a handler returned into the problem to send.
+func problemFor(err error) (*Problem, bool) {
+	var p *Problem
+	if errors.As(err, &p) {
+		return p, true
+	}
+	for _, e := range errorProblems {
+		if errors.Is(err, e.err) {
+			t := problemTypes[e.slug]
+			return &Problem{Slug: e.slug, Status: t.Status, Detail: err.Error()}, true
+		}
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		switch he.Code {
+		case http.StatusNotFound:
+			return &Problem{Slug: "not-found", Status: 404, Detail: "no route matches this path"}, true
+		case http.StatusMethodNotAllowed:
+			return &Problem{Slug: "method-not-allowed", Status: 405, Detail: "this path does not accept this method"}, true
+		case http.StatusRequestEntityTooLarge:
+			return &Problem{Slug: "invalid-request", Status: 400, Detail: "the request body is larger than 64 KiB"}, true
+		case http.StatusUnsupportedMediaType, http.StatusBadRequest:
+			return &Problem{Slug: "invalid-request", Status: 400, Detail: fmt.Sprint(he.Message)}, true
+		}
+	}
+	return &Problem{Slug: "internal-error", Status: 500, Detail: "an unexpected error occurred; the request id identifies it in our logs"}, false
+}
+
+// handleError is echo's error handler: every error becomes a problem response.
+// Errors that are not problems of the client are logged with the request id.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	p, known := problemFor(err)
+	if !known || p.Status >= 500 && p.Slug == "internal-error" {
+		s.logger.Error("request failed", "request_id", requestID(c), "route", routeOf(c), "error", err)
+	}
+	writeProblem(c, p)
+}
+
+func writeProblem(c echo.Context, p *Problem) {
+	t := problemTypes[p.Slug]
+	body := make(map[string]any, 4+len(p.Extensions))
+	for k, v := range p.Extensions {
+		body[k] = v
+	}
+	body["type"] = "/problems/" + p.Slug
+	body["title"] = t.Title
+	body["status"] = p.Status
+	body["detail"] = p.Detail
+	if p.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.FormatInt(retryAfterSeconds(p.RetryAfter), 10))
+	}
+	c.Response().Header().Set(echo.HeaderContentType, "application/problem+json")
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(p.Status)
+		return
+	}
+	_ = c.JSON(p.Status, body)
+}
+
+// retryAfterSeconds rounds a wait up to whole seconds, at least 1.
+func retryAfterSeconds(d time.Duration) int64 {
+	s := int64((d + time.Second - 1) / time.Second)
+	if s < 1 {
+		return 1
+	}
+	return s
+}
+
+var problemPage = template.Must(template.New("problem").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Title}} · Stagedoor</title></head>
+<body><h1>{{.Title}}</h1><p>HTTP status {{.Status}} · type <code>/problems/{{.Slug}}</code></p>
+<p>{{.Description}}</p></body></html>
+`))
+
+// problemDoc serves GET /problems/{slug}: a short page about one problem type.
+func (s *Server) problemDoc(c echo.Context) error {
+	slug := c.Param("slug")
+	t, ok := problemTypes[slug]
+	if !ok {
+		return fmt.Errorf("%w: there is no problem type %q", errNotFound, slug)
+	}
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(http.StatusOK)
+	return problemPage.Execute(c.Response(), struct {
+		problemType
+		Slug string
+	}{t, slug})
+}

@@ -1,0 +1,156 @@
+package httpapi
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// The outer rings of DESIGN.md, outside in: request id, observe (access log and
+// metrics, refusals included), recover, the in-flight bound, the body limit.
+
+const requestIDKey = "request_id"
+
+// withRequestID echoes a sane client X-Request-Id or makes one, on every response.
+func withRequestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(echo.HeaderXRequestID)
+		if !saneRequestID(id) {
+			id = newRequestID()
+		}
+		c.Set(requestIDKey, id)
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		return next(c)
+	}
+}
+
+func saneRequestID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if r < '!' || r > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func requestID(c echo.Context) string {
+	id, _ := c.Get(requestIDKey).(string)
+	return id
+}
+
+// routeOf is the route template that matched ("/v1/holds/:id"), so metric labels
+// stay few; requests that matched no route share one label.
+func routeOf(c echo.Context) string {
+	if p := c.Path(); p != "" && p != "/*" {
+		return p
+	}
+	return "unmatched"
+}
+
+// observe writes the response of any error at once, so that the access log and
+// the metrics see the final status of every request, refusals included.
+func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		if err := next(c); err != nil {
+			c.Error(err)
+		}
+		elapsed := time.Since(start)
+		route := routeOf(c)
+		status := c.Response().Status
+		s.metrics.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+		s.metrics.duration.WithLabelValues(route).Observe(elapsed.Seconds())
+		// The path, never the query string: it may carry something private.
+		s.logger.Info("request",
+			"request_id", requestID(c),
+			"method", c.Request().Method,
+			"path", c.Request().URL.Path,
+			"route", route,
+			"status", status,
+			"bytes", c.Response().Size,
+			"duration_ms", float64(elapsed.Microseconds())/1000,
+			"remote", c.Request().RemoteAddr,
+		)
+		return nil
+	}
+}
+
+// recoverPanics turns a panic into a 500 problem and logs its stack.
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			r := recover()
+			if r == nil {
+				return
+			}
+			if r == http.ErrAbortHandler {
+				panic(r)
+			}
+			stack := make([]byte, 8<<10)
+			stack = stack[:runtime.Stack(stack, false)]
+			s.logger.Error("panic", "request_id", requestID(c), "panic", fmt.Sprint(r), "stack", string(stack))
+			err = fmt.Errorf("panic: %v", r)
+		}()
+		return next(c)
+	}
+}
+
+// unbounded are the paths that are never limited and never shed: a load balancer
+// that cannot reach them would take a busy instance out of rotation.
+var unbounded = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
+// boundInFlight refuses a request at once with 503 when max are already in
+// flight on this instance, instead of letting it queue behind them.
+func (s *Server) boundInFlight(max int) echo.MiddlewareFunc {
+	var inFlight atomic.Int64
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if unbounded[c.Request().URL.Path] {
+				return next(c)
+			}
+			if inFlight.Add(1) > int64(max) {
+				inFlight.Add(-1)
+				s.metrics.shed.WithLabelValues("in_flight").Inc()
+				return &Problem{
+					Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
+					Detail:     fmt.Sprintf("this instance is serving its maximum of %d requests; retry shortly", max),
+					RetryAfter: time.Second,
+				}
+			}
+			defer inFlight.Add(-1)
+			return next(c)
+		}
+	}
+}
+
+// maxBodyBytes is the largest request body Stagedoor reads.
+const maxBodyBytes = 64 << 10
+
+// limitBody refuses a declared body over 64 KiB before reading it, and caps what
+// a handler can read of an undeclared one.
+func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.ContentLength > maxBodyBytes {
+			return badRequest("the request body is larger than 64 KiB")
+		}
+		req.Body = http.MaxBytesReader(c.Response(), req.Body, maxBodyBytes)
+		return next(c)
+	}
+}

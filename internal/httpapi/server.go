@@ -1,0 +1,63 @@
+// Package httpapi is Stagedoor's HTTP face: the echo server, its rings, the
+// routes of API.md, and the one table that maps domain errors to problems.
+// Only this package knows echo and HTTP status codes.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stagedoor/stagedoor/internal/config"
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
+)
+
+// Deps are what the server is built from; main makes each of them once.
+type Deps struct {
+	Config   config.Config
+	Logger   *slog.Logger
+	DB       *pgxpool.Pool
+	Redis    redis.UniversalClient
+	Registry *prometheus.Registry
+	Limiter  *ratelimit.Limiter
+}
+
+// Server answers Stagedoor's HTTP API. It is an http.Handler.
+type Server struct {
+	cfg      config.Config
+	logger   *slog.Logger
+	db       *pgxpool.Pool
+	redis    redis.UniversalClient
+	registry *prometheus.Registry
+	limiter  *ratelimit.Limiter
+	metrics  *httpMetrics
+	echo     *echo.Echo
+}
+
+// New builds the server and its routes.
+func New(d Deps) *Server {
+	s := &Server{
+		cfg:      d.Config,
+		logger:   d.Logger,
+		db:       d.DB,
+		redis:    d.Redis,
+		registry: d.Registry,
+		limiter:  d.Limiter,
+		metrics:  newHTTPMetrics(d.Registry),
+		echo:     echo.New(),
+	}
+	s.echo.HideBanner = true
+	s.echo.HidePort = true
+	s.echo.HTTPErrorHandler = s.handleError
+	s.routes()
+	return s
+}
+
+// ServeHTTP answers one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.echo.ServeHTTP(w, r)
+}

@@ -1,0 +1,253 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/stagedoor/stagedoor/internal/config"
+	"github.com/stagedoor/stagedoor/internal/conn"
+	"github.com/stagedoor/stagedoor/internal/testenv"
+)
+
+func TestHealthAndReadiness(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil, nil, nil)
+	resp, body := ts.do(t, "GET", "/healthz", "")
+	if resp.StatusCode != 200 || body["status"] != "ok" {
+		t.Fatalf("healthz = %d %v", resp.StatusCode, body)
+	}
+	resp, body = ts.do(t, "GET", "/readyz", "")
+	if resp.StatusCode != 200 || body["status"] != "ready" || body["postgres"] != "ok" || body["redis"] != "ok" {
+		t.Fatalf("readyz = %d %v", resp.StatusCode, body)
+	}
+	if resp.Header.Get("X-Request-Id") == "" {
+		t.Error("no X-Request-Id on the response")
+	}
+}
+
+func TestReadinessWithRedisDownIsDegraded(t *testing.T) {
+	t.Parallel()
+	rdb, err := conn.Redis(testenv.DeadRedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, nil, nil, rdb)
+	resp, body := ts.do(t, "GET", "/readyz", "")
+	if resp.StatusCode != 200 || body["redis"] != "degraded" || body["postgres"] != "ok" {
+		t.Fatalf("readyz with Redis down = %d %v, want 200 degraded", resp.StatusCode, body)
+	}
+}
+
+func TestReadinessWithPostgresDownIs503(t *testing.T) {
+	t.Parallel()
+	db, err := conn.Postgres(context.Background(),
+		fmt.Sprintf("postgres://postgres@127.0.0.1:%d/none?connect_timeout=1", testenv.FreePort(t)), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	ts := newTestServer(t, nil, db, nil)
+	resp, body := ts.do(t, "GET", "/readyz", "")
+	if resp.StatusCode != 503 || body["postgres"] != "unavailable" {
+		t.Fatalf("readyz with PostgreSQL down = %d %v, want 503", resp.StatusCode, body)
+	}
+}
+
+func TestRequestIDIsEchoedWhenSane(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil, nil, nil)
+	resp, _ := ts.do(t, "GET", "/healthz", "", "X-Request-Id", "abc-123")
+	if got := resp.Header.Get("X-Request-Id"); got != "abc-123" {
+		t.Errorf("X-Request-Id = %q, want the client's abc-123", got)
+	}
+	resp, _ = ts.do(t, "GET", "/healthz", "", "X-Request-Id", "bad id\twith spaces")
+	if got := resp.Header.Get("X-Request-Id"); got == "" || strings.ContainsAny(got, " \t") {
+		t.Errorf("X-Request-Id = %q, want a fresh id instead of the unsafe one", got)
+	}
+}
+
+func TestProblems(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil, nil, nil)
+	ts.echo.POST("/test/echo", func(c echo.Context) error {
+		var in struct {
+			Name  string `json:"name"`
+			Count int    `json:"count"`
+		}
+		if err := decodeJSON(c, &in); err != nil {
+			return err
+		}
+		return c.JSON(200, in)
+	})
+	ts.echo.GET("/test/panic", func(c echo.Context) error { panic("secret internals") })
+	ts.echo.GET("/test/fail", func(c echo.Context) error {
+		return fmt.Errorf("pq: relation \"secret_table\" does not exist")
+	})
+
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		slug, detail             string
+	}{
+		{"unknown route", "GET", "/nowhere", "", 404, "not-found", "no route"},
+		{"wrong method", "DELETE", "/healthz", "", 405, "method-not-allowed", ""},
+		{"malformed JSON", "POST", "/test/echo", `{"name":`, 400, "invalid-request", "ends too soon"},
+		{"syntax error", "POST", "/test/echo", `{"name" "x"}`, 400, "invalid-request", "malformed JSON"},
+		{"unknown field", "POST", "/test/echo", `{"name":"x","admin":true}`, 400, "invalid-request", `unknown field "admin"`},
+		{"wrong type", "POST", "/test/echo", `{"count":"many"}`, 400, "invalid-request", `"count" must be a number`},
+		{"empty body", "POST", "/test/echo", ``, 400, "invalid-request", "empty"},
+		{"two objects", "POST", "/test/echo", `{} {}`, 400, "invalid-request", "exactly one"},
+		{"not an object", "POST", "/test/echo", `[1,2]`, 400, "invalid-request", "object"},
+		{"70 KiB body", "POST", "/test/echo", `{"name":"` + strings.Repeat("x", 70<<10) + `"}`, 400, "invalid-request", "64 KiB"},
+		{"panic", "GET", "/test/panic", "", 500, "internal-error", ""},
+		{"driver error", "GET", "/test/fail", "", 500, "internal-error", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := ts.do(t, tt.method, tt.path, tt.body, "Content-Type", "application/json")
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status = %d, want %d (%v)", resp.StatusCode, tt.status, body)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
+				t.Errorf("Content-Type = %q", ct)
+			}
+			if body["type"] != "/problems/"+tt.slug || body["status"] != float64(tt.status) || body["title"] == "" {
+				t.Errorf("problem = %v, want type /problems/%s", body, tt.slug)
+			}
+			detail, _ := body["detail"].(string)
+			if !strings.Contains(detail, tt.detail) {
+				t.Errorf("detail %q does not say %q", detail, tt.detail)
+			}
+			if strings.Contains(detail, "secret") || strings.Contains(detail, "pq:") {
+				t.Errorf("a %d shows internals: %q", tt.status, detail)
+			}
+		})
+	}
+}
+
+func TestProblemPages(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil, nil, nil)
+	for slug, pt := range problemTypes {
+		resp, err := http.Get(ts.http.URL + "/problems/" + slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(page), pt.Title) {
+			t.Errorf("/problems/%s = %d %q", slug, resp.StatusCode, page)
+		}
+	}
+	resp, body := ts.do(t, "GET", "/problems/no-such-thing", "")
+	if resp.StatusCode != 404 || body["type"] != "/problems/not-found" {
+		t.Errorf("unknown slug = %d %v", resp.StatusCode, body)
+	}
+}
+
+// TestInFlightBound: with two slow requests in flight and a bound of 2, the next
+// request is refused with 503 and Retry-After: 1, and /healthz still answers.
+func TestInFlightBound(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, map[string]string{"STAGEDOOR_MAX_IN_FLIGHT": "2"}, nil, nil)
+	release := make(chan struct{})
+	var entered sync.WaitGroup
+	entered.Add(2)
+	ts.echo.GET("/test/slow", func(c echo.Context) error {
+		entered.Done()
+		<-release
+		return c.NoContent(204)
+	})
+	var done sync.WaitGroup
+	for range 2 {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			resp, err := http.Get(ts.http.URL + "/test/slow")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode != 204 {
+					t.Errorf("slow request = %d, want 204", resp.StatusCode)
+				}
+			}
+		}()
+	}
+	entered.Wait()
+
+	resp, body := ts.do(t, "GET", "/test/slow", "")
+	if resp.StatusCode != 503 || body["type"] != "/problems/service-overloaded" || resp.Header.Get("Retry-After") != "1" {
+		t.Errorf("third request = %d %v Retry-After %q, want 503 service-overloaded, Retry-After: 1",
+			resp.StatusCode, body, resp.Header.Get("Retry-After"))
+	}
+	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+		if resp, _ := ts.do(t, "GET", path, ""); resp.StatusCode != 200 {
+			t.Errorf("%s while at the bound = %d, want 200", path, resp.StatusCode)
+		}
+	}
+	if got := testutil.ToFloat64(ts.metrics.shed.WithLabelValues("in_flight")); got != 1 {
+		t.Errorf("stagedoor_shed_total{bound=in_flight} = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(ts.metrics.requests.WithLabelValues("/test/slow", "503")); got != 1 {
+		t.Errorf("the refusal was not counted in stagedoor_http_requests_total: %v", got)
+	}
+	close(release)
+	done.Wait()
+	if resp, _ := ts.do(t, "GET", "/problems/rate-limited", ""); resp.StatusCode != 200 {
+		t.Errorf("after the slow requests finished, a request = %d", resp.StatusCode)
+	}
+}
+
+func TestMetricsPage(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil, nil, nil)
+	ts.do(t, "GET", "/healthz", "")
+	ts.do(t, "GET", "/nowhere/at/all", "")
+	resp, err := http.Get(ts.http.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`stagedoor_http_requests_total{route="/healthz",status="200"} 1`,
+		`stagedoor_http_requests_total{route="unmatched",status="404"} 1`,
+		`stagedoor_http_request_duration_seconds_bucket{route="/healthz"`,
+	} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// BenchmarkShedRefusal measures the server time of a 503 at the in-flight bound.
+func BenchmarkShedRefusal(b *testing.B) {
+	cfg, _ := config.Load(func(k string) string {
+		return map[string]string{"STAGEDOOR_MAX_IN_FLIGHT": "1"}[k]
+	})
+	s := New(Deps{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry()})
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	s.echo.GET("/test/slow", func(c echo.Context) error { close(entered); <-release; return nil })
+	go s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/test/slow", nil))
+	<-entered
+	defer close(release)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "/test/slow", nil))
+		if rec.Code != 503 {
+			b.Fatalf("status %d", rec.Code)
+		}
+	}
+}

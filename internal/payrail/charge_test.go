@@ -1,0 +1,154 @@
+package payrail
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var chargeID = regexp.MustCompile(`^ch_[0-9a-f]{32}$`)
+
+func TestChargeSucceeds(t *testing.T) {
+	s, ts, _ := start(t, Config{})
+	r := mustPost(t, ts, "order-1", `{"amount_cents":4200,"currency":"eur","token":"tok_visa"}`)
+	if r.status != 201 {
+		t.Fatalf("status %d, want 201: %s", r.status, r.raw)
+	}
+	c := r.body.Charge
+	if !chargeID.MatchString(c.ID) || c.Status != StatusSucceeded || c.AmountCents != 4200 ||
+		c.Currency != "EUR" || c.IdempotencyKey != "order-1" {
+		t.Errorf("charge %+v", c)
+	}
+	if got := r.header.Get("Content-Type"); got != "application/json" {
+		t.Errorf("Content-Type %q", got)
+	}
+	if !strings.Contains(string(r.raw), `"created_at":"`) || c.CreatedAt.Location() != time.UTC ||
+		time.Since(c.CreatedAt) > time.Minute {
+		t.Errorf("created_at in %s", r.raw)
+	}
+	if all := s.Charges(); len(all) != 1 || all[0].ID != c.ID {
+		t.Errorf("Charges() = %+v", all)
+	}
+	// The same key again: the same charge, not a second one.
+	again := mustPost(t, ts, "order-1", chargeBody(TokenVisa))
+	if again.status != 201 || again.body.ID != c.ID || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replay: %d %s", again.status, again.raw)
+	}
+	if n := len(s.Charges()); n != 1 {
+		t.Errorf("%d charges after a replay, want 1", n)
+	}
+}
+
+func TestChargeDeclinesAndReplaysTheDecline(t *testing.T) {
+	for _, tc := range []struct{ token, reason string }{
+		{TokenDeclined, "card_declined"},
+		{"tok_mastercard", "unknown_token"},
+	} {
+		t.Run(tc.token, func(t *testing.T) {
+			s, ts, _ := start(t, Config{})
+			r := mustPost(t, ts, "k", chargeBody(tc.token))
+			if r.status != 402 || r.body.Status != StatusDeclined || r.body.DeclineReason != tc.reason ||
+				!chargeID.MatchString(r.body.ID) {
+				t.Fatalf("got %d %s, want 402 declined %s", r.status, r.raw, tc.reason)
+			}
+			// A declined key stays declined, even with a good card.
+			again := mustPost(t, ts, "k", chargeBody(TokenVisa))
+			if again.status != 402 || again.body.ID != r.body.ID || again.body.Status != StatusDeclined {
+				t.Errorf("replay: %d %s", again.status, again.raw)
+			}
+			if c, ok := s.Charge("k"); !ok || c.Status != StatusDeclined || len(s.Charges()) != 1 {
+				t.Errorf("Charge(k) = %+v %v; %d charges", c, ok, len(s.Charges()))
+			}
+		})
+	}
+}
+
+func TestTokErrorChargesNothingAndARetrySucceeds(t *testing.T) {
+	s, ts, _ := start(t, Config{})
+	r := mustPost(t, ts, "k", chargeBody(TokenError))
+	if r.status != 500 || r.body.Error == "" || r.body.ID != "" {
+		t.Fatalf("got %d %s, want 500 with an error", r.status, r.raw)
+	}
+	if n := len(s.Charges()); n != 0 {
+		t.Fatalf("%d charges after a 500, want 0", n)
+	}
+	if g := get(t, ts, "/charges?idempotency_key=k", nil); g.status != 404 {
+		t.Errorf("GET after a 500: %d %s, want 404", g.status, g.raw)
+	}
+	retry := mustPost(t, ts, "k", chargeBody(TokenVisa))
+	if retry.status != 201 || retry.body.Status != StatusSucceeded || retry.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("retry: %d %s, want a new 201", retry.status, retry.raw)
+	}
+	if n := len(s.Charges()); n != 1 {
+		t.Errorf("%d charges, want 1", n)
+	}
+}
+
+func TestFailureRate(t *testing.T) {
+	t.Run("1 always fails", func(t *testing.T) {
+		s, ts, _ := start(t, Config{FailureRate: 1})
+		for i := range 20 {
+			if r := mustPost(t, ts, "k"+string(rune('a'+i)), chargeBody(TokenVisa)); r.status != 500 {
+				t.Fatalf("request %d: %d %s, want 500", i, r.status, r.raw)
+			}
+		}
+		if n := len(s.Charges()); n != 0 {
+			t.Errorf("%d charges, want 0", n)
+		}
+	})
+	t.Run("0 never fails", func(t *testing.T) {
+		s, ts, _ := start(t, Config{FailureRate: 0})
+		for i := range 20 {
+			if r := mustPost(t, ts, "k"+string(rune('a'+i)), chargeBody(TokenVisa)); r.status != 201 {
+				t.Fatalf("request %d: %d %s, want 201", i, r.status, r.raw)
+			}
+		}
+		if n := len(s.Charges()); n != 20 {
+			t.Errorf("%d charges, want 20", n)
+		}
+	})
+	t.Run("injected random source", func(t *testing.T) {
+		var mu sync.Mutex
+		rolls := []float64{0.29, 0.31, 0.0}
+		left := func() int { mu.Lock(); defer mu.Unlock(); return len(rolls) }
+		s, ts, _ := start(t, Config{FailureRate: 0.3, Rand: func() float64 {
+			mu.Lock()
+			defer mu.Unlock()
+			v := rolls[0]
+			rolls = rolls[1:]
+			return v
+		}})
+		want := []int{500, 201}
+		for i, code := range want {
+			if r := mustPost(t, ts, "k", chargeBody(TokenVisa)); r.status != code {
+				t.Fatalf("request %d: %d, want %d", i, r.status, code)
+			}
+		}
+		// A replay rolls no dice and never fails.
+		if r := mustPost(t, ts, "k", chargeBody(TokenVisa)); r.status != 201 || left() != 1 {
+			t.Errorf("replay: %d, %d rolls left", r.status, left())
+		}
+		if n := len(s.Charges()); n != 1 {
+			t.Errorf("%d charges, want 1", n)
+		}
+	})
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, cfg := range []Config{{Latency: -1}, {FailureRate: -0.1}, {FailureRate: 1.1}} {
+		if cfg.Validate() == nil {
+			t.Errorf("%+v: Validate() = nil, want an error", cfg)
+		}
+	}
+	if err := (Config{Latency: time.Second, FailureRate: 1}).Validate(); err != nil {
+		t.Errorf("Validate() = %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("NewServer with a bad config did not panic")
+		}
+	}()
+	NewServer(Config{FailureRate: 2}, nil)
+}

@@ -1,0 +1,122 @@
+package payrail
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// reply is any Payrail response body: a charge or an error.
+type reply struct {
+	Charge
+	Error string `json:"error"`
+}
+
+// response is one decoded Payrail response.
+type response struct {
+	status int
+	header http.Header
+	body   reply
+	raw    []byte
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// start serves a new Server on an httptest server closed at the end of the test.
+// Its logs are returned too.
+func start(t *testing.T, cfg Config) (*Server, *httptest.Server, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	s := NewServer(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return s, ts, logs
+}
+
+// chargeBody is a valid POST /charges body for token.
+func chargeBody(token string) string {
+	return `{"amount_cents":4200,"currency":"EUR","token":"` + token + `"}`
+}
+
+// post sends POST /charges with key (none when empty) and body.
+func post(ctx context.Context, t *testing.T, ts *httptest.Server, key, body string) (response, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/charges", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	return do(ts, req)
+}
+
+// mustPost is post that fails the test on a transport error.
+func mustPost(t *testing.T, ts *httptest.Server, key, body string) response {
+	t.Helper()
+	r, err := post(t.Context(), t, ts, key, body)
+	if err != nil {
+		t.Fatalf("POST /charges: %v", err)
+	}
+	return r
+}
+
+// get sends GET to path and decodes the reply into v when v is not nil.
+func get(t *testing.T, ts *httptest.Server, path string, v any) response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := do(ts, req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	if v != nil {
+		if err := json.Unmarshal(r.raw, v); err != nil {
+			t.Fatalf("GET %s: decode %q: %v", path, r.raw, err)
+		}
+	}
+	return r
+}
+
+func do(ts *httptest.Server, req *http.Request) (response, error) {
+	res, err := ts.Client().Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		return response{}, err
+	}
+	r := response{status: res.StatusCode, header: res.Header, raw: raw}
+	if err := json.Unmarshal(raw, &r.body); err != nil {
+		return r, err
+	}
+	return r, nil
+}

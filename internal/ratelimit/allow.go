@@ -1,0 +1,245 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Allow decides one request against every limit named in checks, all or nothing:
+// when any enforcing limit refuses, no token is spent from any bucket of the
+// request. It never returns an error: Redis failing is handled by each limit's
+// Policy and counted. It panics when a check names no defined limit, which is a
+// programming error.
+//
+// In order:
+//
+//   - an Off limit is counted off and not evaluated;
+//   - an Enforce limit whose key this instance refused until a time still to come
+//     refuses again at once, without Redis (the denial cache); the request's other
+//     limits are then skipped;
+//   - the Enforce and Shadow limits left are decided together by one Lua script
+//     in Redis, under a deadline and a circuit breaker;
+//   - when Redis cannot answer, a FailOpen limit allows and a Fallback limit asks
+//     its in-process bucket.
+//
+// On a Redis Cluster (a *redis.ClusterClient, or Options.SplitBySlot) the buckets
+// of one request are usually in different hash slots, and a script may only touch
+// one slot. There the limiter runs one script per slot, in the order of the
+// checks, and stops at the first refusal (the limits after it are skipped); the
+// tokens that the earlier slots spent are then given back by a refund script,
+// capped at a full bucket, so a refused request still costs no token. Between
+// the spend and the refund another request may see one token fewer; and if the
+// refund itself fails, that token is lost until the bucket refills.
+func (l *Limiter) Allow(ctx context.Context, checks ...Check) Decision {
+	start := l.now()
+	d := Decision{Allowed: true, Results: make([]Result, len(checks))}
+	states := make([]*limitState, len(checks))
+	cfgs := make([]*limitConfig, len(checks))
+	var remote []int
+	cached := false
+	for i, c := range checks {
+		st := l.limits[c.Limit]
+		if st == nil {
+			panic(fmt.Sprintf("ratelimit: Allow: no limit named %q", c.Limit))
+		}
+		cfg := st.cfg.Load()
+		states[i], cfgs[i] = st, cfg
+		r := &d.Results[i]
+		*r = Result{Limit: c.Limit, Key: c.Key, Setting: cfg.setting, Allowed: true}
+		switch cfg.setting.Mode {
+		case Off:
+			r.Outcome = OutcomeOff
+			continue
+		case Enforce:
+			if den, ok := cfg.denials.get(c.Key, start); ok {
+				r.Outcome, r.Allowed, r.Cached = OutcomeDenied, false, true
+				r.RetryAfter = micros(den.until - start)
+				r.ResetAfter = micros(max(0, den.reset-start))
+				cached = true
+				continue
+			}
+		}
+		remote = append(remote, i)
+	}
+	if cached {
+		for _, i := range remote {
+			d.Results[i].Outcome = OutcomeSkipped
+		}
+	} else if len(remote) > 0 {
+		l.decideRemote(ctx, start, checks, cfgs, remote, d.Results)
+	}
+	for i := range d.Results {
+		r := &d.Results[i]
+		if !r.Allowed {
+			d.Allowed = false
+			d.RetryAfter = max(d.RetryAfter, r.RetryAfter)
+		}
+		if k := r.Outcome.index(); k >= 0 {
+			states[i].counts[k].Inc()
+		}
+	}
+	return d
+}
+
+// errCallerGone replaces the error of a Redis call when the caller's own context
+// ended first: that is no failure of Redis, and the breaker does not count it.
+var errCallerGone = errors.New("ratelimit: the caller's context ended")
+
+// The state of one bucket in decideRemote.
+const (
+	unasked = iota // not asked: an earlier slot refused
+	answered
+	failed
+)
+
+// decideRemote decides the checks at idx in Redis, falling back by policy, and
+// fills their results.
+func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check, cfgs []*limitConfig, idx []int, res []Result) {
+	bs := make([]bucket, len(idx))
+	for j, i := range idx {
+		c := cfgs[i]
+		bs[j] = bucket{key: l.key(checks[i].Limit, checks[i].Key), interval: c.interval, tau: c.tau,
+			enforce: c.setting.Mode == Enforce, args: c.args}
+	}
+	var groups [][]int // nil: one group of every bucket
+	if l.split && len(bs) > 1 {
+		if groups = groupBySlot(bs); len(groups) == 1 {
+			groups = nil
+		}
+	}
+
+	rctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	vs := make([]verdict, len(bs))
+	state := make([]int8, len(bs))
+	veto := false
+	var spent [][]int // groups that spent tokens
+	for n := range max(1, len(groups)) {
+		if veto {
+			break
+		}
+		g, gb := all(len(bs)), bs
+		if groups != nil {
+			g = groups[n]
+			gb = pick(bs, g)
+		}
+		var got []verdict
+		_, err := l.breaker.Execute(func() (struct{}, error) {
+			var err error
+			if _, got, err = take(rctx, l.rdb, gb); err != nil && ctx.Err() != nil {
+				err = errCallerGone
+			}
+			return struct{}{}, err
+		})
+		for k, j := range g {
+			if err != nil {
+				state[j] = failed
+				continue
+			}
+			state[j], vs[j] = answered, got[k]
+			veto = veto || (!got[k].allowed && bs[j].enforce)
+		}
+		if err == nil && len(got) > 0 && spentAny(got) {
+			spent = append(spent, g)
+		}
+	}
+
+	// Redis could not answer for these: the Fallback limits that enforce ask the
+	// in-process buckets, all or nothing, unless the request is refused already.
+	var local []int
+	for j := range bs {
+		if state[j] == failed && bs[j].enforce && l.limits[checks[idx[j]].Limit].policy == Fallback {
+			local = append(local, j)
+		}
+	}
+	if len(local) > 0 {
+		for k, v := range l.local.take(pick(bs, local), start, veto) {
+			vs[local[k]] = v
+			veto = veto || !v.allowed
+		}
+	}
+	if veto && len(spent) > 0 {
+		l.refund(ctx, bs, vs, spent)
+	}
+
+	for j, i := range idx {
+		r, v := &res[i], vs[j]
+		switch {
+		case state[j] == unasked:
+			r.Outcome = OutcomeSkipped
+			continue
+		case state[j] == failed && !slices.Contains(local, j):
+			r.Outcome = OutcomeFailOpen
+			continue
+		}
+		r.Remaining, r.ResetAfter, r.RetryAfter = int(v.remaining), micros(v.reset), micros(v.retry)
+		switch {
+		case state[j] == failed && v.allowed:
+			r.Outcome = OutcomeFallbackAllowed
+		case state[j] == failed:
+			r.Outcome, r.Allowed = OutcomeFallbackDenied, false
+		case v.allowed:
+			r.Outcome = OutcomeAllowed
+		case bs[j].enforce:
+			r.Outcome, r.Allowed = OutcomeDenied, false
+			cfgs[i].denials.put(checks[i].Key, denial{until: start + v.retry, reset: start + v.reset}, start)
+		default:
+			r.Outcome = OutcomeShadowDenied
+		}
+	}
+}
+
+// refund gives back the tokens spent by the groups in spent, one refund script per
+// group, and corrects their verdicts. A refund that fails leaves its token spent.
+func (l *Limiter) refund(ctx context.Context, bs []bucket, vs []verdict, spent [][]int) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
+	defer cancel()
+	for _, g := range spent {
+		var back []int
+		for _, j := range g {
+			if vs[j].spent {
+				back = append(back, j)
+			}
+		}
+		_, err := l.breaker.Execute(func() (struct{}, error) {
+			return struct{}{}, refund(rctx, l.rdb, pick(bs, back))
+		})
+		if err != nil {
+			continue
+		}
+		for _, j := range back {
+			v := &vs[j]
+			v.spent = false
+			v.remaining = min(v.remaining+1, bs[j].tau/bs[j].interval)
+			v.reset = max(0, v.reset-bs[j].interval)
+		}
+	}
+}
+
+// all returns 0, 1, …, n−1.
+func all(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+func pick(bs []bucket, idx []int) []bucket {
+	out := make([]bucket, len(idx))
+	for k, j := range idx {
+		out[k] = bs[j]
+	}
+	return out
+}
+
+func spentAny(vs []verdict) bool {
+	for _, v := range vs {
+		if v.spent {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,287 @@
+package ratelimit
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/sony/gobreaker/v2"
+)
+
+// Mode is what a limit does with its decisions, changed at run time by SetSetting.
+type Mode string
+
+const (
+	// Enforce refuses a request the bucket has no token for.
+	Enforce Mode = "enforce"
+	// Shadow evaluates and spends the bucket as Enforce would but refuses nothing:
+	// a would-be refusal is counted shadow_denied, the request goes on, and the
+	// request's other buckets are spent as if the shadow limit were not there.
+	Shadow Mode = "shadow"
+	// Off is the kill switch: the limit is not evaluated, Redis is not called for it,
+	// and each request is counted off.
+	Off Mode = "off"
+)
+
+// ParseMode reads "enforce", "shadow" or "off".
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case Enforce, Shadow, Off:
+		return m, nil
+	}
+	return "", fmt.Errorf("mode %q is not enforce, shadow or off", s)
+}
+
+// Policy is what a limit does while Redis cannot answer (an error, the deadline,
+// or the breaker open).
+type Policy int
+
+const (
+	// FailOpen allows and counts fail_open: for limits that protect fairness.
+	FailOpen Policy = iota
+	// Fallback decides with an in-process bucket of the same limit on this instance
+	// and counts fallback_allowed or fallback_denied: for limits that protect
+	// capacity, such as login before a password hash. A Shadow limit is counted
+	// fail_open whatever its policy.
+	Fallback
+)
+
+// String returns "fail-open" or "fallback".
+func (p Policy) String() string {
+	if p == Fallback {
+		return "fallback"
+	}
+	return "fail-open"
+}
+
+// Setting is the run-time part of a limit: its bucket and its mode.
+type Setting struct {
+	Limit Limit
+	Mode  Mode
+}
+
+// Validate reports whether the setting can be applied.
+func (s Setting) Validate() error {
+	if _, err := ParseMode(string(s.Mode)); err != nil {
+		return err
+	}
+	return s.Limit.Validate()
+}
+
+// String writes the setting such as "10/1m enforce".
+func (s Setting) String() string { return s.Limit.String() + " " + string(s.Mode) }
+
+// Definition declares one named limit, such as
+// {Name: "hold-buyer", Setting: {PerMinute(10), Enforce}, Policy: FailOpen}.
+type Definition struct {
+	Name    string
+	Setting Setting
+	Policy  Policy
+}
+
+// Options configure a Limiter. Only Limits is required.
+type Options struct {
+	// Prefix is put before every key: <Prefix>rl:{<limit>:<identity>}.
+	Prefix string
+	// Timeout is the deadline of one decision's Redis calls; default 50 ms. It cuts
+	// a read short only if the client was built with ContextTimeoutEnabled: true;
+	// otherwise the client's ReadTimeout applies.
+	Timeout time.Duration
+	// BreakerFailures is how many Redis failures in a row open the breaker; default 5.
+	BreakerFailures int
+	// BreakerCooldown is how long an open breaker refuses to call Redis before it lets
+	// one probe through; default 1 s.
+	BreakerCooldown time.Duration
+	// Registerer receives stagedoor_ratelimit_decisions_total; nil registers nothing.
+	// A counter already registered there by another Limiter is shared.
+	Registerer prometheus.Registerer
+	// Limits are the named limits; a Check must name one of them.
+	Limits []Definition
+	// MaxLocalBuckets bounds the in-process fallback buckets, all limits together;
+	// default 100 000.
+	MaxLocalBuckets int
+	// MaxDenials bounds each limit's cache of denials; default 100 000.
+	MaxDenials int
+	// SplitBySlot runs one script per Redis Cluster hash slot, as is done anyway for
+	// a *redis.ClusterClient; set it when rdb is a wrapper around a cluster client.
+	SplitBySlot bool
+	// Clock is the time of the in-process buckets and the denial cache; default
+	// time.Now. Redis buckets always use Redis's clock.
+	Clock func() time.Time
+}
+
+// Validate reports whether New would accept the options.
+func (o Options) Validate() error {
+	seen := make(map[string]bool, len(o.Limits))
+	for _, d := range o.Limits {
+		switch {
+		case d.Name == "":
+			return errors.New("ratelimit: a limit has no name")
+		case seen[d.Name]:
+			return fmt.Errorf("ratelimit: limit %q is defined twice", d.Name)
+		case d.Policy != FailOpen && d.Policy != Fallback:
+			return fmt.Errorf("ratelimit: limit %q: unknown policy %d", d.Name, d.Policy)
+		}
+		if err := d.Setting.Validate(); err != nil {
+			return fmt.Errorf("ratelimit: limit %q: %w", d.Name, err)
+		}
+		seen[d.Name] = true
+	}
+	if o.Timeout < 0 || o.BreakerCooldown < 0 || o.BreakerFailures < 0 || o.MaxLocalBuckets < 0 || o.MaxDenials < 0 {
+		return errors.New("ratelimit: negative option")
+	}
+	return nil
+}
+
+// Limiter decides requests against named limits kept in Redis. Safe for
+// concurrent use.
+type Limiter struct {
+	rdb        Scripter
+	prefix     string
+	timeout    time.Duration
+	split      bool
+	breaker    *gobreaker.CircuitBreaker[struct{}]
+	limits     map[string]*limitState
+	names      []string
+	local      *localBuckets
+	clock      func() time.Time
+	epoch      time.Time
+	maxDenials int
+}
+
+// limitState is one named limit; cfg is swapped whole by SetSetting.
+type limitState struct {
+	name   string
+	policy Policy
+	cfg    atomic.Pointer[limitConfig]
+	counts [len(outcomes)]prometheus.Counter
+}
+
+type limitConfig struct {
+	setting       Setting
+	interval, tau int64   // µs
+	args          *[3]any // the bucket's ARGV for takeScript
+	denials       *denials
+}
+
+// New returns a Limiter on rdb. It panics if the options are not valid (see
+// Options.Validate): the limit specs are checked when the configuration is read.
+func New(rdb Scripter, opts Options) *Limiter {
+	if err := opts.Validate(); err != nil {
+		panic(err)
+	}
+	l := &Limiter{
+		rdb:        rdb,
+		prefix:     opts.Prefix,
+		timeout:    orDefault(opts.Timeout, 50*time.Millisecond),
+		split:      opts.SplitBySlot,
+		limits:     make(map[string]*limitState, len(opts.Limits)),
+		local:      newLocalBuckets(orDefault(opts.MaxLocalBuckets, 100_000)),
+		clock:      opts.Clock,
+		maxDenials: orDefault(opts.MaxDenials, 100_000),
+	}
+	if _, ok := rdb.(*redis.ClusterClient); ok {
+		l.split = true
+	}
+	if l.clock == nil {
+		l.clock = time.Now
+	}
+	l.epoch = l.clock()
+	failures := uint32(orDefault(opts.BreakerFailures, 5))
+	l.breaker = gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
+		Name:        "ratelimit-redis",
+		MaxRequests: 1,
+		Timeout:     orDefault(opts.BreakerCooldown, time.Second),
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
+		// A caller that gave up is not a failure of Redis.
+		IsExcluded: func(err error) bool { return errors.Is(err, errCallerGone) },
+	})
+	vec := decisionsCounter(opts.Registerer)
+	for _, d := range opts.Limits {
+		st := &limitState{name: d.Name, policy: d.Policy}
+		for i, o := range outcomes {
+			st.counts[i] = vec.WithLabelValues(d.Name, string(o))
+		}
+		st.cfg.Store(l.config(d.Setting))
+		l.limits[d.Name] = st
+		l.names = append(l.names, d.Name)
+	}
+	return l
+}
+
+// orDefault returns v, or d when v is the zero value.
+func orDefault[T comparable](v, d T) T {
+	var zero T
+	if v == zero {
+		return d
+	}
+	return v
+}
+
+func decisionsCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+	vec := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "stagedoor_ratelimit_decisions_total",
+		Help: "Rate-limit decisions, one per limit per request, by limit and decision " +
+			"(allowed, denied, shadow_denied, fail_open, fallback_allowed, fallback_denied, off).",
+	}, []string{"limit", "decision"})
+	if reg == nil {
+		return vec
+	}
+	if err := reg.Register(vec); err != nil {
+		var already prometheus.AlreadyRegisteredError
+		if errors.As(err, &already) {
+			if existing, ok := already.ExistingCollector.(*prometheus.CounterVec); ok {
+				return existing
+			}
+		}
+		panic(fmt.Errorf("ratelimit: register metrics: %w", err))
+	}
+	return vec
+}
+
+func (l *Limiter) config(s Setting) *limitConfig {
+	iv, tau := s.Limit.gcra()
+	return &limitConfig{setting: s, interval: iv, tau: tau, args: scriptArgs(iv, tau, s.Mode == Enforce),
+		denials: newDenials(l.maxDenials)}
+}
+
+// SetSetting changes a limit's bucket and mode for the requests that follow, and
+// forgets this instance's cached denials of that limit. Buckets already in Redis
+// are kept and read under the new setting. It returns an error for an unknown name
+// or an invalid setting, and changes nothing then.
+func (l *Limiter) SetSetting(name string, s Setting) error {
+	st, ok := l.limits[name]
+	if !ok {
+		return fmt.Errorf("ratelimit: no limit named %q", name)
+	}
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("ratelimit: limit %q: %w", name, err)
+	}
+	st.cfg.Store(l.config(s))
+	return nil
+}
+
+// Setting returns the setting in force for the named limit, and false if there is
+// no such limit.
+func (l *Limiter) Setting(name string) (Setting, bool) {
+	st, ok := l.limits[name]
+	if !ok {
+		return Setting{}, false
+	}
+	return st.cfg.Load().setting, true
+}
+
+// Names returns the names of the limits, in the order they were defined.
+func (l *Limiter) Names() []string { return slices.Clone(l.names) }
+
+// key is the Redis key of a bucket: <prefix>rl:{<limit>:<identity>}.
+func (l *Limiter) key(limit, identity string) string {
+	return l.prefix + "rl:{" + limit + ":" + identity + "}"
+}
+
+// now is the limiter's clock in µs (monotonic with the default clock).
+func (l *Limiter) now() int64 { return l.clock().Sub(l.epoch).Microseconds() }
