@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/httpapi"
@@ -57,6 +58,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		Redis:    rdb,
 		Registry: registry,
 		Limiter:  limiter,
+		Auth:     auth.NewService(db, cfg.BcryptCost),
 	})
 	return serveHTTP(ctx, cfg.Addr, wrapHandler(api), cfg.ShutdownTimeout, logger)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
@@ -76,6 +77,7 @@ func startInstance(t testing.TB, in instance) *testServer {
 			Registerer: registry,
 			Limits:     cfg.LimitDefinitions(),
 		}),
+		Auth: auth.NewService(in.db, cfg.BcryptCost),
 	})
 	ts := &testServer{Server: s}
 	ts.http = httptest.NewServer(s)

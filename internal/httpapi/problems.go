@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/stagedoor/stagedoor/internal/auth"
 )
 
 // Problem is an RFC 9457 problem, the body of every error response.
@@ -65,6 +67,10 @@ var errorProblems = []struct {
 	{errUnauthorized, "unauthorized"},
 	{errForbidden, "forbidden"},
 	{errNotFound, "not-found"},
+	{auth.ErrInvalidInput, "invalid-request"},
+	{auth.ErrEmailTaken, "email-taken"},
+	{auth.ErrInvalidCredentials, "invalid-credentials"},
+	{auth.ErrUnauthenticated, "unauthorized"},
 }
 
 var (
@@ -73,6 +79,14 @@ var (
 	errForbidden    = errors.New("not allowed")
 	errNotFound     = errors.New("not found")
 )
+
+func errUnauthorizedf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errUnauthorized}, args...)...)
+}
+
+func errForbiddenf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errForbidden}, args...)...)
+}
 
 // badRequest is a 400 whose detail says what is wrong.
 func badRequest(format string, args ...any) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
@@ -24,6 +25,7 @@ type Deps struct {
 	Redis    redis.UniversalClient
 	Registry *prometheus.Registry
 	Limiter  *ratelimit.Limiter
+	Auth     *auth.Service
 }
 
 // Server answers Stagedoor's HTTP API. It is an http.Handler.
@@ -34,6 +36,7 @@ type Server struct {
 	redis    redis.UniversalClient
 	registry *prometheus.Registry
 	limiter  *ratelimit.Limiter
+	auth     *auth.Service
 	metrics  *httpMetrics
 	echo     *echo.Echo
 }
@@ -47,6 +50,7 @@ func New(d Deps) *Server {
 		redis:    d.Redis,
 		registry: d.Registry,
 		limiter:  d.Limiter,
+		auth:     d.Auth,
 		metrics:  newHTTPMetrics(d.Registry),
 		echo:     echo.New(),
 	}

@@ -1,0 +1,101 @@
+// Package auth holds accounts (buyers and organizers), their bcrypt passwords,
+// and sessions: opaque tokens stored only as their SHA-256. A verified
+// credential becomes a Principal; handlers never parse tokens themselves.
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Kind is what an account is.
+type Kind string
+
+// The kinds of account.
+const (
+	Buyer     Kind = "buyer"
+	Organizer Kind = "organizer"
+)
+
+// Account is a buyer or an organizer.
+type Account struct {
+	ID    string
+	Kind  Kind
+	Email string
+	Name  string
+}
+
+// Principal is who a request acts for, once its credential is verified.
+type Principal struct {
+	AccountID string
+	Kind      Kind
+	Email     string
+}
+
+// Session is a signed-in account's bearer token. Token is shown once, at login.
+type Session struct {
+	Token     string
+	ExpiresAt time.Time
+	Principal Principal
+}
+
+// Errors returned by this package; internal/httpapi maps them to problems.
+var (
+	ErrInvalidInput       = errors.New("invalid input")
+	ErrEmailTaken         = errors.New("an account with this email already exists")
+	ErrInvalidCredentials = errors.New("the email and password do not match an account")
+	ErrUnauthenticated    = errors.New("the session token is unknown, expired or revoked")
+)
+
+// Password length bounds, in bytes. bcrypt reads at most 72 bytes; a longer
+// password is refused rather than silently truncated.
+const (
+	MinPasswordBytes = 10
+	MaxPasswordBytes = 72
+)
+
+// NormalizeEmail trims and lower-cases an email address.
+func NormalizeEmail(email string) string {
+	return strings.ToLower(strings.TrimSpace(email))
+}
+
+// validateEmail reports an *ErrInvalidInput* unless email (normalized) is a plain address.
+func validateEmail(email string) error {
+	if email == "" {
+		return fmt.Errorf("%w: email is required", ErrInvalidInput)
+	}
+	if len(email) > 254 {
+		return fmt.Errorf("%w: email is longer than 254 characters", ErrInvalidInput)
+	}
+	addr, err := mail.ParseAddress(email)
+	if err != nil || addr.Address != email || addr.Name != "" {
+		return fmt.Errorf("%w: email %q is not an address such as ada@example.com", ErrInvalidInput, email)
+	}
+	return nil
+}
+
+func validatePassword(password string) error {
+	switch n := len(password); {
+	case password == "":
+		return fmt.Errorf("%w: password is required", ErrInvalidInput)
+	case n < MinPasswordBytes:
+		return fmt.Errorf("%w: password must be at least %d bytes", ErrInvalidInput, MinPasswordBytes)
+	case n > MaxPasswordBytes:
+		return fmt.Errorf("%w: password must be at most %d bytes (it is %d); bcrypt reads no more, and Stagedoor never truncates it", ErrInvalidInput, MaxPasswordBytes, n)
+	}
+	return nil
+}
+
+func validateName(name string) error {
+	switch n := utf8.RuneCountInString(strings.TrimSpace(name)); {
+	case n == 0:
+		return fmt.Errorf("%w: name is required", ErrInvalidInput)
+	case n > 200:
+		return fmt.Errorf("%w: name is longer than 200 characters", ErrInvalidInput)
+	}
+	return nil
+}

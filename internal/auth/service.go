@@ -1,0 +1,126 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// SessionTTL is how long a session lasts.
+const SessionTTL = 12 * time.Hour
+
+// Service registers accounts, checks passwords and keeps sessions.
+type Service struct {
+	store     store
+	cost      int
+	dummyHash []byte
+	hashes    atomic.Int64
+}
+
+// NewService returns a Service storing passwords at the given bcrypt cost.
+func NewService(db *pgxpool.Pool, bcryptCost int) *Service {
+	s := &Service{store: store{db: db}, cost: bcryptCost}
+	// Unknown emails are compared against this hash, so they cost the same
+	// time as a wrong password and do not reveal which emails exist.
+	s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte("stagedoor-dummy-password"), bcryptCost)
+	return s
+}
+
+// Hashes is how many bcrypt computations the service has made (tests use it to
+// prove a refused login cost none).
+func (s *Service) Hashes() int64 { return s.hashes.Load() }
+
+// Register creates an account. It returns an error wrapping ErrInvalidInput
+// (with what is wrong) or ErrEmailTaken.
+func (s *Service) Register(ctx context.Context, kind Kind, email, password, name string) (Account, error) {
+	email = NormalizeEmail(email)
+	for _, err := range []error{validateEmail(email), validatePassword(password), validateName(name)} {
+		if err != nil {
+			return Account{}, err
+		}
+	}
+	s.hashes.Add(1)
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.cost)
+	if err != nil {
+		return Account{}, fmt.Errorf("auth: hash password: %w", err)
+	}
+	return s.store.createAccount(ctx, Account{Kind: kind, Email: email, Name: strings.TrimSpace(name)}, hash)
+}
+
+// Login checks the password of the account with this email and opens a
+// session. Unknown email and wrong password both return ErrInvalidCredentials,
+// after one bcrypt comparison each. A malformed email or password wraps
+// ErrInvalidInput and costs no hash.
+func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
+	email = NormalizeEmail(email)
+	if email == "" || password == "" {
+		return Session{}, fmt.Errorf("%w: email and password are required", ErrInvalidInput)
+	}
+	if len(password) > MaxPasswordBytes {
+		return Session{}, fmt.Errorf("%w: password must be at most %d bytes", ErrInvalidInput, MaxPasswordBytes)
+	}
+	account, hash, err := s.store.accountByEmail(ctx, email)
+	if errors.Is(err, pgx.ErrNoRows) {
+		s.hashes.Add(1)
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
+		return Session{}, ErrInvalidCredentials
+	}
+	if err != nil {
+		return Session{}, fmt.Errorf("auth: look up account: %w", err)
+	}
+	s.hashes.Add(1)
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil {
+		return Session{}, ErrInvalidCredentials
+	}
+
+	token, tokenHash := newToken()
+	expires := time.Now().Add(SessionTTL).UTC().Truncate(time.Second)
+	if err := s.store.createSession(ctx, tokenHash, account.ID, expires); err != nil {
+		return Session{}, err
+	}
+	return Session{
+		Token:     token,
+		ExpiresAt: expires,
+		Principal: Principal{AccountID: account.ID, Kind: account.Kind, Email: account.Email},
+	}, nil
+}
+
+// Authenticate returns the principal of a live session token, or
+// ErrUnauthenticated. Every call asks PostgreSQL, so a logout on one instance
+// is seen by all at once.
+func (s *Service) Authenticate(ctx context.Context, token string) (Principal, error) {
+	if token == "" || len(token) > 100 {
+		return Principal{}, ErrUnauthenticated
+	}
+	return s.store.principalBySession(ctx, hashToken(token))
+}
+
+// Logout revokes a session token.
+func (s *Service) Logout(ctx context.Context, token string) error {
+	return s.store.revokeSession(ctx, hashToken(token))
+}
+
+// newToken returns 256 random bits, URL-safe, and their SHA-256.
+func newToken() (string, []byte) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	token := base64.RawURLEncoding.EncodeToString(b)
+	return token, hashToken(token)
+}
+
+func hashToken(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}

@@ -1,0 +1,81 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// store is the SQL of accounts and sessions.
+type store struct {
+	db *pgxpool.Pool
+}
+
+func (s store) createAccount(ctx context.Context, a Account, passwordHash []byte) (Account, error) {
+	err := s.db.QueryRow(ctx, `
+		INSERT INTO accounts (id, kind, email, name, password_hash)
+		VALUES (gen_random_uuid(), $1, $2, $3, $4)
+		RETURNING id::text`, a.Kind, a.Email, a.Name, string(passwordHash)).Scan(&a.ID)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return Account{}, ErrEmailTaken
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("auth: create account: %w", err)
+	}
+	return a, nil
+}
+
+// accountByEmail returns the account and its password hash, or pgx.ErrNoRows.
+func (s store) accountByEmail(ctx context.Context, email string) (Account, []byte, error) {
+	var a Account
+	var hash string
+	err := s.db.QueryRow(ctx, `
+		SELECT id::text, kind, email, name, password_hash FROM accounts WHERE email = $1`, email).
+		Scan(&a.ID, &a.Kind, &a.Email, &a.Name, &hash)
+	if err != nil {
+		return Account{}, nil, err
+	}
+	return a, []byte(hash), nil
+}
+
+func (s store) createSession(ctx context.Context, tokenHash []byte, accountID string, expiresAt time.Time) error {
+	_, err := s.db.Exec(ctx, `
+		INSERT INTO sessions (token_hash, account_id, expires_at) VALUES ($1, $2, $3)`,
+		tokenHash, accountID, expiresAt)
+	if err != nil {
+		return fmt.Errorf("auth: create session: %w", err)
+	}
+	return nil
+}
+
+// principalBySession returns the principal of a live session.
+func (s store) principalBySession(ctx context.Context, tokenHash []byte) (Principal, error) {
+	var p Principal
+	err := s.db.QueryRow(ctx, `
+		SELECT a.id::text, a.kind, a.email
+		FROM sessions s JOIN accounts a ON a.id = s.account_id
+		WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`, tokenHash).
+		Scan(&p.AccountID, &p.Kind, &p.Email)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Principal{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("auth: look up session: %w", err)
+	}
+	return p, nil
+}
+
+func (s store) revokeSession(ctx context.Context, tokenHash []byte) error {
+	_, err := s.db.Exec(ctx, `
+		UPDATE sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL`, tokenHash)
+	if err != nil {
+		return fmt.Errorf("auth: revoke session: %w", err)
+	}
+	return nil
+}

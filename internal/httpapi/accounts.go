@@ -1,0 +1,150 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
+)
+
+type accountRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+	Name     string `json:"name"`
+}
+
+type accountResponse struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+// createAccount serves POST /v1/buyers and POST /v1/organizers.
+func (s *Server) createAccount(kind auth.Kind) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var in accountRequest
+		if err := decodeJSON(c, &in); err != nil {
+			return err
+		}
+		a, err := s.auth.Register(c.Request().Context(), kind, in.Email, in.Password, in.Name)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, accountResponse{ID: a.ID, Email: a.Email, Name: a.Name})
+	}
+}
+
+type loginRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+type principalResponse struct {
+	ID    string    `json:"id"`
+	Kind  auth.Kind `json:"kind"`
+	Email string    `json:"email"`
+}
+
+func principalJSON(p auth.Principal) principalResponse {
+	return principalResponse{ID: p.AccountID, Kind: p.Kind, Email: p.Email}
+}
+
+// login serves POST /v1/login. Its route ring has already passed login-address;
+// login-email is decided here, on the body's email, before any password hash.
+func (s *Server) login(c echo.Context) error {
+	var in loginRequest
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	email := auth.NormalizeEmail(in.Email)
+	if email == "" || in.Password == "" {
+		return badRequest("email and password are required")
+	}
+	if err := s.enforce(c, ratelimit.Check{Limit: "login-email", Key: email}); err != nil {
+		return err
+	}
+	session, err := s.auth.Login(c.Request().Context(), email, in.Password)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, struct {
+		Token     string            `json:"token"`
+		TokenType string            `json:"token_type"`
+		ExpiresAt time.Time         `json:"expires_at"`
+		Principal principalResponse `json:"principal"`
+	}{session.Token, "Bearer", session.ExpiresAt, principalJSON(session.Principal)})
+}
+
+// byClientAddress keys login-address on the client's address (behind trusted
+// proxies, the address they saw).
+func (s *Server) byClientAddress(limit string) checksFunc {
+	return func(c echo.Context) ([]ratelimit.Check, error) {
+		addr := clientAddr(c.Request(), s.cfg.TrustedProxies)
+		return []ratelimit.Check{{Limit: limit, Key: addressKey(addr)}}, nil
+	}
+}
+
+// logout serves POST /v1/logout: the session stops working on every instance.
+func (s *Server) logout(c echo.Context) error {
+	if err := s.auth.Logout(c.Request().Context(), bearerToken(c.Request())); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// me serves GET /v1/me.
+func (s *Server) me(c echo.Context) error {
+	return c.JSON(http.StatusOK, principalJSON(principalOf(c)))
+}
+
+const principalKey = "principal"
+
+// authenticate is the authentication ring: it turns the bearer token into a
+// Principal in the request context, and lets through only the kinds given
+// (any kind when none is given).
+func (s *Server) authenticate(kinds ...auth.Kind) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			token := bearerToken(c.Request())
+			if token == "" {
+				return errUnauthorizedf("send Authorization: Bearer <token>")
+			}
+			p, err := s.auth.Authenticate(c.Request().Context(), token)
+			if err != nil {
+				return err
+			}
+			if len(kinds) > 0 && !kindIn(p.Kind, kinds) {
+				return errForbiddenf("this needs a %s account", kinds[0])
+			}
+			c.Set(principalKey, p)
+			return next(c)
+		}
+	}
+}
+
+// principalOf is the Principal the authentication ring verified.
+func principalOf(c echo.Context) auth.Principal {
+	p, _ := c.Get(principalKey).(auth.Principal)
+	return p
+}
+
+func bearerToken(r *http.Request) string {
+	scheme, token, ok := strings.Cut(r.Header.Get(echo.HeaderAuthorization), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
+
+func kindIn(k auth.Kind, kinds []auth.Kind) bool {
+	for _, want := range kinds {
+		if k == want {
+			return true
+		}
+	}
+	return false
+}
