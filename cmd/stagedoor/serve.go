@@ -16,6 +16,8 @@ import (
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/conn"
+	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/httpapi"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/migrations"
@@ -51,6 +53,14 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		Registerer: registry,
 		Limits:     cfg.LimitDefinitions(),
 	})
+	settings, stopSettings, err := startLimitSettings(ctx, cfg, db, limiter, registry, logger)
+	if err != nil {
+		return err
+	}
+	defer stopSettings()
+	events := event.NewService(db)
+	holds := hold.NewService(db, events, cfg.HoldTTL)
+	defer startHoldSweeper(ctx, holds, logger)() // stopped after the last request
 	api := httpapi.New(httpapi.Deps{
 		Config:   cfg,
 		Logger:   logger,
@@ -59,6 +69,9 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		Registry: registry,
 		Limiter:  limiter,
 		Auth:     auth.NewService(db, cfg.BcryptCost),
+		Settings: settings,
+		Events:   events,
+		Holds:    holds,
 	})
 	return serveHTTP(ctx, cfg.Addr, wrapHandler(api), cfg.ShutdownTimeout, logger)
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/conn"
+	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
@@ -65,6 +67,7 @@ func startInstance(t testing.TB, in instance) *testServer {
 		in.redisPrefix = testenv.RedisPrefix(t)
 	}
 	registry := prometheus.NewRegistry()
+	events := event.NewService(in.db)
 	s := New(Deps{
 		Config:   cfg,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -77,8 +80,11 @@ func startInstance(t testing.TB, in instance) *testServer {
 			Registerer: registry,
 			Limits:     cfg.LimitDefinitions(),
 		}),
-		Auth: auth.NewService(in.db, cfg.BcryptCost),
+		Auth:   auth.NewService(in.db, cfg.BcryptCost),
+		Events: events,
+		Holds:  hold.NewService(in.db, events, cfg.HoldTTL), // no sweeper: tests start one where needed
 	})
+	s.settings = runLimitSettings(t, cfg, in.db, s.limiter, registry) // as serve does, before serving
 	ts := &testServer{Server: s}
 	ts.http = httptest.NewServer(s)
 	t.Cleanup(ts.http.Close)

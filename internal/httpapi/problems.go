@@ -11,6 +11,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/hold"
+	"github.com/stagedoor/stagedoor/internal/limitadmin"
 )
 
 // Problem is an RFC 9457 problem, the body of every error response.
@@ -53,7 +56,7 @@ var problemTypes = map[string]problemType{
 	"rate-limited":            {429, "Too many requests", "A rate limit refused the request; it spent no token. Retry-After (seconds) and retry_after_ms say when it would be allowed; limit names the limit."},
 	"internal-error":          {500, "Internal error", "Something went wrong on our side. The request id identifies it in our logs."},
 	"service-overloaded":      {503, "Service overloaded", "This instance is at a bound it keeps to stay up; it refused at once instead of queueing. Retry after Retry-After seconds."},
-	"payment-unavailable":     {503, "Payment unavailable", "The payment provider is failing or its circuit breaker is open. Nothing was charged; retry after Retry-After seconds."},
+	"payment-unavailable":     {503, "Payment unavailable", "The payment provider is failing or its circuit breaker is open. Retry after Retry-After seconds. If the charge's outcome is unknown, the order stays pending and is settled within a few minutes: confirmed if the charge was made, the hold released if not."},
 }
 
 // errorProblems maps the sentinel errors of the feature packages to problems, in
@@ -71,6 +74,15 @@ var errorProblems = []struct {
 	{auth.ErrEmailTaken, "email-taken"},
 	{auth.ErrInvalidCredentials, "invalid-credentials"},
 	{auth.ErrUnauthenticated, "unauthorized"},
+	{event.ErrInvalidInput, "invalid-request"},
+	{event.ErrNotFound, "not-found"},
+	{hold.ErrInvalidInput, "invalid-request"},
+	{hold.ErrNotFound, "not-found"},
+	{hold.ErrSeatsUnavailable, "seats-unavailable"}, // + unavailable_seat_ids, see problemExtensions
+	{hold.ErrNotOnSale, "not-on-sale"},
+	{hold.ErrNotActive, "hold-not-active"},
+	{limitadmin.ErrUnknownLimit, "not-found"},
+	{limitadmin.ErrInvalidSetting, "invalid-request"},
 }
 
 var (
@@ -93,6 +105,16 @@ func badRequest(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errBadRequest}, args...)...)
 }
 
+// problemExtensions are the members an error of errorProblems carries beyond
+// its detail, such as the seats a refused hold could not take.
+func problemExtensions(err error) map[string]any {
+	var unavailable *hold.UnavailableError
+	if errors.As(err, &unavailable) {
+		return map[string]any{"unavailable_seat_ids": unavailable.SeatIDs}
+	}
+	return nil
+}
+
 // problemFor turns any error a handler returned into the problem to send.
 func problemFor(err error) (*Problem, bool) {
 	var p *Problem
@@ -102,7 +124,11 @@ func problemFor(err error) (*Problem, bool) {
 	for _, e := range errorProblems {
 		if errors.Is(err, e.err) {
 			t := problemTypes[e.slug]
-			return &Problem{Slug: e.slug, Status: t.Status, Detail: err.Error()}, true
+			p := &Problem{Slug: e.slug, Status: t.Status, Detail: err.Error(), Extensions: problemExtensions(err)}
+			if p.Status >= 500 {
+				p.Detail = t.Description // the error itself may name internals; it is logged
+			}
+			return p, true
 		}
 	}
 	var he *echo.HTTPError
@@ -128,22 +154,14 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	p, known := problemFor(err)
-	if !known || p.Status >= 500 && p.Slug == "internal-error" {
+	if !known || p.Status >= 500 && p.Slug != "service-overloaded" {
 		s.logger.Error("request failed", "request_id", requestID(c), "route", routeOf(c), "error", err)
 	}
 	writeProblem(c, p)
 }
 
 func writeProblem(c echo.Context, p *Problem) {
-	t := problemTypes[p.Slug]
-	body := make(map[string]any, 4+len(p.Extensions))
-	for k, v := range p.Extensions {
-		body[k] = v
-	}
-	body["type"] = "/problems/" + p.Slug
-	body["title"] = t.Title
-	body["status"] = p.Status
-	body["detail"] = p.Detail
+	body := problemDocument(p)
 	if p.RetryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.FormatInt(retryAfterSeconds(p.RetryAfter), 10))
 	}
@@ -153,6 +171,19 @@ func writeProblem(c echo.Context, p *Problem) {
 		return
 	}
 	_ = c.JSON(p.Status, body)
+}
+
+// problemDocument is the JSON body of a problem: its members and extensions.
+func problemDocument(p *Problem) map[string]any {
+	body := make(map[string]any, 4+len(p.Extensions))
+	for k, v := range p.Extensions {
+		body[k] = v
+	}
+	body["type"] = "/problems/" + p.Slug
+	body["title"] = problemTypes[p.Slug].Title
+	body["status"] = p.Status
+	body["detail"] = p.Detail
+	return body
 }
 
 // retryAfterSeconds rounds a wait up to whole seconds, at least 1.

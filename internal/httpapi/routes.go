@@ -26,4 +26,24 @@ func (s *Server) routes() {
 	e.POST("/v1/login", s.login, s.limitBy(s.byClientAddress("login-address")))
 	e.POST("/v1/logout", s.logout, s.authenticate())
 	e.GET("/v1/me", s.me, s.authenticate())
+
+	// Events and seat maps: public reads (the list and seat maps from snapshots
+	// at most 1 s old); organizers create events and see their own.
+	e.POST("/v1/events", s.createEvent, s.authenticate(auth.Organizer))
+	e.GET("/v1/events", s.listEvents)
+	e.GET("/v1/events/:id", s.getEvent)
+	e.GET("/v1/events/:id/seats", s.seatMap)
+	e.GET("/v1/organizer/events", s.organizerEvents, s.authenticate(auth.Organizer))
+
+	// Holds. hold-buyer and hold-organizer are one decision, made in createHold
+	// once the body names the event (and so its organizer), before the write.
+	e.POST("/v1/holds", s.createHold, s.authenticate(auth.Buyer))
+	e.GET("/v1/holds/:id", s.getHold, s.authenticate(auth.Buyer))
+	e.DELETE("/v1/holds/:id", s.releaseHold, s.authenticate(auth.Buyer))
+
+	// Admin: the limits' run-time settings, behind STAGEDOOR_ADMIN_TOKEN
+	// (no token configured: these answer 404).
+	admin := s.adminOnly()
+	e.GET("/v1/admin/limits", s.listLimits, admin)
+	e.PUT("/v1/admin/limits/:name", s.putLimit, admin)
 }

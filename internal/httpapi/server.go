@@ -14,6 +14,9 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/config"
+	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/hold"
+	"github.com/stagedoor/stagedoor/internal/limitadmin"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -26,6 +29,9 @@ type Deps struct {
 	Registry *prometheus.Registry
 	Limiter  *ratelimit.Limiter
 	Auth     *auth.Service
+	Settings *limitadmin.Service // the limits' run-time settings; nil turns the admin API off
+	Events   *event.Service
+	Holds    *hold.Service
 }
 
 // Server answers Stagedoor's HTTP API. It is an http.Handler.
@@ -37,8 +43,13 @@ type Server struct {
 	registry *prometheus.Registry
 	limiter  *ratelimit.Limiter
 	auth     *auth.Service
+	settings *limitadmin.Service
+	events   *event.Service
+	holds    *hold.Service
 	metrics  *httpMetrics
 	echo     *echo.Echo
+
+	seatMapBodies seatMapBodies
 }
 
 // New builds the server and its routes.
@@ -51,6 +62,9 @@ func New(d Deps) *Server {
 		registry: d.Registry,
 		limiter:  d.Limiter,
 		auth:     d.Auth,
+		settings: d.Settings,
+		events:   d.Events,
+		holds:    d.Holds,
 		metrics:  newHTTPMetrics(d.Registry),
 		echo:     echo.New(),
 	}

@@ -47,7 +47,9 @@ func checkOutage(t *testing.T, l *Limiter) {
 func TestOutageStoppedRedis(t *testing.T) {
 	t.Parallel()
 	private := testenv.StartPrivateRedis(t)
-	l, _ := newTestLimiter(newClient(t, private.URL, 4), Options{Timeout: 50 * time.Millisecond, Limits: outageLimits(t)})
+	// A generous deadline: the first call dials and loads the script, which a
+	// loaded machine may not finish in 50ms. A stopped server refuses at once.
+	l, _ := newTestLimiter(newClient(t, private.URL, 4), Options{Timeout: 2 * time.Second, Limits: outageLimits(t)})
 	if d := l.Allow(context.Background(), Check{Limit: "open", Key: "k"}); !d.Allowed || d.Results[0].Outcome != OutcomeAllowed {
 		t.Fatalf("before the outage: %+v", d)
 	}

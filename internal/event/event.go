@@ -1,0 +1,223 @@
+// Package event holds events, their sections and generated seats, and seat-map
+// snapshots: a stampede of seat-map reads costs about one query a second per
+// event and instance. An event never changes once created.
+package event
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Errors returned by this package; internal/httpapi maps them to problems.
+var (
+	// ErrInvalidInput wraps a description of what is wrong with a new event.
+	ErrInvalidInput = errors.New("invalid event")
+	// ErrNotFound: no event has this id (a malformed id included).
+	ErrNotFound = errors.New("no such event")
+)
+
+// Bounds of a new event.
+const (
+	MaxSections    = 50
+	MaxRows        = 100 // rows A … Z, AA … CV
+	MaxSeatsPerRow = 1000
+	MaxSeats       = 10_000 // in all sections together
+	MaxPriceCents  = 100_000_000
+	maxNameRunes   = 200
+)
+
+// DefaultCurrency is an event's currency when its organizer names none.
+const DefaultCurrency = "USD"
+
+// Section is a priced block of seats: rows A, B, … each numbered 1..SeatsPerRow.
+type Section struct {
+	Name        string
+	Rows        int
+	SeatsPerRow int
+	PriceCents  int64
+}
+
+// WaitingRoom is an event's waiting room; holds on the event need an admission
+// (enforced by the waiting room, a later feature).
+type WaitingRoom struct {
+	AdmitPerSecond int
+}
+
+// Draft is a new event as its organizer describes it.
+type Draft struct {
+	OrganizerID string
+	Name, Venue string
+	StartsAt    time.Time
+	OnSaleAt    time.Time // zero: on sale at once
+	Currency    string    // empty: DefaultCurrency
+	Sections    []Section
+	WaitingRoom *WaitingRoom
+}
+
+// Event is an event with its seat counts as of when it was read.
+type Event struct {
+	ID          string
+	OrganizerID string
+	Name, Venue string
+	StartsAt    time.Time
+	OnSaleAt    time.Time
+	Currency    string
+	WaitingRoom *WaitingRoom
+	CreatedAt   time.Time
+	// Sections is filled by Create and Get, not by the lists.
+	Sections []Section
+
+	SeatsTotal, SeatsAvailable, SeatsHeld, SeatsSold int
+}
+
+// Info is what never changes about an event and what placing a hold needs; it
+// is cached per instance for good.
+type Info struct {
+	ID          string
+	OrganizerID string
+	OnSaleAt    time.Time
+	Currency    string
+	WaitingRoom *WaitingRoom
+}
+
+// SeatStatus is a seat's state on the seat map.
+type SeatStatus string
+
+// The states of a seat.
+const (
+	Available SeatStatus = "available"
+	Held      SeatStatus = "held"
+	Sold      SeatStatus = "sold"
+)
+
+// Seat is one seat on the seat map.
+type Seat struct {
+	ID         string
+	Section    string
+	Row        string
+	Number     int
+	PriceCents int64
+	Status     SeatStatus
+}
+
+// SeatMap is every seat of one event as of AsOf. A SeatMap is shared by all the
+// readers of one snapshot: never modify it.
+type SeatMap struct {
+	EventID string
+	AsOf    time.Time
+	Seats   []Seat
+}
+
+// RowLabel is the label of the row at index i (0-based): A … Z, AA, AB, …
+func RowLabel(i int) string {
+	var b []byte
+	for i++; i > 0; i = (i - 1) / 26 {
+		b = append([]byte{byte('A' + (i-1)%26)}, b...)
+	}
+	return string(b)
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidInput}, args...)...)
+}
+
+// normalize trims the draft's text, fills its defaults and checks every field.
+func (d *Draft) normalize(now time.Time) error {
+	d.Name = strings.TrimSpace(d.Name)
+	d.Venue = strings.TrimSpace(d.Venue)
+	if err := checkText("name", d.Name); err != nil {
+		return err
+	}
+	if err := checkText("venue", d.Venue); err != nil {
+		return err
+	}
+	switch {
+	case d.StartsAt.IsZero():
+		return invalid("starts_at is required")
+	case !d.StartsAt.After(now):
+		return invalid("starts_at must be in the future")
+	}
+	if d.OnSaleAt.IsZero() {
+		d.OnSaleAt = now
+	}
+	if d.OnSaleAt.After(d.StartsAt) {
+		return invalid("on_sale_at must not be after starts_at")
+	}
+	d.StartsAt, d.OnSaleAt = d.StartsAt.UTC(), d.OnSaleAt.UTC()
+	if d.Currency == "" {
+		d.Currency = DefaultCurrency
+	}
+	if !isCurrencyCode(d.Currency) {
+		return invalid("currency %q must be an ISO 4217 code of three upper-case letters, such as USD", d.Currency)
+	}
+	if d.WaitingRoom != nil && (d.WaitingRoom.AdmitPerSecond < 1 || d.WaitingRoom.AdmitPerSecond > 100_000) {
+		return invalid("waiting_room.admit_per_second must be between 1 and 100000")
+	}
+	return d.checkSections()
+}
+
+func (d *Draft) checkSections() error {
+	if len(d.Sections) == 0 {
+		return invalid("sections must list at least one section")
+	}
+	if len(d.Sections) > MaxSections {
+		return invalid("an event has at most %d sections", MaxSections)
+	}
+	names := make(map[string]bool, len(d.Sections))
+	total := 0
+	for i := range d.Sections {
+		s := &d.Sections[i]
+		s.Name = strings.TrimSpace(s.Name)
+		field := fmt.Sprintf("sections[%d]", i)
+		if err := checkText(field+".name", s.Name); err != nil {
+			return err
+		}
+		if names[s.Name] {
+			return invalid("%s.name %q is used by another section", field, s.Name)
+		}
+		names[s.Name] = true
+		switch {
+		case s.Rows < 1 || s.Rows > MaxRows:
+			return invalid("%s.rows must be between 1 and %d", field, MaxRows)
+		case s.SeatsPerRow < 1 || s.SeatsPerRow > MaxSeatsPerRow:
+			return invalid("%s.seats_per_row must be between 1 and %d", field, MaxSeatsPerRow)
+		case s.PriceCents < 0 || s.PriceCents > MaxPriceCents:
+			return invalid("%s.price_cents must be between 0 and %d", field, MaxPriceCents)
+		}
+		total += s.Rows * s.SeatsPerRow
+	}
+	if total > MaxSeats {
+		return invalid("the sections hold %d seats; an event has at most %d", total, MaxSeats)
+	}
+	return nil
+}
+
+func checkText(field, value string) error {
+	switch n := utf8.RuneCountInString(value); {
+	case n == 0:
+		return invalid("%s is required", field)
+	case n > maxNameRunes:
+		return invalid("%s is longer than %d characters", field, maxNameRunes)
+	case !utf8.ValidString(value):
+		return invalid("%s is not valid UTF-8", field)
+	case strings.ContainsFunc(value, unicode.IsControl):
+		return invalid("%s must not contain control characters", field)
+	}
+	return nil
+}
+
+func isCurrencyCode(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < 'A' || c > 'Z' {
+			return false
+		}
+	}
+	return true
+}

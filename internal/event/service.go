@@ -1,0 +1,141 @@
+package event
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stagedoor/stagedoor/internal/ids"
+)
+
+// SnapshotMaxAge is the oldest a seat map, an event or the event list is served:
+// API.md allows a seat map up to 1 second old, and an event's seats_available
+// is no fresher than its seat map.
+const SnapshotMaxAge = time.Second
+
+// Service creates and reads events and serves seat maps from snapshots.
+type Service struct {
+	store    store
+	now      func() time.Time
+	seatMaps *snapshots[string, *SeatMap]
+	events   *snapshots[string, *Event]
+	lists    *snapshots[struct{}, []Event]
+	infos    sync.Map // event id → Info; an event never changes
+	queries  atomic.Int64
+}
+
+// NewService returns a Service on db.
+func NewService(db *pgxpool.Pool) *Service {
+	s := &Service{store: store{db: db}, now: time.Now}
+	s.seatMaps = newSnapshots(SnapshotMaxAge, func(ctx context.Context, id string) (*SeatMap, error) {
+		s.queries.Add(1)
+		return s.store.seatMap(ctx, id)
+	})
+	s.events = newSnapshots(SnapshotMaxAge, func(ctx context.Context, id string) (*Event, error) {
+		e, err := s.store.get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return nil, nil // kept, like any snapshot: an unknown id stays unknown
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &e, nil
+	})
+	s.lists = newSnapshots(SnapshotMaxAge, func(ctx context.Context, _ struct{}) ([]Event, error) {
+		return s.store.list(ctx, "")
+	})
+	return s
+}
+
+// SeatMapQueries is how many seat-map queries this Service has sent to the
+// database (tests and benchmarks use it to show the snapshots at work).
+func (s *Service) SeatMapQueries() int64 { return s.queries.Load() }
+
+// Create validates the draft and stores the event with its generated seats:
+// for each section, rows A, B, … numbered 1..SeatsPerRow. It returns an error
+// wrapping ErrInvalidInput that says what is wrong, and then stores nothing.
+func (s *Service) Create(ctx context.Context, d Draft) (Event, error) {
+	if err := d.normalize(s.now()); err != nil {
+		return Event{}, err
+	}
+	if _, ok := ids.Parse(d.OrganizerID); !ok {
+		return Event{}, fmt.Errorf("event: organizer id %q is not a UUID", d.OrganizerID)
+	}
+	return s.store.create(ctx, d)
+}
+
+// List returns every event with its available seats, soonest first, from a
+// snapshot at most SnapshotMaxAge old. It does not fill Sections.
+func (s *Service) List(ctx context.Context) ([]Event, error) {
+	return s.lists.get(ctx, struct{}{})
+}
+
+// ListByOrganizer returns the organizer's own events with their seats held and
+// sold, read now. It does not fill Sections.
+func (s *Service) ListByOrganizer(ctx context.Context, organizerID string) ([]Event, error) {
+	id, ok := ids.Parse(organizerID)
+	if !ok {
+		return nil, nil
+	}
+	return s.store.list(ctx, "WHERE e.organizer_id = $1", id)
+}
+
+// Get returns one event with its sections and seat counts, from a snapshot at
+// most SnapshotMaxAge old, or ErrNotFound. Its Sections are shared with other
+// readers of the snapshot: never modify them.
+func (s *Service) Get(ctx context.Context, eventID string) (Event, error) {
+	id, ok := ids.Parse(eventID)
+	if !ok {
+		return Event{}, ErrNotFound
+	}
+	e, err := s.events.get(ctx, id)
+	if err != nil {
+		return Event{}, err
+	}
+	if e == nil {
+		return Event{}, ErrNotFound
+	}
+	return *e, nil
+}
+
+// SeatMap returns every seat of the event with its status, from a snapshot at
+// most SnapshotMaxAge old: however many read it at once, this instance sends
+// about one query a second per event. ErrNotFound when there is no such event.
+func (s *Service) SeatMap(ctx context.Context, eventID string) (*SeatMap, error) {
+	id, ok := ids.Parse(eventID)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	m, err := s.seatMaps.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, ErrNotFound
+	}
+	return m, nil
+}
+
+// Info returns what never changes about an event (its organizer, sale opening,
+// currency, waiting room), cached on this instance after the first read.
+// ErrNotFound when there is no such event.
+func (s *Service) Info(ctx context.Context, eventID string) (Info, error) {
+	id, ok := ids.Parse(eventID)
+	if !ok {
+		return Info{}, ErrNotFound
+	}
+	if in, ok := s.infos.Load(id); ok {
+		return in.(Info), nil
+	}
+	in, err := s.store.info(ctx, id)
+	if err != nil {
+		return Info{}, err
+	}
+	s.infos.Store(id, in)
+	return in, nil
+}

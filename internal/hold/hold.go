@@ -1,0 +1,87 @@
+// Package hold places, reads, releases and expires holds: a buyer's claim on 1
+// to 10 seats of one event for a limited time. A hold takes all its seats in one
+// conditional write or none of them, so two holds never own one seat, and no
+// lock wider than the seats asked for is ever taken.
+package hold
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/stagedoor/stagedoor/internal/event"
+)
+
+// Errors returned by this package; internal/httpapi maps them to problems.
+var (
+	// ErrInvalidInput wraps a description of what is wrong with the request:
+	// seat count, malformed or duplicate ids, an unknown event, a seat of
+	// another event. Nothing was held.
+	ErrInvalidInput = errors.New("invalid hold request")
+	// ErrNotFound: no hold has this id for this buyer (another buyer's holds
+	// are not revealed).
+	ErrNotFound = errors.New("no such hold")
+	// ErrSeatsUnavailable is what an *UnavailableError is: some seats were held
+	// or sold, and nothing was held.
+	ErrSeatsUnavailable = errors.New("seats unavailable")
+	// ErrNotOnSale: the event's sale has not opened.
+	ErrNotOnSale = errors.New("the event is not on sale yet")
+	// ErrNotActive: the hold is in checkout or was converted into an order, and
+	// can no longer be released.
+	ErrNotActive = errors.New("the hold is not active")
+)
+
+// UnavailableError lists exactly the seats that were held or sold when the hold
+// was tried. errors.Is(err, ErrSeatsUnavailable) holds for it.
+type UnavailableError struct {
+	SeatIDs []string
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("%d of the seats asked for are held or sold (%s); nothing was held",
+		len(e.SeatIDs), strings.Join(e.SeatIDs, ", "))
+}
+
+// Is makes errors.Is(err, ErrSeatsUnavailable) true.
+func (e *UnavailableError) Is(target error) bool { return target == ErrSeatsUnavailable }
+
+// MaxSeats is the most seats one hold takes.
+const MaxSeats = 10
+
+// Status is a hold's state as API.md names it.
+type Status string
+
+// The states of a hold.
+const (
+	Active    Status = "active"
+	Expired   Status = "expired"
+	Released  Status = "released"
+	Converted Status = "converted"
+)
+
+// Hold is a buyer's hold on seats.
+type Hold struct {
+	ID         string
+	EventID    string
+	BuyerID    string
+	SeatIDs    []string // in the order asked for
+	Status     Status
+	TotalCents int64
+	Currency   string
+	ExpiresAt  time.Time
+	CreatedAt  time.Time
+}
+
+// Plan is a checked hold request, ready to place once the limits allow it.
+type Plan struct {
+	BuyerID string
+	SeatIDs []string // canonical, distinct
+	// Event is the event's unchanging facts; Event.OrganizerID keys the
+	// hold-organizer limit.
+	Event event.Info
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidInput}, args...)...)
+}

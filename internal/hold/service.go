@@ -1,0 +1,136 @@
+package hold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/ids"
+)
+
+// Events is what placing a hold needs to know about events (*event.Service).
+type Events interface {
+	// Info returns the event's unchanging facts, or event.ErrNotFound.
+	Info(ctx context.Context, eventID string) (event.Info, error)
+}
+
+// Service places, reads, releases and expires holds.
+type Service struct {
+	store  store
+	events Events
+	ttl    time.Duration
+	now    func() time.Time
+}
+
+// NewService returns a Service whose holds last ttl (STAGEDOOR_HOLD_TTL).
+func NewService(db *pgxpool.Pool, events Events, ttl time.Duration) *Service {
+	return &Service{store: store{db: db}, events: events, ttl: ttl, now: time.Now}
+}
+
+// Plan checks a hold request without writing anything: 1 to MaxSeats distinct
+// seat ids, a known event whose sale has opened. It returns an error wrapping
+// ErrInvalidInput (saying what is wrong) or ErrNotOnSale. It reads the event
+// from a per-instance cache, so it usually costs no query.
+func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []string) (Plan, error) {
+	if eventID == "" {
+		return Plan{}, invalid("event_id is required")
+	}
+	evID, ok := ids.Parse(eventID)
+	if !ok {
+		return Plan{}, invalid("event_id %q is not an event id", eventID)
+	}
+	if len(seatIDs) == 0 || len(seatIDs) > MaxSeats {
+		return Plan{}, invalid("seat_ids must list 1 to %d seats; it lists %d", MaxSeats, len(seatIDs))
+	}
+	seen := make(map[string]bool, len(seatIDs))
+	canonical := make([]string, len(seatIDs))
+	for i, raw := range seatIDs {
+		id, ok := ids.Parse(raw)
+		if !ok {
+			return Plan{}, invalid("seat_ids[%d] %q is not a seat id", i, raw)
+		}
+		if seen[id] {
+			return Plan{}, invalid("seat_ids lists seat %s more than once", id)
+		}
+		seen[id] = true
+		canonical[i] = id
+	}
+	info, err := s.events.Info(ctx, evID)
+	if errors.Is(err, event.ErrNotFound) {
+		return Plan{}, invalid("event_id %s names no event", evID)
+	}
+	if err != nil {
+		return Plan{}, err
+	}
+	if now := s.now(); now.Before(info.OnSaleAt) {
+		return Plan{}, fmt.Errorf("%w: the sale opens at %s, in %s", ErrNotOnSale,
+			info.OnSaleAt.Format(time.RFC3339), info.OnSaleAt.Sub(now).Round(time.Second))
+	}
+	return Plan{BuyerID: buyerID, SeatIDs: canonical, Event: info}, nil
+}
+
+// Place takes every seat of the plan for a new hold, in one conditional write,
+// or none. A seat is takeable when it is not sold and not held by an unexpired
+// hold. It returns an *UnavailableError (errors.Is ErrSeatsUnavailable) listing
+// exactly the seats that were not takeable, or an error wrapping
+// ErrInvalidInput when some seat ids are not seats of the event.
+func (s *Service) Place(ctx context.Context, p Plan) (Hold, error) {
+	return s.store.place(ctx, ids.New(), p, s.ttl)
+}
+
+// Get returns the buyer's hold, or ErrNotFound (for another buyer's hold too).
+// A hold whose time ran out reads as expired even before the sweeper marks it.
+func (s *Service) Get(ctx context.Context, buyerID, holdID string) (Hold, error) {
+	id, ok := ids.Parse(holdID)
+	if !ok {
+		return Hold{}, ErrNotFound
+	}
+	return s.store.get(ctx, buyerID, id)
+}
+
+// Release ends the buyer's active hold and makes its seats available at once.
+// Releasing a hold that already expired or was released changes nothing and
+// succeeds. It returns ErrNotFound (for another buyer's hold too) or
+// ErrNotActive for a hold in checkout or converted into an order.
+func (s *Service) Release(ctx context.Context, buyerID, holdID string) error {
+	id, ok := ids.Parse(holdID)
+	if !ok {
+		return ErrNotFound
+	}
+	return s.store.release(ctx, buyerID, id)
+}
+
+// Sweep marks every active hold whose time has run out as expired, and returns
+// how many it marked. Their seats were available from the moment they expired;
+// the sweep only keeps the holds' status true.
+func (s *Service) Sweep(ctx context.Context) (int64, error) {
+	return s.store.sweep(ctx)
+}
+
+// DefaultSweepEvery is how often serve's sweeper runs.
+const DefaultSweepEvery = 5 * time.Second
+
+// RunSweeper sweeps every interval until ctx ends, logging failures.
+func (s *Service) RunSweeper(ctx context.Context, every time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := s.Sweep(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			logger.Error("hold sweeper", "error", err)
+		case n > 0:
+			logger.Debug("holds expired", "count", n)
+		}
+	}
+}

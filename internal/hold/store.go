@@ -1,0 +1,196 @@
+package hold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// store is the SQL of holds and of the seats they take. Ids reaching it are
+// valid UUIDs, so PostgreSQL never sees a malformed one.
+type store struct {
+	db *pgxpool.Pool
+}
+
+// placeSQL places a hold in one statement, so in one implicit transaction:
+//
+//   - wanted locks every seat asked for, in id order (so two placements never
+//     deadlock), and reads, from the newest committed version of each row,
+//     whether it is of the event and takeable now;
+//   - only when all are found, of the event and takeable, taken points them at
+//     the new hold until now() + TTL, and hold inserts it; otherwise nothing is
+//     written;
+//   - the result lists each seat found with those two verdicts, which is exactly
+//     what a refusal reports.
+//
+// wanted filters on id alone, so that the primary key is the only index the
+// planner can use: a filter on event_id invites a scan of all the event's seats.
+// Rows are locked only while the statement runs; no event-wide lock is taken.
+const placeSQL = `
+WITH wanted AS (
+    SELECT id, price_cents, event_id = $2 AS of_event,
+           sold_at IS NULL AND (held_until IS NULL OR held_until <= now()) AS takeable
+    FROM seats
+    WHERE id = ANY($4::uuid[])
+    ORDER BY id
+    FOR NO KEY UPDATE
+), verdict AS (
+    SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), false) AS ok,
+           coalesce(sum(price_cents), 0) AS total
+    FROM wanted
+), taken AS (
+    UPDATE seats SET hold_id = $1, held_until = now() + $6::float8 * interval '1 second'
+    WHERE id IN (SELECT id FROM wanted) AND (SELECT ok FROM verdict)
+    RETURNING id
+), hold AS (
+    INSERT INTO holds (id, event_id, buyer_id, seat_ids, total_cents, currency, expires_at)
+    SELECT $1, $2, $3, $4::uuid[], total, $5, now() + $6::float8 * interval '1 second'
+    FROM verdict WHERE ok
+    RETURNING total_cents, expires_at, created_at
+)
+SELECT w.id::text, w.of_event, w.takeable, h.total_cents, h.expires_at, h.created_at
+FROM wanted w LEFT JOIN hold h ON true`
+
+func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Duration) (Hold, error) {
+	rows, err := s.db.Query(ctx, placeSQL,
+		holdID, p.Event.ID, p.BuyerID, p.SeatIDs, p.Event.Currency, ttl.Seconds())
+	if err != nil {
+		return Hold{}, fmt.Errorf("hold: place: %w", err)
+	}
+	h := Hold{ID: holdID, EventID: p.Event.ID, BuyerID: p.BuyerID, SeatIDs: p.SeatIDs,
+		Status: Active, Currency: p.Event.Currency}
+	type verdict struct{ ofEvent, takeable bool }
+	found := make(map[string]verdict, len(p.SeatIDs))
+	placed := false
+	for rows.Next() {
+		var (
+			id        string
+			v         verdict
+			total     *int64
+			expiresAt *time.Time
+			createdAt *time.Time
+		)
+		if err := rows.Scan(&id, &v.ofEvent, &v.takeable, &total, &expiresAt, &createdAt); err != nil {
+			rows.Close()
+			return Hold{}, fmt.Errorf("hold: place: %w", err)
+		}
+		found[id] = v
+		if total != nil {
+			placed = true
+			h.TotalCents, h.ExpiresAt, h.CreatedAt = *total, expiresAt.UTC(), createdAt.UTC()
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return Hold{}, fmt.Errorf("hold: place: %w", err)
+	}
+	if placed {
+		return h, nil
+	}
+	var foreign, unavailable []string
+	for _, id := range p.SeatIDs {
+		switch v, ok := found[id]; {
+		case !ok || !v.ofEvent:
+			foreign = append(foreign, id)
+		case !v.takeable:
+			unavailable = append(unavailable, id)
+		}
+	}
+	switch {
+	case len(foreign) > 0:
+		return Hold{}, invalid("seat_ids %s are not seats of event %s", strings.Join(foreign, ", "), p.Event.ID)
+	case len(unavailable) > 0:
+		return Hold{}, &UnavailableError{SeatIDs: unavailable}
+	}
+	return Hold{}, errors.New("hold: place: every seat was takeable but no hold was written")
+}
+
+// get reads a hold of the buyer. An active hold past its expiry reads as
+// expired; one in checkout reads as active.
+func (s store) get(ctx context.Context, buyerID, holdID string) (Hold, error) {
+	var h Hold
+	err := s.db.QueryRow(ctx, `
+		SELECT id::text, event_id::text, buyer_id::text, seat_ids::text[],
+		       CASE WHEN status = 'active' AND expires_at <= now() THEN 'expired'
+		            WHEN status = 'checking_out' THEN 'active'
+		            ELSE status END,
+		       total_cents, currency, expires_at, created_at
+		FROM holds WHERE id = $1 AND buyer_id = $2`, holdID, buyerID).
+		Scan(&h.ID, &h.EventID, &h.BuyerID, &h.SeatIDs, &h.Status,
+			&h.TotalCents, &h.Currency, &h.ExpiresAt, &h.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Hold{}, ErrNotFound
+	}
+	if err != nil {
+		return Hold{}, fmt.Errorf("hold: get: %w", err)
+	}
+	h.ExpiresAt, h.CreatedAt = h.ExpiresAt.UTC(), h.CreatedAt.UTC()
+	return h, nil
+}
+
+// release marks an active, unexpired hold released and frees the seats it
+// still owns, locking them in id order as placing does.
+func (s store) release(ctx context.Context, buyerID, holdID string) error {
+	var released int
+	err := s.db.QueryRow(ctx, `
+		WITH h AS (
+		    UPDATE holds SET status = 'released', ended_at = now()
+		    WHERE id = $1 AND buyer_id = $2 AND status = 'active' AND expires_at > now()
+		    RETURNING id, seat_ids
+		), mine AS (
+		    SELECT s.id FROM seats s, h
+		    WHERE s.id = ANY(h.seat_ids) AND s.hold_id = h.id AND s.sold_at IS NULL
+		    ORDER BY s.id
+		    FOR NO KEY UPDATE OF s
+		), freed AS (
+		    UPDATE seats SET hold_id = NULL, held_until = NULL
+		    WHERE id IN (SELECT id FROM mine)
+		)
+		SELECT count(*) FROM h`, holdID, buyerID).Scan(&released)
+	if err != nil {
+		return fmt.Errorf("hold: release: %w", err)
+	}
+	if released == 1 {
+		return nil
+	}
+	// Nothing to release: say why.
+	var status string
+	err = s.db.QueryRow(ctx, `SELECT status FROM holds WHERE id = $1 AND buyer_id = $2`, holdID, buyerID).Scan(&status)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return ErrNotFound
+	case err != nil:
+		return fmt.Errorf("hold: release: %w", err)
+	case status == "checking_out" || status == string(Converted):
+		return fmt.Errorf("%w: it is %s", ErrNotActive, strings.ReplaceAll(status, "_", " "))
+	}
+	return nil // already expired or released: its seats are available
+}
+
+// sweepBatch bounds one sweeping statement, so that it never holds many locks.
+const sweepBatch = 1000
+
+func (s store) sweep(ctx context.Context) (int64, error) {
+	var total int64
+	for {
+		tag, err := s.db.Exec(ctx, `
+			UPDATE holds SET status = 'expired', ended_at = expires_at
+			WHERE id IN (
+			    SELECT id FROM holds
+			    WHERE status = 'active' AND expires_at <= now()
+			    ORDER BY expires_at LIMIT $1
+			    FOR UPDATE SKIP LOCKED
+			)`, sweepBatch)
+		if err != nil {
+			return total, fmt.Errorf("hold: sweep: %w", err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < sweepBatch {
+			return total, nil
+		}
+	}
+}

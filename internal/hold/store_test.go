@@ -1,0 +1,178 @@
+package hold
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/testenv"
+)
+
+// fixture is a database with one organizer's event of three seats on sale, and
+// one buyer.
+type fixture struct {
+	db      *pgxpool.Pool
+	holds   *Service
+	eventID string
+	seats   []string
+	buyer   string
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	ctx := context.Background()
+	db := testenv.Postgres(t)
+	account := func(kind string) string {
+		var id string
+		if err := db.QueryRow(ctx, `INSERT INTO accounts (id, kind, email, name, password_hash)
+			VALUES (gen_random_uuid(), $1, $2, 'T', 'x') RETURNING id::text`, kind, ids.New()+"@example.com").Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	events := event.NewService(db)
+	ev, err := events.Create(ctx, event.Draft{
+		OrganizerID: account("organizer"), Name: "E", Venue: "V", StartsAt: time.Now().Add(time.Hour),
+		Sections: []event.Section{{Name: "S", Rows: 1, SeatsPerRow: 3, PriceCents: 100}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fixture{db: db, holds: NewService(db, events, time.Minute), eventID: ev.ID, buyer: account("buyer")}
+	rows, _ := db.Query(ctx, `SELECT id::text FROM seats WHERE event_id = $1 ORDER BY position`, ev.ID)
+	for rows.Next() {
+		var s string
+		_ = rows.Scan(&s)
+		f.seats = append(f.seats, s)
+	}
+	if rows.Err() != nil || len(f.seats) != 3 {
+		t.Fatalf("seats %v (%v)", f.seats, rows.Err())
+	}
+	return f
+}
+
+func (f fixture) place(seats ...string) (Hold, error) {
+	ctx := context.Background()
+	p, err := f.holds.Plan(ctx, f.buyer, f.eventID, seats)
+	if err != nil {
+		return Hold{}, err
+	}
+	return f.holds.Place(ctx, p)
+}
+
+// TestPlacementDecidesOnTheSeatsNewestState: while another transaction holds
+// a seat's row lock, a placement waits; when that transaction commits, the
+// placement judges the seat as that transaction left it, not as it was when
+// the placement began. Both ways: freed (the hold is placed) and taken (the
+// refusal names it, and nothing is held).
+func TestPlacementDecidesOnTheSeatsNewestState(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		before    string // the seat's state when the placement starts
+		commit    string // what the locking transaction leaves
+		wantTaken bool
+	}{
+		{"freed while waiting", `held_until = now() + interval '1 hour'`, `held_until = NULL`, true},
+		{"taken while waiting", `held_until = NULL`, `held_until = now() + interval '1 hour'`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			ctx := context.Background()
+			if _, err := f.db.Exec(ctx, `UPDATE seats SET `+tt.before+` WHERE id = $1`, f.seats[1]); err != nil {
+				t.Fatal(err)
+			}
+			tx, err := f.db.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			if _, err := tx.Exec(ctx, `UPDATE seats SET `+tt.commit+` WHERE id = $1`, f.seats[1]); err != nil {
+				t.Fatal(err)
+			}
+
+			type result struct {
+				h   Hold
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				h, err := f.place(f.seats[2], f.seats[1], f.seats[0])
+				done <- result{h, err}
+			}()
+			waitForLockWait(t, f.db)
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+
+			var held int
+			if err := f.db.QueryRow(ctx, `SELECT count(*) FROM seats WHERE hold_id IS NOT NULL`).Scan(&held); err != nil {
+				t.Fatal(err)
+			}
+			var unavailable *UnavailableError
+			switch {
+			case tt.wantTaken && (r.err != nil || r.h.TotalCents != 300 || held != 3):
+				t.Errorf("placement = %+v, %v with %d seats held; want a hold of all 3", r.h, r.err, held)
+			case !tt.wantTaken && (!errors.As(r.err, &unavailable) || len(unavailable.SeatIDs) != 1 ||
+				unavailable.SeatIDs[0] != f.seats[1] || !errors.Is(r.err, ErrSeatsUnavailable) || held != 0):
+				t.Errorf("placement = %v with %d seats held; want ErrSeatsUnavailable naming only %s, nothing held",
+					r.err, held, f.seats[1])
+			}
+		})
+	}
+}
+
+// waitForLockWait returns once a session of this database waits for a lock.
+func waitForLockWait(t *testing.T, db *pgxpool.Pool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var waiting int
+		if err := db.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the placement never waited for the locked seat")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestSweepMarksOnlyExpiredActiveHolds(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	expiring, err := f.place(f.seats[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lasting, err := f.place(f.seats[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.Exec(ctx, `UPDATE holds SET expires_at = now() - interval '1 second' WHERE id = $1`, expiring.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.holds.Sweep(ctx); n != 1 || err != nil {
+		t.Fatalf("Sweep = %d, %v; want 1", n, err)
+	}
+	if n, err := f.holds.Sweep(ctx); n != 0 || err != nil {
+		t.Errorf("a second Sweep = %d, %v; want 0", n, err)
+	}
+	for id, want := range map[string]Status{expiring.ID: Expired, lasting.ID: Active} {
+		if h, err := f.holds.Get(ctx, f.buyer, id); err != nil || h.Status != want {
+			t.Errorf("hold %s = %s (%v), want %s", id, h.Status, err, want)
+		}
+	}
+}

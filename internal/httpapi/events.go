@@ -1,0 +1,234 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/stagedoor/stagedoor/internal/event"
+)
+
+type eventRequest struct {
+	Name        string           `json:"name"`
+	Venue       string           `json:"venue"`
+	StartsAt    string           `json:"starts_at"`
+	OnSaleAt    string           `json:"on_sale_at"`
+	Currency    string           `json:"currency"`
+	Sections    []sectionRequest `json:"sections"`
+	WaitingRoom *waitingRoomJSON `json:"waiting_room"`
+}
+
+type sectionRequest struct {
+	Name        string `json:"name"`
+	Rows        int    `json:"rows"`
+	SeatsPerRow int    `json:"seats_per_row"`
+	PriceCents  *int64 `json:"price_cents"`
+}
+
+type waitingRoomJSON struct {
+	AdmitPerSecond int `json:"admit_per_second"`
+}
+
+// draft turns the request into the event package's Draft; only the wire
+// formats are checked here (times, a missing price), the rest by event.
+func (in eventRequest) draft(organizerID string) (event.Draft, error) {
+	d := event.Draft{OrganizerID: organizerID, Name: in.Name, Venue: in.Venue, Currency: in.Currency}
+	var err error
+	if d.StartsAt, err = parseTime("starts_at", in.StartsAt); err != nil {
+		return d, err
+	}
+	if d.OnSaleAt, err = parseTime("on_sale_at", in.OnSaleAt); err != nil {
+		return d, err
+	}
+	for i, sec := range in.Sections {
+		if sec.PriceCents == nil {
+			return d, badRequest("sections[%d].price_cents is required (0 for free seats)", i)
+		}
+		d.Sections = append(d.Sections, event.Section{
+			Name: sec.Name, Rows: sec.Rows, SeatsPerRow: sec.SeatsPerRow, PriceCents: *sec.PriceCents})
+	}
+	if in.WaitingRoom != nil {
+		d.WaitingRoom = &event.WaitingRoom{AdmitPerSecond: in.WaitingRoom.AdmitPerSecond}
+	}
+	return d, nil
+}
+
+// parseTime reads an RFC 3339 time; empty is the zero time.
+func parseTime(field, value string) (time.Time, error) {
+	if value == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, value)
+	if err != nil {
+		return time.Time{}, badRequest("%s %q must be an RFC 3339 time such as 2026-09-01T19:30:00Z", field, value)
+	}
+	return t.UTC(), nil
+}
+
+type sectionJSON struct {
+	Name        string `json:"name"`
+	Rows        int    `json:"rows"`
+	SeatsPerRow int    `json:"seats_per_row"`
+	PriceCents  int64  `json:"price_cents"`
+}
+
+type eventJSON struct {
+	ID             string           `json:"id"`
+	Name           string           `json:"name"`
+	Venue          string           `json:"venue"`
+	StartsAt       time.Time        `json:"starts_at"`
+	OnSaleAt       time.Time        `json:"on_sale_at"`
+	OrganizerID    string           `json:"organizer_id"`
+	Currency       string           `json:"currency"`
+	WaitingRoom    *waitingRoomJSON `json:"waiting_room"`
+	Sections       []sectionJSON    `json:"sections,omitempty"`
+	SeatsTotal     int              `json:"seats_total"`
+	SeatsAvailable int              `json:"seats_available"`
+	CreatedAt      time.Time        `json:"created_at"`
+}
+
+// organizerEventJSON is an event as its organizer sees it.
+type organizerEventJSON struct {
+	eventJSON
+	SeatsHeld int `json:"seats_held"`
+	SeatsSold int `json:"seats_sold"`
+}
+
+func eventJSONOf(e event.Event) eventJSON {
+	out := eventJSON{
+		ID: e.ID, Name: e.Name, Venue: e.Venue, StartsAt: e.StartsAt, OnSaleAt: e.OnSaleAt,
+		OrganizerID: e.OrganizerID, Currency: e.Currency, CreatedAt: e.CreatedAt,
+		SeatsTotal: e.SeatsTotal, SeatsAvailable: e.SeatsAvailable,
+	}
+	if e.WaitingRoom != nil {
+		out.WaitingRoom = &waitingRoomJSON{AdmitPerSecond: e.WaitingRoom.AdmitPerSecond}
+	}
+	for _, s := range e.Sections {
+		out.Sections = append(out.Sections, sectionJSON(s))
+	}
+	return out
+}
+
+// createEvent serves POST /v1/events (organizer): the event and its seats.
+func (s *Server) createEvent(c echo.Context) error {
+	var in eventRequest
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	d, err := in.draft(principalOf(c).AccountID)
+	if err != nil {
+		return err
+	}
+	e, err := s.events.Create(c.Request().Context(), d)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/v1/events/"+e.ID)
+	return c.JSON(http.StatusCreated, eventJSONOf(e))
+}
+
+// listEvents serves GET /v1/events (public), from a snapshot at most 1 s old.
+func (s *Server) listEvents(c echo.Context) error {
+	events, err := s.events.List(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	out := make([]eventJSON, 0, len(events))
+	for _, e := range events {
+		out = append(out, eventJSONOf(e))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"events": out})
+}
+
+// getEvent serves GET /v1/events/{id} (public).
+func (s *Server) getEvent(c echo.Context) error {
+	e, err := s.events.Get(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, eventJSONOf(e))
+}
+
+// organizerEvents serves GET /v1/organizer/events: the organizer's own events
+// with their seats held and sold.
+func (s *Server) organizerEvents(c echo.Context) error {
+	events, err := s.events.ListByOrganizer(c.Request().Context(), principalOf(c).AccountID)
+	if err != nil {
+		return err
+	}
+	out := make([]organizerEventJSON, 0, len(events))
+	for _, e := range events {
+		out = append(out, organizerEventJSON{eventJSON: eventJSONOf(e), SeatsHeld: e.SeatsHeld, SeatsSold: e.SeatsSold})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"events": out})
+}
+
+// seatMap serves GET /v1/events/{id}/seats (public) from the event's snapshot,
+// encoded once per snapshot.
+func (s *Server) seatMap(c echo.Context) error {
+	m, err := s.events.SeatMap(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	body, err := s.seatMapBodies.body(m)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=1")
+	return c.JSONBlob(http.StatusOK, body)
+}
+
+type seatJSON struct {
+	ID         string           `json:"id"`
+	Section    string           `json:"section"`
+	Row        string           `json:"row"`
+	Number     int              `json:"number"`
+	PriceCents int64            `json:"price_cents"`
+	Status     event.SeatStatus `json:"status"`
+}
+
+// seatMapBodies keeps the encoded body of the latest seat-map snapshot of each
+// event: a 5,000-seat map is encoded once a second, not once per read.
+type seatMapBodies struct {
+	mu     sync.Mutex
+	bodies map[string]encodedSeatMap // event id → body
+}
+
+type encodedSeatMap struct {
+	snapshot *event.SeatMap
+	body     []byte
+}
+
+func (b *seatMapBodies) body(m *event.SeatMap) ([]byte, error) {
+	b.mu.Lock()
+	cached, ok := b.bodies[m.EventID]
+	b.mu.Unlock()
+	if ok && cached.snapshot == m {
+		return cached.body, nil
+	}
+	seats := make([]seatJSON, len(m.Seats))
+	for i, seat := range m.Seats {
+		seats[i] = seatJSON(seat)
+	}
+	body, err := json.Marshal(struct {
+		EventID string     `json:"event_id"`
+		AsOf    time.Time  `json:"as_of"`
+		Seats   []seatJSON `json:"seats"`
+	}{m.EventID, m.AsOf, seats})
+	if err != nil {
+		return nil, fmt.Errorf("encode seat map: %w", err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bodies == nil || len(b.bodies) >= 1024 {
+		b.bodies = make(map[string]encodedSeatMap) // forget them all; they refresh each second anyway
+	}
+	if cur, ok := b.bodies[m.EventID]; !ok || !cur.snapshot.AsOf.After(m.AsOf) {
+		b.bodies[m.EventID] = encodedSeatMap{snapshot: m, body: body}
+	}
+	return body, nil
+}

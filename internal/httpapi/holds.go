@@ -1,0 +1,80 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/stagedoor/stagedoor/internal/hold"
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
+)
+
+type holdRequest struct {
+	EventID string   `json:"event_id"`
+	SeatIDs []string `json:"seat_ids"`
+}
+
+type holdJSON struct {
+	ID         string      `json:"id"`
+	EventID    string      `json:"event_id"`
+	SeatIDs    []string    `json:"seat_ids"`
+	Status     hold.Status `json:"status"`
+	ExpiresAt  time.Time   `json:"expires_at"`
+	TotalCents int64       `json:"total_cents"`
+	Currency   string      `json:"currency"`
+	CreatedAt  time.Time   `json:"created_at"`
+}
+
+func holdJSONOf(h hold.Hold) holdJSON {
+	return holdJSON{ID: h.ID, EventID: h.EventID, SeatIDs: h.SeatIDs, Status: h.Status,
+		ExpiresAt: h.ExpiresAt, TotalCents: h.TotalCents, Currency: h.Currency, CreatedAt: h.CreatedAt}
+}
+
+// createHold serves POST /v1/holds (buyer). In order: the body is checked and
+// the event read (cached) without spending a token, so that a malformed request
+// or one before the sale opens costs the buyer nothing; then hold-buyer and
+// hold-organizer are decided as one decision (a request refused by either spends
+// no token of the other); then the hold is written in one statement.
+func (s *Server) createHold(c echo.Context) error {
+	var in holdRequest
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	buyer := principalOf(c).AccountID
+	plan, err := s.holds.Plan(ctx, buyer, in.EventID, in.SeatIDs)
+	if err != nil {
+		return err
+	}
+	if err := s.enforce(c,
+		ratelimit.Check{Limit: "hold-buyer", Key: buyer},
+		ratelimit.Check{Limit: "hold-organizer", Key: plan.Event.OrganizerID},
+	); err != nil {
+		return err
+	}
+	h, err := s.holds.Place(ctx, plan)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/v1/holds/"+h.ID)
+	return c.JSON(http.StatusCreated, holdJSONOf(h))
+}
+
+// getHold serves GET /v1/holds/{id} (its buyer; anyone else gets 404).
+func (s *Server) getHold(c echo.Context) error {
+	h, err := s.holds.Get(c.Request().Context(), principalOf(c).AccountID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, holdJSONOf(h))
+}
+
+// releaseHold serves DELETE /v1/holds/{id} (its buyer): its seats are
+// available again at once.
+func (s *Server) releaseHold(c echo.Context) error {
+	if err := s.holds.Release(c.Request().Context(), principalOf(c).AccountID, c.Param("id")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

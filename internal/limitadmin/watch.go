@@ -1,0 +1,181 @@
+package limitadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
+)
+
+// listenerName is the application_name of the listening connection, as seen in
+// pg_stat_activity.
+const listenerName = "stagedoor-limit-settings"
+
+const (
+	refreshTimeout = 2 * time.Second        // one re-read of every setting
+	connectTimeout = 5 * time.Second        // one attempt to open the listening connection
+	minBackoff     = 100 * time.Millisecond // first wait before listening again
+	maxBackoff     = 5 * time.Second        // longest wait before listening again
+)
+
+// Run keeps the Limiter in step with the stored settings until ctx ends: it
+// applies a change when its notification arrives, and re-reads every setting
+// each PollInterval in case one was missed. A lost listening connection is
+// opened again, after a wait that doubles from 100 ms up to 5 s. Run returns
+// when ctx ends and its connection is closed.
+func (s *Service) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { s.listen(ctx) })
+	s.pollEvery(ctx)
+	wg.Wait()
+}
+
+// pollEvery re-reads every setting each PollInterval. A failure is logged when it
+// starts and when it ends, not at every tick.
+func (s *Service) pollEvery(ctx context.Context) {
+	ticker := time.NewTicker(s.poll)
+	defer ticker.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		err := s.refresh(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil && !failing:
+			s.logger.Warn("limit settings: cannot re-read; keeping the settings in force", "error", err)
+		case err == nil && failing:
+			s.logger.Info("limit settings: re-reading again")
+		}
+		failing = err != nil
+	}
+}
+
+// listen applies each change as its notification arrives, opening the
+// listening connection again whenever it is lost.
+func (s *Service) listen(ctx context.Context) {
+	backoff := minBackoff
+	for {
+		err := s.listenOnce(ctx, func() { backoff = minBackoff })
+		if ctx.Err() != nil {
+			return
+		}
+		s.logger.Warn("limit settings: not listening for changes; re-reading meanwhile",
+			"error", err, "retry_in", backoff.String())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// listenOnce opens a connection, LISTENs, re-reads once (a change may have come
+// while nobody listened), then applies the settings at each notification until
+// the connection fails or ctx ends.
+func (s *Service) listenOnce(ctx context.Context, listening func()) error {
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	conn, err := pgx.ConnectConfig(cctx, s.listenTo)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = conn.Close(closeCtx)
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	listening()
+	for {
+		if err := s.refresh(ctx); err != nil && ctx.Err() == nil {
+			s.logger.Debug("limit settings: re-read after a notification failed", "error", err)
+		}
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return fmt.Errorf("wait for notification: %w", err)
+		}
+	}
+}
+
+// refresh reads every stored setting and applies those that differ from the
+// ones in force.
+func (s *Service) refresh(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	defer cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stored, err := s.store.list(ctx)
+	if err != nil {
+		return err
+	}
+	for _, st := range stored {
+		s.apply(st)
+	}
+	return nil
+}
+
+// apply puts st in force unless it already is. s.mu is held.
+func (s *Service) apply(st Stored) {
+	inForce, known := s.limiter.Setting(st.Name)
+	if !known || inForce == st.Setting {
+		return // a limit of another version, or nothing new
+	}
+	if err := s.limiter.SetSetting(st.Name, st.Setting); err != nil {
+		if s.bad[st.Name] != st.Setting {
+			s.bad[st.Name] = st.Setting
+			s.logger.Error("limit settings: stored setting refused; keeping the one in force",
+				"limit", st.Name, "stored", st.Setting.String(), "in_force", inForce.String(), "error", err)
+		}
+		return
+	}
+	delete(s.bad, st.Name)
+	s.setGauge(st.Name, st.Setting.Mode)
+	s.logger.Info("limit setting applied", "limit", st.Name,
+		"old", inForce.String(), "new", st.Setting.String(), "updated_by", st.UpdatedBy)
+}
+
+var modes = []ratelimit.Mode{ratelimit.Enforce, ratelimit.Shadow, ratelimit.Off}
+
+// setGauge shows mode as the one in force for the limit: 1 for it, 0 for the others.
+func (s *Service) setGauge(limit string, mode ratelimit.Mode) {
+	for _, m := range modes {
+		v := 0.0
+		if m == mode {
+			v = 1
+		}
+		s.gauge.WithLabelValues(limit, string(m)).Set(v)
+	}
+}
+
+func settingGauge(reg prometheus.Registerer) *prometheus.GaugeVec {
+	vec := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "stagedoor_ratelimit_setting",
+		Help: "The mode in force of each limit on this instance: 1 for the mode in force, 0 for the others.",
+	}, []string{"limit", "mode"})
+	if reg == nil {
+		return vec
+	}
+	if err := reg.Register(vec); err != nil {
+		var already prometheus.AlreadyRegisteredError
+		if errors.As(err, &already) {
+			if existing, ok := already.ExistingCollector.(*prometheus.GaugeVec); ok {
+				return existing
+			}
+		}
+		panic(fmt.Errorf("limitadmin: register metrics: %w", err))
+	}
+	return vec
+}
