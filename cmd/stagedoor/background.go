@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"log/slog"
+	"time"
 
+	"github.com/stagedoor/stagedoor/internal/checkout"
 	"github.com/stagedoor/stagedoor/internal/hold"
 )
 
@@ -17,6 +19,21 @@ func startHoldSweeper(ctx context.Context, holds *hold.Service, logger *slog.Log
 	go func() {
 		defer close(done)
 		holds.RunSweeper(ctx, hold.DefaultSweepEvery, logger)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// startRecovery settles orders left pending by a crash, at start and then every
+// 15 seconds (one instance at a time), until the returned stop is called.
+func startRecovery(ctx context.Context, orders *checkout.Service, logger *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		orders.RunRecovery(ctx, 15*time.Second)
 	}()
 	return func() {
 		cancel()

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/checkout"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/event"
@@ -61,6 +62,9 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	events := event.NewService(db)
 	holds := hold.NewService(db, events, cfg.HoldTTL)
 	defer startHoldSweeper(ctx, holds, logger)() // stopped after the last request
+	orders := checkout.NewService(db, checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL}),
+		cfg.RecoveryAfter, logger)
+	defer startRecovery(ctx, orders, logger)() // settles orders a crash left pending
 	api := httpapi.New(httpapi.Deps{
 		Config:   cfg,
 		Logger:   logger,
@@ -72,6 +76,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		Settings: settings,
 		Events:   events,
 		Holds:    holds,
+		Checkout: orders,
 	})
 	return serveHTTP(ctx, cfg.Addr, wrapHandler(api), cfg.ShutdownTimeout, logger)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/checkout"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/event"
@@ -83,6 +84,8 @@ func startInstance(t testing.TB, in instance) *testServer {
 		Auth:   auth.NewService(in.db, cfg.BcryptCost),
 		Events: events,
 		Holds:  hold.NewService(in.db, events, cfg.HoldTTL), // no sweeper: tests start one where needed
+		Checkout: checkout.NewService(in.db, checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL}),
+			cfg.RecoveryAfter, slog.New(slog.NewTextHandler(io.Discard, nil))),
 	})
 	s.settings = runLimitSettings(t, cfg, in.db, s.limiter, registry) // as serve does, before serving
 	ts := &testServer{Server: s}

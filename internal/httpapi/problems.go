@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/checkout"
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/limitadmin"
@@ -81,6 +82,13 @@ var errorProblems = []struct {
 	{hold.ErrSeatsUnavailable, "seats-unavailable"}, // + unavailable_seat_ids, see problemExtensions
 	{hold.ErrNotOnSale, "not-on-sale"},
 	{hold.ErrNotActive, "hold-not-active"},
+	{checkout.ErrInvalidInput, "invalid-request"},
+	{checkout.ErrNotFound, "not-found"},
+	{checkout.ErrHoldNotActive, "hold-not-active"},
+	{checkout.ErrPaymentDeclined, "payment-declined"},
+	{checkout.ErrPaymentUnavailable, "payment-unavailable"}, // + Retry-After, see problemFor
+	{checkout.ErrIdempotencyInProgress, "idempotency-in-progress"},
+	{checkout.ErrIdempotencyMismatch, "idempotency-mismatch"},
 	{limitadmin.ErrUnknownLimit, "not-found"},
 	{limitadmin.ErrInvalidSetting, "invalid-request"},
 }
@@ -127,6 +135,9 @@ func problemFor(err error) (*Problem, bool) {
 			p := &Problem{Slug: e.slug, Status: t.Status, Detail: err.Error(), Extensions: problemExtensions(err)}
 			if p.Status >= 500 {
 				p.Detail = t.Description // the error itself may name internals; it is logged
+			}
+			if errors.Is(err, checkout.ErrPaymentUnavailable) {
+				p.RetryAfter = checkout.PaymentRetryAfter
 			}
 			return p, true
 		}

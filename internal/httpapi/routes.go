@@ -1,6 +1,10 @@
 package httpapi
 
-import "github.com/stagedoor/stagedoor/internal/auth"
+import (
+	"time"
+
+	"github.com/stagedoor/stagedoor/internal/auth"
+)
 
 // routes is the whole API on one page: the rings every request passes, then each
 // route with the rings of its own.
@@ -40,6 +44,15 @@ func (s *Server) routes() {
 	e.POST("/v1/holds", s.createHold, s.authenticate(auth.Buyer))
 	e.GET("/v1/holds/:id", s.getHold, s.authenticate(auth.Buyer))
 	e.DELETE("/v1/holds/:id", s.releaseHold, s.authenticate(auth.Buyer))
+
+	// Checkout: at most STAGEDOOR_CHECKOUT_SLOTS at once per instance, the next
+	// refused at once (503, Retry-After: 2), before anything else of the route
+	// and without touching the database; never a queue.
+	e.POST("/v1/orders", s.createOrder,
+		s.bulkhead(s.checkoutSlots, "checkout", 2*time.Second), s.authenticate(auth.Buyer))
+	e.GET("/v1/orders", s.listOrders, s.authenticate(auth.Buyer))
+	e.GET("/v1/orders/:id", s.getOrder, s.authenticate(auth.Buyer))
+	e.GET("/v1/tickets", s.listTickets, s.authenticate(auth.Buyer))
 
 	// Admin: the limits' run-time settings, behind STAGEDOOR_ADMIN_TOKEN
 	// (no token configured: these answer 404).

@@ -11,8 +11,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/checkout"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/hold"
@@ -32,6 +34,7 @@ type Deps struct {
 	Settings *limitadmin.Service // the limits' run-time settings; nil turns the admin API off
 	Events   *event.Service
 	Holds    *hold.Service
+	Checkout *checkout.Service
 }
 
 // Server answers Stagedoor's HTTP API. It is an http.Handler.
@@ -46,10 +49,12 @@ type Server struct {
 	settings *limitadmin.Service
 	events   *event.Service
 	holds    *hold.Service
+	checkout *checkout.Service
 	metrics  *httpMetrics
 	echo     *echo.Echo
 
 	seatMapBodies seatMapBodies
+	checkoutSlots *semaphore.Weighted // the checkout bulkhead
 }
 
 // New builds the server and its routes.
@@ -65,8 +70,11 @@ func New(d Deps) *Server {
 		settings: d.Settings,
 		events:   d.Events,
 		holds:    d.Holds,
+		checkout: d.Checkout,
 		metrics:  newHTTPMetrics(d.Registry),
 		echo:     echo.New(),
+
+		checkoutSlots: semaphore.NewWeighted(int64(d.Config.CheckoutSlots)),
 	}
 	s.echo.HideBanner = true
 	s.echo.HidePort = true

@@ -1,0 +1,89 @@
+package httpapi
+
+import (
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stagedoor/stagedoor/internal/auth"
+)
+
+// BenchmarkCheckoutThroughput: 20 buyers check out at once, each in a loop of
+// hold → checkout, with Payrail taking 400ms a charge, for 5 s. With 20 slots
+// the bound is 20 / 0.4 s = 50 checkouts a second per instance. It measures
+// once; ns/op means nothing here.
+//
+//	go test -run '^$' -bench CheckoutThroughput ./internal/httpapi
+func BenchmarkCheckoutThroughput(b *testing.B) {
+	p := startPayrailTB(b, 400*time.Millisecond)
+	ts := startInstance(b, instance{env: limitEnv("PAYRAIL_URL", p.url,
+		"STAGEDOOR_LIMIT_HOLD_BUYER", "100000/1s", "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "100000/1s")})
+	org := newAccount(b, ts, auth.Organizer)
+	event, seats := newEvent(b, ts, org, eventBody(100, 50))
+	var next atomic.Int64
+	var done, other atomic.Int64
+	deadline := time.Now().Add(5 * time.Second)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 20 {
+		buyer := newAccount(b, ts, auth.Buyer)
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				seat := seats[next.Add(1)%int64(len(seats))]
+				rec := ts.serve("POST", "/v1/holds", holdBody(event, seat), buyer.bearer()...)
+				if rec.Code != 201 {
+					other.Add(1)
+					continue
+				}
+				id := holdIDOf(rec)
+				rec = ts.serve("POST", "/v1/orders", orderBody(id, "tok_visa"), buyer.bearer()...)
+				if rec.Code == 201 {
+					done.Add(1)
+				} else {
+					other.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	for b.Loop() {
+	}
+	b.ReportMetric(float64(done.Load())/elapsed.Seconds(), "checkouts/s")
+	b.ReportMetric(float64(other.Load()), "not-201")
+}
+
+func holdIDOf(rec *httptest.ResponseRecorder) string {
+	body := rec.Body.String()
+	i := strings.Index(body, `"id":"`) + len(`"id":"`)
+	return body[i : i+36]
+}
+
+// BenchmarkShedCheckout is the server time of a checkout refused because all
+// 20 slots are taken: the 503 that must come back at once. It reports the
+// median and 99th percentile.
+func BenchmarkShedCheckout(b *testing.B) {
+	ts := startInstance(b, instance{})
+	buyer := newAccount(b, ts, auth.Buyer)
+	if !ts.checkoutSlots.TryAcquire(int64(ts.cfg.CheckoutSlots)) {
+		b.Fatal("could not take the slots")
+	}
+	defer ts.checkoutSlots.Release(int64(ts.cfg.CheckoutSlots))
+	body := orderBody("00000000-0000-4000-8000-000000000000", "tok_visa")
+	var times []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		rec := ts.serve("POST", "/v1/orders", body, buyer.bearer()...)
+		times = append(times, time.Since(t0))
+		if rec.Code != 503 {
+			b.Fatalf("status %d, want 503", rec.Code)
+		}
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
+}
