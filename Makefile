@@ -27,6 +27,7 @@ run-docker: ## Run the whole stack in Docker (docker compose up --build)
 
 run-local: build ## Run Payrail and Stagedoor here, on local PostgreSQL and Redis
 	bash scripts/ensure-services.sh stagedoor
+	DATABASE_URL='$(DATABASE_URL)' bin/stagedoor seed
 	@# One shell: Payrail runs in the background until serve exits (or Ctrl-C).
 	PAYRAIL_ADDR='$(PAYRAIL_ADDR)' bin/stagedoor payrail & payrail=$$!; \
 	trap 'kill $$payrail 2>/dev/null || true' EXIT; \

@@ -3,6 +3,7 @@
 //	stagedoor [serve]          apply pending migrations, then serve the API
 //	stagedoor migrate          apply pending migrations and exit
 //	stagedoor payrail          serve the Payrail payment stub
+//	stagedoor seed             apply pending migrations, then make and print the demo data
 //	stagedoor healthcheck [URL] exit 0 when URL (default: this instance's /healthz) answers 200
 //
 // Configuration comes from the environment (see README.md). A bad value stops
@@ -46,7 +47,7 @@ func exitCode(err error) int {
 	return 1
 }
 
-const usage = `usage: stagedoor [serve | migrate | payrail | healthcheck [URL]]`
+const usage = `usage: stagedoor [serve | migrate | payrail | seed | healthcheck [URL]]`
 
 // run is the whole program: main only adds the process's signals, arguments,
 // environment and standard streams, so tests can start it on port 0.
@@ -75,6 +76,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrate(ctx, cfg, logger)
 	case "payrail":
 		return servePayrail(ctx, cfg, logger)
+	case "seed":
+		return seed(ctx, cfg, logger, stdout)
 	default:
 		return usageError{fmt.Sprintf("unknown command %q\n%s", command, usage)}
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/httpapi"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
+	"github.com/stagedoor/stagedoor/internal/scan"
+	"github.com/stagedoor/stagedoor/internal/waitroom"
 	"github.com/stagedoor/stagedoor/migrations"
 )
 
@@ -77,6 +79,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		Events:   events,
 		Holds:    holds,
 		Checkout: orders,
+		Scans:    scan.NewService(db),
+		WaitRoom: waitroom.New(rdb, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout, Logger: logger}),
 	})
 	return serveHTTP(ctx, cfg.Addr, wrapHandler(api), cfg.ShutdownTimeout, logger)
 }

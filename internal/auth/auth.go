@@ -1,6 +1,6 @@
 // Package auth holds accounts (buyers and organizers), their bcrypt passwords,
-// and sessions: opaque tokens stored only as their SHA-256. A verified
-// credential becomes a Principal; handlers never parse tokens themselves.
+// sessions and scanner keys: opaque secrets stored only as their SHA-256. A
+// verified credential becomes a Principal; handlers never parse tokens themselves.
 package auth
 
 import (
@@ -31,9 +31,14 @@ type Account struct {
 
 // Principal is who a request acts for, once its credential is verified.
 type Principal struct {
+	// AccountID is the buyer or organizer; for a scanner key, its organizer.
 	AccountID string
 	Kind      Kind
-	Email     string
+	Email     string // empty for a scanner key
+	// ScannerKeyID is the key of a Scanner principal, and EventID the event that
+	// key is bound to (empty when unbound); both empty for sessions.
+	ScannerKeyID string
+	EventID      string
 }
 
 // Session is a signed-in account's bearer token. Token is shown once, at login.

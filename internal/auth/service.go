@@ -95,6 +95,19 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 	}, nil
 }
 
+// AccountByEmail returns the account with this email (normalized), or
+// ErrNotFound. It checks no password: it is for tools such as stagedoor seed.
+func (s *Service) AccountByEmail(ctx context.Context, email string) (Account, error) {
+	a, _, err := s.store.accountByEmail(ctx, NormalizeEmail(email))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Account{}, fmt.Errorf("%w: no account has email %s", ErrNotFound, NormalizeEmail(email))
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("auth: look up account: %w", err)
+	}
+	return a, nil
+}
+
 // Authenticate returns the principal of a live session token, or
 // ErrUnauthenticated. Every call asks PostgreSQL, so a logout on one instance
 // is seen by all at once.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
@@ -186,12 +185,7 @@ func TestLoginEmailLimitAcrossAddresses(t *testing.T) {
 func TestLoginLimitsFallBackWhenRedisStops(t *testing.T) {
 	t.Parallel()
 	private := testenv.StartPrivateRedis(t)
-	rdb, err := conn.Redis(private.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rdb.Close() })
-	ts := newTestServer(t, nil, nil, rdb)
+	ts := newTestServer(t, nil, nil, redisClient(t, private.URL))
 	register(t, ts, "buyer", "b@example.com")
 	private.Stop()
 

@@ -126,6 +126,7 @@ func TestEventsAndSeatMap(t *testing.T) {
 	}
 
 	// A hold shows on the seat map within a second and in the organizer's counts at once.
+	admitted(t, ts, buyer, id) // the event has a waiting room
 	resp, h := ts.do(t, "POST", "/v1/holds", fmt.Sprintf(`{"event_id":%q,"seat_ids":[%q,%q]}`, id, seats[0]["id"], seats[6]["id"]), buyer.bearer()...)
 	if resp.StatusCode != 201 || h["total_cents"] != 5000.0 {
 		t.Fatalf("hold = %d %v", resp.StatusCode, h)

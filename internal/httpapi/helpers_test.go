@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,7 +21,9 @@ import (
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
+	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/testenv"
+	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
 
 // testServer is a Server on real services, served by an httptest server.
@@ -37,6 +40,7 @@ type instance struct {
 	db          *pgxpool.Pool
 	rdb         redis.UniversalClient
 	redisPrefix string
+	admission   time.Duration // how long a waiting-room admission lasts; zero: 15 minutes
 }
 
 func newTestServer(t *testing.T, env map[string]string, db *pgxpool.Pool, rdb redis.UniversalClient) *testServer {
@@ -86,6 +90,9 @@ func startInstance(t testing.TB, in instance) *testServer {
 		Holds:  hold.NewService(in.db, events, cfg.HoldTTL), // no sweeper: tests start one where needed
 		Checkout: checkout.NewService(in.db, checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL}),
 			cfg.RecoveryAfter, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		Scans: scan.NewService(in.db),
+		WaitRoom: waitroom.New(in.rdb, waitroom.Options{Prefix: in.redisPrefix, Timeout: cfg.RedisTimeout,
+			Admission: in.admission}),
 	})
 	s.settings = runLimitSettings(t, cfg, in.db, s.limiter, registry) // as serve does, before serving
 	ts := &testServer{Server: s}
@@ -114,4 +121,16 @@ func (ts *testServer) do(t *testing.T, method, path, body string, header ...stri
 	var decoded map[string]any
 	_ = json.Unmarshal(raw, &decoded)
 	return resp, decoded
+}
+
+// redisClient is a client on the Redis at url (such as a testenv.PrivateRedis
+// that the test stops), closed when the test ends.
+func redisClient(t testing.TB, url string) redis.UniversalClient {
+	t.Helper()
+	rdb, err := conn.Redis(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
 }

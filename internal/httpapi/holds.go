@@ -33,7 +33,10 @@ func holdJSONOf(h hold.Hold) holdJSON {
 
 // createHold serves POST /v1/holds (buyer). In order: the body is checked and
 // the event read (cached) without spending a token, so that a malformed request
-// or one before the sale opens costs the buyer nothing; then hold-buyer and
+// or one before the sale opens costs the buyer nothing; on an event with a
+// waiting room, the buyer's admission is checked next (one Redis call, as a
+// limit costs; 403 not-admitted, or 503 when Redis cannot answer), so that a
+// buyer not yet admitted spends no hold token either; then hold-buyer and
 // hold-organizer are decided as one decision (a request refused by either spends
 // no token of the other); then the hold is written in one statement.
 func (s *Server) createHold(c echo.Context) error {
@@ -45,6 +48,9 @@ func (s *Server) createHold(c echo.Context) error {
 	buyer := principalOf(c).AccountID
 	plan, err := s.holds.Plan(ctx, buyer, in.EventID, in.SeatIDs)
 	if err != nil {
+		return err
+	}
+	if err := s.waitroom.CheckAdmitted(ctx, plan.Event, buyer); err != nil {
 		return err
 	}
 	if err := s.enforce(c,

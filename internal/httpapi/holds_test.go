@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
-	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/testenv"
@@ -336,12 +335,7 @@ func TestExpiredHoldFreesItsSeatsAtOnce(t *testing.T) {
 func TestHoldsFailOpenWhenRedisStops(t *testing.T) {
 	t.Parallel()
 	private := testenv.StartPrivateRedis(t)
-	rdb, err := conn.Redis(private.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rdb.Close() })
-	ts := newTestServer(t, nil, nil, rdb)
+	ts := newTestServer(t, nil, nil, redisClient(t, private.URL))
 	org := newAccount(t, ts, auth.Organizer)
 	buyer := newAccount(t, ts, auth.Buyer)
 	event, seats := newEvent(t, ts, org, eventBody(1, 3))

@@ -15,6 +15,8 @@ import (
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/limitadmin"
+	"github.com/stagedoor/stagedoor/internal/scan"
+	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
 
 // Problem is an RFC 9457 problem, the body of every error response.
@@ -45,18 +47,19 @@ var problemTypes = map[string]problemType{
 	"forbidden":               {403, "Forbidden", "The credential is valid but does not allow this action."},
 	"not-admitted":            {403, "Not admitted", "This event has a waiting room; join the queue and hold seats once admitted."},
 	"not-found":               {404, "Not found", "There is no such resource, or it belongs to someone else."},
+	"no-waiting-room":         {404, "No waiting room", "This event has no waiting room, so there is no queue to join or poll: hold its seats directly."},
 	"method-not-allowed":      {405, "Method not allowed", "The path exists but does not accept this method."},
 	"email-taken":             {409, "Email taken", "An account with this email already exists."},
 	"seats-unavailable":       {409, "Seats unavailable", "Some of the seats asked for are held or sold; unavailable_seat_ids lists them. Nothing was held."},
 	"not-on-sale":             {409, "Not on sale", "The event's sale has not opened yet."},
 	"hold-not-active":         {409, "Hold not active", "The hold has expired, was released, or was already converted into an order."},
 	"idempotency-in-progress": {409, "Request in progress", "A request with this Idempotency-Key is still running. Retry after it finishes to get its response."},
-	"scan-rejected":           {409, "Scan rejected", "The ticket was not admitted; the result member says why (already_scanned, wrong_event or invalid)."},
+	"scan-rejected":           {409, "Scan rejected", "The ticket was not admitted; the result member says why: already_scanned (409, with first_scanned_at), wrong_event (409: the scanner key is bound to another event) or invalid (404: no ticket of yours has this code). The attempt was recorded."},
 	"payment-declined":        {402, "Payment declined", "The payment provider declined the charge. The hold is still active; try another payment method."},
 	"idempotency-mismatch":    {422, "Idempotency key reused", "This Idempotency-Key was used with a different request body."},
 	"rate-limited":            {429, "Too many requests", "A rate limit refused the request; it spent no token. Retry-After (seconds) and retry_after_ms say when it would be allowed; limit names the limit."},
 	"internal-error":          {500, "Internal error", "Something went wrong on our side. The request id identifies it in our logs."},
-	"service-overloaded":      {503, "Service overloaded", "This instance is at a bound it keeps to stay up; it refused at once instead of queueing. Retry after Retry-After seconds."},
+	"service-overloaded":      {503, "Service overloaded", "This instance is at a bound it keeps to stay up, or cannot reach the store of a waiting room (which fails closed); it refused at once instead of queueing. Retry after Retry-After seconds."},
 	"payment-unavailable":     {503, "Payment unavailable", "The payment provider is failing or its circuit breaker is open. Retry after Retry-After seconds. If the charge's outcome is unknown, the order stays pending and is settled within a few minutes: confirmed if the charge was made, the hold released if not."},
 }
 
@@ -82,6 +85,10 @@ var errorProblems = []struct {
 	{hold.ErrSeatsUnavailable, "seats-unavailable"}, // + unavailable_seat_ids, see problemExtensions
 	{hold.ErrNotOnSale, "not-on-sale"},
 	{hold.ErrNotActive, "hold-not-active"},
+	{waitroom.ErrNoRoom, "no-waiting-room"},
+	{waitroom.ErrNotQueued, "not-found"},
+	{waitroom.ErrNotAdmitted, "not-admitted"},
+	{waitroom.ErrUnavailable, "service-overloaded"}, // + Retry-After, see problemFor
 	{checkout.ErrInvalidInput, "invalid-request"},
 	{checkout.ErrNotFound, "not-found"},
 	{checkout.ErrHoldNotActive, "hold-not-active"},
@@ -91,6 +98,12 @@ var errorProblems = []struct {
 	{checkout.ErrIdempotencyMismatch, "idempotency-mismatch"},
 	{limitadmin.ErrUnknownLimit, "not-found"},
 	{limitadmin.ErrInvalidSetting, "invalid-request"},
+	{auth.ErrNotFound, "not-found"},
+	{scan.ErrInvalidInput, "invalid-request"},
+	{scan.ErrNotFound, "not-found"},
+	{scan.ErrAlreadyScanned, "scan-rejected"}, // + result, first_scanned_at
+	{scan.ErrWrongEvent, "scan-rejected"},     // + result
+	{scan.ErrInvalid, "scan-rejected"},        // + result; 404, see problemStatus
 }
 
 var (
@@ -116,11 +129,26 @@ func badRequest(format string, args ...any) error {
 // problemExtensions are the members an error of errorProblems carries beyond
 // its detail, such as the seats a refused hold could not take.
 func problemExtensions(err error) map[string]any {
+	var rejected *scan.Rejection
+	if errors.As(err, &rejected) {
+		return scanRejectionMembers(rejected)
+	}
 	var unavailable *hold.UnavailableError
 	if errors.As(err, &unavailable) {
 		return map[string]any{"unavailable_seat_ids": unavailable.SeatIDs}
 	}
 	return nil
+}
+
+// problemStatus is the status of an error whose problem type's status varies:
+// a scan of a code that is no ticket of the scanner's organizer is a
+// scan-rejected problem, but 404, as API.md says; every other error keeps its
+// type's status.
+func problemStatus(err error, status int) int {
+	if errors.Is(err, scan.ErrInvalid) {
+		return http.StatusNotFound
+	}
+	return status
 }
 
 // problemFor turns any error a handler returned into the problem to send.
@@ -132,12 +160,15 @@ func problemFor(err error) (*Problem, bool) {
 	for _, e := range errorProblems {
 		if errors.Is(err, e.err) {
 			t := problemTypes[e.slug]
-			p := &Problem{Slug: e.slug, Status: t.Status, Detail: err.Error(), Extensions: problemExtensions(err)}
+			p := &Problem{Slug: e.slug, Status: problemStatus(err, t.Status), Detail: err.Error(), Extensions: problemExtensions(err)}
 			if p.Status >= 500 {
 				p.Detail = t.Description // the error itself may name internals; it is logged
 			}
 			if errors.Is(err, checkout.ErrPaymentUnavailable) {
 				p.RetryAfter = checkout.PaymentRetryAfter
+			}
+			if errors.Is(err, waitroom.ErrUnavailable) {
+				p.RetryAfter = waitroom.RetryAfter
 			}
 			return p, true
 		}

@@ -39,8 +39,15 @@ func (s *Server) routes() {
 	e.GET("/v1/events/:id/seats", s.seatMap)
 	e.GET("/v1/organizer/events", s.organizerEvents, s.authenticate(auth.Organizer))
 
+	// Waiting room (events created with one; others answer 404 no-waiting-room
+	// before any token is spent). queue-join is keyed on the buyer and the
+	// event; polling is not limited. Redis unreachable: 503, fail closed.
+	e.POST("/v1/events/:id/queue", s.joinQueue, s.authenticate(auth.Buyer), s.limitBy(s.byBuyerAndRoom("queue-join")))
+	e.GET("/v1/events/:id/queue", s.queueStatus, s.authenticate(auth.Buyer))
+
 	// Holds. hold-buyer and hold-organizer are one decision, made in createHold
-	// once the body names the event (and so its organizer), before the write.
+	// once the body names the event (and so its organizer), before the write;
+	// on a waiting-room event the buyer's admission is checked before them.
 	e.POST("/v1/holds", s.createHold, s.authenticate(auth.Buyer))
 	e.GET("/v1/holds/:id", s.getHold, s.authenticate(auth.Buyer))
 	e.DELETE("/v1/holds/:id", s.releaseHold, s.authenticate(auth.Buyer))
@@ -53,6 +60,15 @@ func (s *Server) routes() {
 	e.GET("/v1/orders", s.listOrders, s.authenticate(auth.Buyer))
 	e.GET("/v1/orders/:id", s.getOrder, s.authenticate(auth.Buyer))
 	e.GET("/v1/tickets", s.listTickets, s.authenticate(auth.Buyer))
+
+	// Scanning. Organizers manage their scanner keys and read the audit; a
+	// door device scans with X-Api-Key, limited by scanner-key on the key's id
+	// (a venue's phones share one address), then one conditional write admits.
+	e.POST("/v1/scanner-keys", s.createScannerKey, s.authenticate(auth.Organizer))
+	e.GET("/v1/scanner-keys", s.listScannerKeys, s.authenticate(auth.Organizer))
+	e.DELETE("/v1/scanner-keys/:id", s.revokeScannerKey, s.authenticate(auth.Organizer))
+	e.POST("/v1/scans", s.scan, s.authenticateScanner(), s.limitBy(s.byScannerKey))
+	e.GET("/v1/events/:id/scans", s.listScans, s.authenticate(auth.Organizer))
 
 	// Admin: the limits' run-time settings, behind STAGEDOOR_ADMIN_TOKEN
 	// (no token configured: these answer 404).

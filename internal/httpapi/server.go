@@ -20,6 +20,8 @@ import (
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/limitadmin"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
+	"github.com/stagedoor/stagedoor/internal/scan"
+	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
 
 // Deps are what the server is built from; main makes each of them once.
@@ -35,6 +37,8 @@ type Deps struct {
 	Events   *event.Service
 	Holds    *hold.Service
 	Checkout *checkout.Service
+	Scans    *scan.Service
+	WaitRoom *waitroom.Service // the on-sale waiting rooms, in Redis
 }
 
 // Server answers Stagedoor's HTTP API. It is an http.Handler.
@@ -50,6 +54,8 @@ type Server struct {
 	events   *event.Service
 	holds    *hold.Service
 	checkout *checkout.Service
+	scans    *scan.Service
+	waitroom *waitroom.Service
 	metrics  *httpMetrics
 	echo     *echo.Echo
 
@@ -71,6 +77,8 @@ func New(d Deps) *Server {
 		events:   d.Events,
 		holds:    d.Holds,
 		checkout: d.Checkout,
+		scans:    d.Scans,
+		waitroom: d.WaitRoom,
 		metrics:  newHTTPMetrics(d.Registry),
 		echo:     echo.New(),
 

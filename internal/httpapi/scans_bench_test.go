@@ -1,0 +1,91 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stagedoor/stagedoor/internal/conn"
+	"github.com/stagedoor/stagedoor/internal/testenv"
+)
+
+// BenchmarkScans10Keys: ten phones, each with a scanner key of its own, scan
+// at once, in-process through the whole handler (the rings, the key's lookup,
+// scanner-key decided in Redis, the conditional write and its audit row)
+// against the real database, on the production pool of 24 connections.
+// scanner-key is raised to 1000000/1s so that the figure is the server's, not
+// the limit's (at the default 20/1s each, ten keys would be held to 200 scans/s).
+//
+//   - admit: every scan admits a fresh ticket (one statement each);
+//   - rescan: every scan finds its ticket already scanned (three statements:
+//     the write that admits nothing, the read that says why, the audit row).
+//
+// Run with a fixed count so that admit never runs out of fresh tickets:
+//
+//	go test -run '^$' -bench Scans10Keys -benchtime 2000x ./internal/httpapi
+func BenchmarkScans10Keys(b *testing.B) {
+	const phones, fresh = 10, 2500
+	db, err := conn.Postgres(context.Background(), testenv.DatabaseURL(b), 24)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(db.Close)
+	v := newVenue(b, db, "STAGEDOOR_LIMIT_SCANNER_KEY", "1000000/1s", "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "100000/1s")
+	v.event, v.seats = newEvent(b, v.testServer, v.org, eventBody(50, 60))
+	tickets := v.buy(b, fresh)
+	keys := make([]string, phones)
+	for i := range keys {
+		_, keys[i] = newScannerKey(b, v.testServer, v.org, "")
+	}
+	bodies := make([]string, len(tickets))
+	for i, tk := range tickets {
+		bodies[i] = fmt.Sprintf(`{"code":%q}`, tk.code)
+	}
+
+	var used atomic.Int64 // fresh tickets spent by admit, across its runs
+	b.Run("admit", func(b *testing.B) {
+		scanAtOnce(b, v, keys, func() (string, int) {
+			i := used.Add(1) - 1
+			if i >= int64(len(bodies)) {
+				return bodies[i%int64(len(bodies))], 409 // ran out: a rescan
+			}
+			return bodies[i], 200
+		})
+	})
+	var n atomic.Int64
+	b.Run("rescan", func(b *testing.B) {
+		if used.Load() == 0 { // admit did not run: scan one ticket to rescan
+			v.serve("POST", "/v1/scans", bodies[0], "X-Api-Key", keys[0])
+			used.Store(1)
+		}
+		scanAtOnce(b, v, keys, func() (string, int) {
+			return bodies[(n.Add(1)-1)%min(int64(len(bodies)), used.Load())], 409
+		})
+	})
+}
+
+// scanAtOnce makes b.N scans from the phones at once, each phone scanning the
+// next body until b.N are done, and reports scans/s.
+func scanAtOnce(b *testing.B, v *venue, keys []string, next func() (body string, want int)) {
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for _, key := range keys {
+		wg.Go(func() {
+			for done.Add(1) <= int64(b.N) {
+				body, want := next()
+				if rec := v.serve("POST", "/v1/scans", body, "X-Api-Key", key); rec.Code != want {
+					b.Errorf("scan = %d %s, want %d", rec.Code, rec.Body, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "scans/s")
+}

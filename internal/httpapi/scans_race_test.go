@@ -1,0 +1,168 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/conn"
+	"github.com/stagedoor/stagedoor/internal/testenv"
+)
+
+// TestTenPhonesScanOneTicket: ten phones, each with a key of its own, scan one
+// ticket at the same moment, ticket after ticket: exactly one is admitted, the
+// nine others are told already_scanned with the winner's time, and all ten
+// attempts are in the audit.
+func TestTenPhonesScanOneTicket(t *testing.T) {
+	t.Parallel()
+	// 16 connections, so that the ten scans really meet at the ticket's row.
+	db, err := conn.Postgres(context.Background(), testenv.DatabaseURL(t), 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	v := newVenue(t, db)
+	const phones = 10
+	keys := make([]string, phones)
+	for i := range keys {
+		_, keys[i] = newScannerKey(t, v.testServer, v.org, "")
+	}
+	tickets := v.buy(t, 5)
+	for _, tk := range tickets {
+		type reply struct {
+			status int
+			body   map[string]any
+		}
+		replies := make([]reply, phones)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range phones {
+			wg.Go(func() {
+				<-start
+				resp, body := v.scanTB(t, keys[i], tk.code)
+				replies[i] = reply{resp.StatusCode, body}
+			})
+		}
+		close(start)
+		wg.Wait()
+
+		admitted, already, firstAt := 0, 0, ""
+		for _, r := range replies {
+			switch {
+			case r.status == 200 && r.body["result"] == "admitted":
+				admitted++
+				firstAt = fmt.Sprint(r.body["scanned_at"])
+			case r.status == 409 && r.body["result"] == "already_scanned":
+				already++
+			default:
+				t.Errorf("a phone got %d %v", r.status, r.body)
+			}
+		}
+		if admitted != 1 || already != phones-1 {
+			t.Fatalf("ticket %s: %d admitted, %d already_scanned; want 1 and %d", tk.id, admitted, already, phones-1)
+		}
+		for _, r := range replies {
+			if r.status == 409 && fmt.Sprint(r.body["first_scanned_at"]) != firstAt {
+				t.Errorf("first_scanned_at %v, want the admission's %s", r.body["first_scanned_at"], firstAt)
+			}
+		}
+		var recorded, admissions int
+		if err := db.QueryRow(context.Background(), `
+			SELECT count(*), count(*) FILTER (WHERE result = 'admitted') FROM scans WHERE ticket_id = $1`, tk.id).
+			Scan(&recorded, &admissions); err != nil || recorded != phones || admissions != 1 {
+			t.Errorf("audit of ticket %s: %d attempts, %d admissions (%v); want %d and 1", tk.id, recorded, admissions, err, phones)
+		}
+	}
+}
+
+// TestGateOpening: the doors open and one phone scans 50 tickets at once, its
+// whole burst (scanner-key is 20/1s burst 50): all 50 are served. The next scan
+// is refused with 429 scanner-key, retry_after_ms at most one token's 50 ms,
+// unless the 50 took so long that tokens came back meanwhile (one every 50 ms):
+// then it is refused once those are spent, and not one scan sooner. Another
+// phone at the same address keeps scanning: the limit is keyed on the key.
+func TestGateOpening(t *testing.T) {
+	t.Parallel()
+	db, err := conn.Postgres(context.Background(), testenv.DatabaseURL(t), 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	v := newVenue(t, db)
+	_, phone := newScannerKey(t, v.testServer, v.org, v.event)
+	_, neighbour := newScannerKey(t, v.testServer, v.org, v.event)
+	tickets := v.buy(t, 60)
+
+	statuses := make([]int, 50)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			<-start
+			resp, body := v.scanTB(t, phone, tickets[i].code)
+			if statuses[i] = resp.StatusCode; resp.StatusCode != 200 {
+				t.Errorf("gate scan %d = %d %v, want 200 admitted", i+1, resp.StatusCode, body)
+			}
+		})
+	}
+	began := time.Now()
+	close(start)
+	wg.Wait()
+
+	// Scan on (rescans: 409 already_scanned) until the first refusal.
+	served := 0
+	for i := 0; ; i++ {
+		elapsed := time.Since(began)
+		resp, p := v.scanTB(t, phone, tickets[i%50].code)
+		if resp.StatusCode != 429 {
+			served++
+			if refills := int(elapsed/(50*time.Millisecond)) + 1; served > refills {
+				t.Fatalf("scan %d served %d ms after the burst began; only %d tokens can have come back", 51+i, elapsed.Milliseconds(), refills)
+			}
+			continue
+		}
+		ms, _ := p["retry_after_ms"].(float64)
+		if p["type"] != "/problems/rate-limited" || p["limit"] != "scanner-key" || ms <= 0 || ms > 50 ||
+			resp.Header.Get("Retry-After") != "1" || resp.Header.Get("RateLimit-Policy") != `"scanner-key";q=50;w=3` {
+			t.Errorf("scan %d refused with %v (Retry-After %q, RateLimit-Policy %q)", 51+i, p,
+				resp.Header.Get("Retry-After"), resp.Header.Get("RateLimit-Policy"))
+		}
+		t.Logf("scan #%d was refused, %d ms after the burst began; retry_after_ms %v", 51+i, elapsed.Milliseconds(), ms)
+		break
+	}
+	if resp, body := v.scanTB(t, neighbour, tickets[55].code); resp.StatusCode != 200 {
+		t.Errorf("another phone at the same address = %d %v, want 200", resp.StatusCode, body)
+	}
+	// The refusal spent nothing and reached no handler: it is not in the audit.
+	var recorded int
+	if err := db.QueryRow(context.Background(), `SELECT count(*) FROM scans`).Scan(&recorded); err != nil || recorded != 50+served+1 {
+		t.Errorf("%d attempts recorded (%v), want %d: the 429 is not one", recorded, err, 50+served+1)
+	}
+}
+
+// TestScanningFailsOpenWhenRedisStops: with Redis gone, the gate keeps
+// admitting, and scanner-key counts fail_open.
+func TestScanningFailsOpenWhenRedisStops(t *testing.T) {
+	t.Parallel()
+	private := testenv.StartPrivateRedis(t)
+	p := startPayrailTB(t, 0)
+	ts := newTestServer(t, map[string]string{"PAYRAIL_URL": p.url}, nil, redisClient(t, private.URL))
+	v := &venue{testServer: ts, org: newAccount(t, ts, auth.Organizer), buyer: newAccount(t, ts, auth.Buyer)}
+	v.event, v.seats = newEvent(t, ts, v.org, eventBody(1, 5))
+	tickets := v.buy(t, 3)
+	_, key := newScannerKey(t, ts, v.org, "")
+	private.Stop()
+
+	for i, tk := range tickets {
+		if resp, body := v.scanTB(t, key, tk.code); resp.StatusCode != 200 || body["result"] != "admitted" {
+			t.Fatalf("scan %d with Redis down = %d %v", i+1, resp.StatusCode, body)
+		}
+	}
+	series := `stagedoor_ratelimit_decisions_total{decision="fail_open",limit="scanner-key"}`
+	if got := metricValue(t, ts, series); got != "3" {
+		t.Errorf("%s = %q, want 3", series, got)
+	}
+}

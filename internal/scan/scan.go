@@ -1,0 +1,159 @@
+// Package scan admits tickets at the door. One conditional write admits a
+// ticket exactly once, however many devices scan it at the same moment; a scan
+// that admits nothing is told apart afterwards (already scanned, unknown or
+// another organizer's, or another event's) by one read. Every attempt is
+// recorded in an append-only audit, which organizers page through per event.
+//
+// The scanned code itself is never stored nor logged: the audit keeps its
+// SHA-256 and its first few characters.
+package scan
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Result is what a scan decided; it is the "result" member of API.md's replies.
+type Result string
+
+// The results of a scan.
+const (
+	// Admitted: the ticket was valid and is now scanned; this is its only admission.
+	Admitted Result = "admitted"
+	// AlreadyScanned: the ticket was admitted before, at FirstScannedAt.
+	AlreadyScanned Result = "already_scanned"
+	// Invalid: no ticket has the code, or the ticket is another organizer's
+	// (its existence is not revealed).
+	Invalid Result = "invalid"
+	// WrongEvent: the ticket is the organizer's, but for another event than the
+	// one the scanner key is bound to. Nothing was admitted.
+	WrongEvent Result = "wrong_event"
+)
+
+// Errors returned by this package; internal/httpapi maps them to problems.
+// A scan that admits nothing returns a *Rejection, which matches one of
+// ErrAlreadyScanned, ErrInvalid and ErrWrongEvent with errors.Is.
+var (
+	// ErrInvalidInput wraps a description of what is wrong with the request.
+	ErrInvalidInput = errors.New("invalid scan request")
+	// ErrNotFound: no such event of this organizer (another's is not revealed).
+	ErrNotFound = errors.New("no such event of yours")
+
+	ErrAlreadyScanned = errors.New("the ticket was already scanned")
+	ErrInvalid        = errors.New("no ticket of yours has this code")
+	ErrWrongEvent     = errors.New("the ticket is for another event than this scanner key's")
+)
+
+// Scanner is the device that scans, as its scanner key says.
+type Scanner struct {
+	KeyID       string
+	OrganizerID string
+	EventID     string // the event the key is bound to; empty when unbound
+}
+
+// Seat is where an admitted ticket sits.
+type Seat struct {
+	Section string
+	Row     string
+	Number  int
+}
+
+// Admission is a ticket admitted by a scan.
+type Admission struct {
+	TicketID  string
+	EventID   string
+	Seat      Seat
+	ScannedAt time.Time
+}
+
+// Rejection is a scan that admitted nothing, and why.
+type Rejection struct {
+	Result Result // AlreadyScanned, Invalid or WrongEvent
+	// TicketID and EventID are the ticket's, set for AlreadyScanned and
+	// WrongEvent (the organizer's own ticket); empty for Invalid.
+	TicketID, EventID string
+	// FirstScannedAt is when the ticket was admitted, for AlreadyScanned.
+	FirstScannedAt time.Time
+}
+
+// Error says why nothing was admitted; it never holds the scanned code.
+func (r *Rejection) Error() string {
+	switch r.Result {
+	case AlreadyScanned:
+		return fmt.Sprintf("%v: it was admitted at %s", ErrAlreadyScanned, r.FirstScannedAt.UTC().Format(time.RFC3339Nano))
+	case WrongEvent:
+		return fmt.Sprintf("%v: it is for event %s; nothing was admitted", ErrWrongEvent, r.EventID)
+	default:
+		return ErrInvalid.Error()
+	}
+}
+
+// Is lets errors.Is match the sentinel of the rejection's result.
+func (r *Rejection) Is(target error) bool {
+	switch r.Result {
+	case AlreadyScanned:
+		return target == ErrAlreadyScanned
+	case WrongEvent:
+		return target == ErrWrongEvent
+	default:
+		return target == ErrInvalid
+	}
+}
+
+// Attempt is one recorded scan attempt.
+type Attempt struct {
+	ID           string // opaque; the audit is ordered by it
+	ScannerKeyID string
+	ScannerLabel string
+	TicketID     string // set when the code was a ticket of the key's organizer
+	CodePrefix   string // the code's first CodePrefixRunes characters
+	Result       Result
+	ScannedAt    time.Time
+}
+
+// Page is one page of an event's audit, newest first. NextBefore, when not
+// empty, is the cursor of the next (older) page.
+type Page struct {
+	Attempts   []Attempt
+	NextBefore string
+}
+
+// Audit paging bounds.
+const (
+	DefaultPageSize = 100
+	MaxPageSize     = 500
+)
+
+// CodePrefixRunes is how much of a scanned code the audit keeps in clear: a
+// ticket code has 160 random bits in 32 base32 characters, so 6 of them leave
+// 130 bits unknown.
+const CodePrefixRunes = 6
+
+// MaxCodeBytes bounds a scanned code; ticket codes are 32 characters.
+const MaxCodeBytes = 256
+
+// ticketState is what the read after a scan that updated nothing found.
+type ticketState struct {
+	found     bool
+	ticketID  string
+	eventID   string
+	mine      bool // the ticket's event belongs to the scanner's organizer
+	scannedAt *time.Time
+}
+
+// classify tells why a scan admitted nothing. The bound event is checked before
+// the first scan, so that a ticket of another event reads as wrong_event even
+// once it was admitted at its own event. ok is false when the ticket was
+// admittable after all (the caller tries again).
+func classify(sc Scanner, t ticketState) (r Rejection, ok bool) {
+	switch {
+	case !t.found || !t.mine:
+		return Rejection{Result: Invalid}, true
+	case sc.EventID != "" && t.eventID != sc.EventID:
+		return Rejection{Result: WrongEvent, TicketID: t.ticketID, EventID: t.eventID}, true
+	case t.scannedAt != nil:
+		return Rejection{Result: AlreadyScanned, TicketID: t.ticketID, EventID: t.eventID, FirstScannedAt: t.scannedAt.UTC()}, true
+	}
+	return Rejection{}, false
+}

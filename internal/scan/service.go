@@ -1,0 +1,107 @@
+package scan
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stagedoor/stagedoor/internal/ids"
+)
+
+// Service scans tickets and reads the audit of scans.
+type Service struct {
+	store store
+}
+
+// NewService returns a Service on db.
+func NewService(db *pgxpool.Pool) *Service {
+	return &Service{store: store{db: db}}
+}
+
+// Scan admits the ticket with this code, exactly once, and records the attempt.
+// It returns the Admission, or a *Rejection (errors.Is ErrAlreadyScanned,
+// ErrInvalid or ErrWrongEvent) after recording it too, or an error wrapping
+// ErrInvalidInput for an empty, overlong or unprintable code (not recorded).
+//
+// An admission costs one statement; a rejection three (the write that admitted
+// nothing, the read that tells why, the audit row).
+func (s *Service) Scan(ctx context.Context, sc Scanner, rawCode string) (Admission, error) {
+	c, err := parseCode(rawCode)
+	if err != nil {
+		return Admission{}, err
+	}
+	// A ticket found admittable after the write admitted nothing would be one
+	// issued in between; try once more, then give up.
+	for range 2 {
+		a, ok, err := s.store.admit(ctx, sc, c)
+		if err != nil || ok {
+			return a, err
+		}
+		t, err := s.store.ticket(ctx, sc.OrganizerID, c)
+		if err != nil {
+			return Admission{}, err
+		}
+		r, ok := classify(sc, t)
+		if !ok {
+			continue
+		}
+		if err := s.store.record(ctx, sc, c, r); err != nil {
+			return Admission{}, err
+		}
+		return Admission{}, &r
+	}
+	return Admission{}, errors.New("scan: a ticket found admittable twice was not admitted")
+}
+
+// Attempts returns a page of the audit of the organizer's event, newest first:
+// at most limit attempts (0 means DefaultPageSize; at most MaxPageSize) older
+// than the cursor before (empty: from the newest). ErrNotFound for an unknown
+// event or another organizer's; ErrInvalidInput for a bad limit or cursor.
+func (s *Service) Attempts(ctx context.Context, organizerID, eventID string, limit int, before string) (Page, error) {
+	id, ok := ids.Parse(eventID)
+	if !ok {
+		return Page{}, ErrNotFound
+	}
+	if limit == 0 {
+		limit = DefaultPageSize
+	}
+	if limit < 1 || limit > MaxPageSize {
+		return Page{}, fmt.Errorf("%w: limit must be 1 to %d", ErrInvalidInput, MaxPageSize)
+	}
+	cursor := int64(math.MaxInt64)
+	if before != "" {
+		n, err := strconv.ParseInt(before, 10, 64)
+		if err != nil || n < 1 {
+			return Page{}, fmt.Errorf("%w: before %q is not a cursor this list handed out", ErrInvalidInput, before)
+		}
+		cursor = n
+	}
+	return s.store.attempts(ctx, organizerID, id, limit, cursor)
+}
+
+// parseCode checks a scanned code (trimmed of surrounding space, which a
+// keyboard-wedge scanner may add) and makes its audit forms.
+func parseCode(raw string) (code, error) {
+	text := strings.TrimSpace(raw)
+	switch {
+	case text == "":
+		return code{}, fmt.Errorf("%w: code is required", ErrInvalidInput)
+	case len(text) > MaxCodeBytes:
+		return code{}, fmt.Errorf("%w: code is longer than %d bytes; no ticket has such a code", ErrInvalidInput, MaxCodeBytes)
+	case strings.IndexFunc(text, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+		return code{}, fmt.Errorf("%w: code must be printable text", ErrInvalidInput)
+	}
+	sum := sha256.Sum256([]byte(text))
+	prefix := text
+	if runes := []rune(text); len(runes) > CodePrefixRunes {
+		prefix = string(runes[:CodePrefixRunes])
+	}
+	return code{text: text, hash: sum[:], prefix: prefix}, nil
+}

@@ -1,0 +1,81 @@
+// Package waitroom is the on-sale waiting room: the rate limit on entry to the
+// flow itself. An event created with waiting_room.admit_per_second admits its
+// buyers one at a time, in queue order, at most that many a second; holds on
+// the event need a current admission. It knows nothing of HTTP.
+//
+// # State
+//
+// A room is three Redis keys under the configured prefix, with the event id as
+// a hash tag so that a Cluster keeps them in one slot and one script can use
+// them all:
+//
+//	<prefix>wr:{<event>}:q  sorted set, buyer id → queue score
+//	<prefix>wr:{<event>}:s  hash: n (buyers admitted, in queue order) and last
+//	                         (the moment of the last admission)
+//	<prefix>wr:{<event>}:a  hash, buyer id → the moment she was admitted
+//
+// Every operation is one Lua script on Redis's clock (redis.call('TIME')), so
+// instances never disagree and their clocks do not matter. Every script that
+// writes sets every key to expire when the last buyer in the queue would have
+// been admitted, plus the admission length, plus a margin: no key outlives the
+// room's use, and an abandoned room costs nothing.
+//
+// # Order
+//
+// A buyer who joins before on_sale_at gets a random score in [0, 1), drawn
+// once: before the sale the early joiners are a lottery, not a race to the
+// endpoint. A buyer who joins later gets her join time in µs since 1970 (at
+// least 1 µs more than the highest score), so she is behind every early joiner
+// and every earlier late joiner. Joining again changes nothing: the score is
+// kept, and with it her place. Since no early joiner can arrive once the sale
+// opens and late joiners only arrive at the end, the queue's order never
+// changes once admissions begin: a buyer's rank only shrinks.
+//
+// # Admissions
+//
+// Admissions are computed lazily, whenever any buyer joins or asks, by
+// walking the queue from rank n. With one admission every 1/rate seconds, the
+// buyer at rank r is admitted at
+//
+//	A(r) = max(A(r−1) + 1/rate, joined(r)),   A(−1) = on_sale_at
+//
+// where joined(r) is on_sale_at for an early joiner. Early joiners are therefore
+// admitted at on_sale_at + (r+1)/rate: after t seconds of sale, exactly
+// min(queued, ⌊t·rate⌋) of them. In any window, at most one admission per
+// 1/rate seconds (plus the one at its start) is ever made, whenever the buyers
+// arrive. The walk records A(r) for each buyer it admits, so her admission
+// lasts from that moment (not from when she next looks) for the admission
+// length (15 minutes in production), and after that she cannot hold.
+//
+// The simpler rule, admitted = min(queued, ⌊(now − on_sale_at)·rate⌋), was
+// rejected: it lets unused admissions pile up, so a herd that arrives an hour
+// into the sale would be let in all at once, which is what the room is for
+// preventing. Times are kept in ticks of 1/rate µs since on_sale_at, so one
+// admission is exactly 10⁶ ticks and the arithmetic of early joiners is exact.
+// One walk admits at most maxSteps buyers; a longer backlog is caught up by
+// the next calls (it can only admit later, never earlier).
+//
+// # Reporting
+//
+// A waiting buyer's position is 1 + the number of waiting buyers ahead of her.
+// Her estimated wait is exact, not a guess: once the walk has caught up with
+// now, everyone ahead of her is already waiting, so she is admitted at
+// last + (position)/rate. Before on_sale_at the position is her place in the
+// lottery so far, and later early joiners may still be drawn ahead of her.
+//
+// # After an admission
+//
+// A buyer whose admission lapsed is no longer in the queue: Status answers
+// ErrNotQueued, CheckAdmitted ErrNotAdmitted, and Join puts her at the back as
+// a new late joiner (her old entry is removed, and n with it, so nobody else
+// moves relative to the admissions). An admission gates placing holds only: a
+// hold placed while admitted lives its own time and may be checked out after
+// the admission ends.
+//
+// # When Redis cannot answer
+//
+// The room fails closed: it protects capacity, so Join, Status and
+// CheckAdmitted return ErrUnavailable, which the API answers with 503 and
+// Retry-After. Calls have a short deadline and a circuit breaker, so an outage
+// costs microseconds a call. Events without a room never reach Redis here.
+package waitroom

@@ -1,0 +1,282 @@
+package waitroom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/stagedoor/stagedoor/internal/event"
+)
+
+// Errors returned by this package; internal/httpapi maps them to problems.
+var (
+	// ErrNoRoom: the event has no waiting room (there is no queue to join;
+	// its seats are held directly).
+	ErrNoRoom = errors.New("the event has no waiting room")
+	// ErrNotQueued: the buyer is not in the event's queue (she never joined, or
+	// her admission lapsed and she has not joined again).
+	ErrNotQueued = errors.New("not in the queue")
+	// ErrNotAdmitted: the event has a waiting room and the buyer holds no
+	// current admission to it.
+	ErrNotAdmitted = errors.New("not admitted")
+	// ErrUnavailable: the room's state in Redis could not be reached in time.
+	// The room fails closed: nobody joins or holds until it answers again.
+	ErrUnavailable = errors.New("the waiting room is unavailable")
+)
+
+// DefaultAdmission is how long an admission lasts (API.md: 15 minutes).
+const DefaultAdmission = 15 * time.Minute
+
+// RetryAfter is how long a caller refused with ErrUnavailable should wait.
+const RetryAfter = 2 * time.Second
+
+// State is where a buyer stands in a queue.
+type State string
+
+// The states Join and Status report.
+const (
+	Waiting  State = "waiting"
+	Admitted State = "admitted"
+)
+
+// Status is one buyer's place in an event's queue, as of Now.
+type Status struct {
+	State State
+	// Position is 1 for the next buyer to be admitted (Waiting only).
+	Position int
+	// EstimatedWait is how long until she is admitted, at the room's rate and
+	// with everyone ahead of her already queued (Waiting only).
+	EstimatedWait time.Duration
+	// AdmittedUntil is when her admission ends (Admitted only).
+	AdmittedUntil time.Time
+	// Now is Redis's clock when this was decided.
+	Now time.Time
+}
+
+// Progress is how far an event's queue has come, as of Now.
+type Progress struct {
+	// Queued is how many buyers are in the queue, admitted ones included.
+	Queued int
+	// Admitted is how many of them have been admitted (their admission may
+	// have lapsed since).
+	Admitted int
+	Now      time.Time
+}
+
+// Options configure a Service; all are optional.
+type Options struct {
+	// Prefix is put before every key: <Prefix>wr:{<event id>}:….
+	Prefix string
+	// Timeout is the deadline of one call to Redis; default 50 ms.
+	Timeout time.Duration
+	// Admission is how long an admission lasts; default DefaultAdmission
+	// (tests shorten it).
+	Admission time.Duration
+	// BreakerFailures is how many failed calls in a row open the breaker
+	// (default 5), which then refuses without calling Redis for
+	// BreakerCooldown (default 1 s) before letting one probe through.
+	BreakerFailures int
+	BreakerCooldown time.Duration
+	// Logger receives the breaker's changes of state; nil logs nothing.
+	Logger *slog.Logger
+}
+
+// Service runs the waiting rooms of all events. Safe for concurrent use.
+type Service struct {
+	rdb       redis.Scripter
+	prefix    string
+	timeout   time.Duration
+	admission time.Duration
+	lottery   func() float64 // a buyer's place among early joiners, in [0, 1)
+	breaker   *gobreaker.CircuitBreaker[reply]
+}
+
+// New returns a Service on rdb (a *redis.Client, *redis.ClusterClient or
+// redis.UniversalClient).
+func New(rdb redis.Scripter, o Options) *Service {
+	s := &Service{rdb: rdb, prefix: o.Prefix, timeout: o.Timeout, admission: o.Admission, lottery: rand.Float64}
+	if s.timeout <= 0 {
+		s.timeout = 50 * time.Millisecond
+	}
+	if s.admission <= 0 {
+		s.admission = DefaultAdmission
+	}
+	failures := uint32(max(o.BreakerFailures, 0))
+	if failures == 0 {
+		failures = 5
+	}
+	cooldown := o.BreakerCooldown
+	if cooldown <= 0 {
+		cooldown = time.Second
+	}
+	s.breaker = gobreaker.NewCircuitBreaker[reply](gobreaker.Settings{
+		Name:        "waitroom-redis",
+		MaxRequests: 1,
+		Timeout:     cooldown,
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
+		IsExcluded:  func(err error) bool { return errors.Is(err, errCallerGone) },
+		OnStateChange: func(name string, from, to gobreaker.State) {
+			if o.Logger != nil {
+				o.Logger.Warn("waiting room breaker", "from", from.String(), "to", to.String())
+			}
+		},
+	})
+	return s
+}
+
+// room is what the script needs to know about an event's waiting room.
+type room struct {
+	eventID  string
+	onSaleAt time.Time
+	rate     int
+}
+
+// CheckRoom returns an error wrapping ErrNoRoom when the event has no waiting
+// room, and nil when it has one. It does not call Redis.
+func CheckRoom(ev event.Info) error {
+	_, err := roomOf(ev)
+	return err
+}
+
+func roomOf(ev event.Info) (room, error) {
+	if ev.WaitingRoom == nil || ev.WaitingRoom.AdmitPerSecond < 1 {
+		return room{}, fmt.Errorf("%w: event %s has no waiting room; hold its seats directly", ErrNoRoom, ev.ID)
+	}
+	return room{eventID: ev.ID, onSaleAt: ev.OnSaleAt, rate: ev.WaitingRoom.AdmitPerSecond}, nil
+}
+
+// Join puts the buyer in the event's queue, or leaves her where she is if she
+// is already waiting or admitted; a buyer whose admission lapsed joins again at
+// the back. It returns her status, or an error wrapping ErrNoRoom or
+// ErrUnavailable.
+func (s *Service) Join(ctx context.Context, ev event.Info, buyerID string) (Status, error) {
+	r, err := roomOf(ev)
+	if err != nil {
+		return Status{}, err
+	}
+	rep, err := s.call(ctx, r, "join", buyerID)
+	if err != nil {
+		return Status{}, err
+	}
+	st, ok := rep.status()
+	if !ok { // cannot happen: the script just queued her
+		return Status{}, fmt.Errorf("waitroom: buyer %s not queued after joining event %s", buyerID, ev.ID)
+	}
+	return st, nil
+}
+
+// Status returns the buyer's place in the event's queue, or an error wrapping
+// ErrNoRoom, ErrNotQueued (never joined, or her admission lapsed) or
+// ErrUnavailable.
+func (s *Service) Status(ctx context.Context, ev event.Info, buyerID string) (Status, error) {
+	st, why, err := s.status(ctx, ev, buyerID)
+	if err == nil && why != "" {
+		err = fmt.Errorf("%w: %s", ErrNotQueued, why)
+	}
+	return st, err
+}
+
+// CheckAdmitted returns nil when the event has no waiting room or the buyer's
+// admission to it is current, and otherwise an error wrapping ErrNotAdmitted
+// (saying where she stands) or ErrUnavailable. Events without a room cost no
+// call to Redis.
+func (s *Service) CheckAdmitted(ctx context.Context, ev event.Info, buyerID string) error {
+	if ev.WaitingRoom == nil {
+		return nil
+	}
+	st, why, err := s.status(ctx, ev, buyerID)
+	switch {
+	case err != nil:
+		return err
+	case why != "":
+		return fmt.Errorf("%w: %s", ErrNotAdmitted, why)
+	case st.State == Waiting:
+		return fmt.Errorf("%w: event %s has a waiting room and you are number %d in its queue, about %d s from admission",
+			ErrNotAdmitted, ev.ID, st.Position, WaitSeconds(st.EstimatedWait))
+	}
+	return nil
+}
+
+// status is the buyer's Status, or why she is not queued.
+func (s *Service) status(ctx context.Context, ev event.Info, buyerID string) (Status, string, error) {
+	r, err := roomOf(ev)
+	if err != nil {
+		return Status{}, "", err
+	}
+	rep, err := s.call(ctx, r, "status", buyerID)
+	if err != nil {
+		return Status{}, "", err
+	}
+	if st, ok := rep.status(); ok {
+		return st, "", nil
+	}
+	if rep.kind == kindLapsed {
+		return Status{}, fmt.Sprintf("your admission to event %s lapsed at %s; join its queue again to queue anew",
+			ev.ID, micros(rep.a).Format(time.RFC3339)), nil
+	}
+	return Status{}, fmt.Sprintf("you have not joined the waiting room of event %s", ev.ID), nil
+}
+
+// Progress returns how many buyers the event's queue holds and how many of
+// them have been admitted, for operators and tests. Errors wrap ErrNoRoom or
+// ErrUnavailable.
+func (s *Service) Progress(ctx context.Context, ev event.Info) (Progress, error) {
+	r, err := roomOf(ev)
+	if err != nil {
+		return Progress{}, err
+	}
+	rep, err := s.call(ctx, r, "progress", "")
+	if err != nil {
+		return Progress{}, err
+	}
+	return Progress{Queued: rep.queued, Admitted: rep.admitted, Now: rep.now}, nil
+}
+
+// WaitSeconds is a wait in whole seconds, rounded up.
+func WaitSeconds(d time.Duration) int64 {
+	return int64((max(d, 0) + time.Second - 1) / time.Second)
+}
+
+// errCallerGone replaces a failed call's error when the caller's own context
+// ended first: no failure of Redis, so the breaker does not count it.
+var errCallerGone = errors.New("waitroom: the caller's context ended")
+
+// call runs the room's script under the deadline and the breaker.
+func (s *Service) call(ctx context.Context, r room, op, buyerID string) (reply, error) {
+	rep, err := s.breaker.Execute(func() (reply, error) {
+		rctx, cancel := context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+		rep, err := s.run(rctx, r, op, buyerID)
+		if err != nil && ctx.Err() != nil {
+			return rep, errCallerGone
+		}
+		return rep, err
+	})
+	switch {
+	case errors.Is(err, errCallerGone):
+		return reply{}, ctx.Err()
+	case err != nil:
+		return reply{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return rep, nil
+}
+
+// status is the Status the reply gives, and false when the buyer is not
+// queued (or her admission lapsed).
+func (r reply) status() (Status, bool) {
+	switch r.kind {
+	case kindWaiting:
+		return Status{State: Waiting, Position: int(r.a), EstimatedWait: time.Duration(r.b) * time.Microsecond, Now: r.now}, true
+	case kindAdmitted:
+		return Status{State: Admitted, AdmittedUntil: micros(r.a), Now: r.now}, true
+	}
+	return Status{}, false
+}
+
+func micros(us int64) time.Time { return time.UnixMicro(us).UTC() }
