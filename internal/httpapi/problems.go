@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"html/template"
@@ -65,45 +66,49 @@ var problemTypes = map[string]problemType{
 
 // errorProblems maps the sentinel errors of the feature packages to problems, in
 // one place. An error that matches none is a 500 and its text is only logged.
-// The detail of a 4xx is the error's own text, written for the client.
+// The detail of a 4xx is the error's own text, written for the client. status,
+// when set, overrides the type's status; retryAfter, when set, is sent as
+// Retry-After.
 var errorProblems = []struct {
-	err  error
-	slug string
+	err        error
+	slug       string
+	status     int
+	retryAfter time.Duration
 }{
-	{errBadRequest, "invalid-request"},
-	{errUnauthorized, "unauthorized"},
-	{errForbidden, "forbidden"},
-	{errNotFound, "not-found"},
-	{auth.ErrInvalidInput, "invalid-request"},
-	{auth.ErrEmailTaken, "email-taken"},
-	{auth.ErrInvalidCredentials, "invalid-credentials"},
-	{auth.ErrUnauthenticated, "unauthorized"},
-	{event.ErrInvalidInput, "invalid-request"},
-	{event.ErrNotFound, "not-found"},
-	{hold.ErrInvalidInput, "invalid-request"},
-	{hold.ErrNotFound, "not-found"},
-	{hold.ErrSeatsUnavailable, "seats-unavailable"}, // + unavailable_seat_ids, see problemExtensions
-	{hold.ErrNotOnSale, "not-on-sale"},
-	{hold.ErrNotActive, "hold-not-active"},
-	{waitroom.ErrNoRoom, "no-waiting-room"},
-	{waitroom.ErrNotQueued, "not-found"},
-	{waitroom.ErrNotAdmitted, "not-admitted"},
-	{waitroom.ErrUnavailable, "service-overloaded"}, // + Retry-After, see problemFor
-	{checkout.ErrInvalidInput, "invalid-request"},
-	{checkout.ErrNotFound, "not-found"},
-	{checkout.ErrHoldNotActive, "hold-not-active"},
-	{checkout.ErrPaymentDeclined, "payment-declined"},
-	{checkout.ErrPaymentUnavailable, "payment-unavailable"}, // + Retry-After, see problemFor
-	{checkout.ErrIdempotencyInProgress, "idempotency-in-progress"},
-	{checkout.ErrIdempotencyMismatch, "idempotency-mismatch"},
-	{limitadmin.ErrUnknownLimit, "not-found"},
-	{limitadmin.ErrInvalidSetting, "invalid-request"},
-	{auth.ErrNotFound, "not-found"},
-	{scan.ErrInvalidInput, "invalid-request"},
-	{scan.ErrNotFound, "not-found"},
-	{scan.ErrAlreadyScanned, "scan-rejected"}, // + result, first_scanned_at
-	{scan.ErrWrongEvent, "scan-rejected"},     // + result
-	{scan.ErrInvalid, "scan-rejected"},        // + result; 404, see problemStatus
+	{err: errBadRequest, slug: "invalid-request"},
+	{err: errUnauthorized, slug: "unauthorized"},
+	{err: errForbidden, slug: "forbidden"},
+	{err: errNotFound, slug: "not-found"},
+	{err: auth.ErrInvalidInput, slug: "invalid-request"},
+	{err: auth.ErrEmailTaken, slug: "email-taken"},
+	{err: auth.ErrInvalidCredentials, slug: "invalid-credentials"},
+	{err: auth.ErrUnauthenticated, slug: "unauthorized"},
+	{err: event.ErrInvalidInput, slug: "invalid-request"},
+	{err: event.ErrNotFound, slug: "not-found"},
+	{err: hold.ErrInvalidInput, slug: "invalid-request"},
+	{err: hold.ErrNotFound, slug: "not-found"},
+	{err: hold.ErrSeatsUnavailable, slug: "seats-unavailable"}, // + unavailable_seat_ids, see problemExtensions
+	{err: hold.ErrNotOnSale, slug: "not-on-sale"},
+	{err: hold.ErrNotActive, slug: "hold-not-active"},
+	{err: waitroom.ErrNoRoom, slug: "no-waiting-room"},
+	{err: waitroom.ErrNotQueued, slug: "not-found"},
+	{err: waitroom.ErrNotAdmitted, slug: "not-admitted"},
+	{err: waitroom.ErrUnavailable, slug: "service-overloaded", retryAfter: waitroom.RetryAfter},
+	{err: checkout.ErrInvalidInput, slug: "invalid-request"},
+	{err: checkout.ErrNotFound, slug: "not-found"},
+	{err: checkout.ErrHoldNotActive, slug: "hold-not-active"},
+	{err: checkout.ErrPaymentDeclined, slug: "payment-declined"},
+	{err: checkout.ErrPaymentUnavailable, slug: "payment-unavailable", retryAfter: checkout.PaymentRetryAfter},
+	{err: checkout.ErrIdempotencyInProgress, slug: "idempotency-in-progress"},
+	{err: checkout.ErrIdempotencyMismatch, slug: "idempotency-mismatch"},
+	{err: limitadmin.ErrUnknownLimit, slug: "not-found"},
+	{err: limitadmin.ErrInvalidSetting, slug: "invalid-request"},
+	{err: auth.ErrNotFound, slug: "not-found"},
+	{err: scan.ErrInvalidInput, slug: "invalid-request"},
+	{err: scan.ErrNotFound, slug: "not-found"},
+	{err: scan.ErrAlreadyScanned, slug: "scan-rejected"},                       // + result, first_scanned_at
+	{err: scan.ErrWrongEvent, slug: "scan-rejected"},                           // + result
+	{err: scan.ErrInvalid, slug: "scan-rejected", status: http.StatusNotFound}, // + result
 }
 
 var (
@@ -140,17 +145,6 @@ func problemExtensions(err error) map[string]any {
 	return nil
 }
 
-// problemStatus is the status of an error whose problem type's status varies:
-// a scan of a code that is no ticket of the scanner's organizer is a
-// scan-rejected problem, but 404, as API.md says; every other error keeps its
-// type's status.
-func problemStatus(err error, status int) int {
-	if errors.Is(err, scan.ErrInvalid) {
-		return http.StatusNotFound
-	}
-	return status
-}
-
 // problemFor turns any error a handler returned into the problem to send.
 func problemFor(err error) (*Problem, bool) {
 	var p *Problem
@@ -160,15 +154,10 @@ func problemFor(err error) (*Problem, bool) {
 	for _, e := range errorProblems {
 		if errors.Is(err, e.err) {
 			t := problemTypes[e.slug]
-			p := &Problem{Slug: e.slug, Status: problemStatus(err, t.Status), Detail: err.Error(), Extensions: problemExtensions(err)}
+			p := &Problem{Slug: e.slug, Status: cmp.Or(e.status, t.Status), Detail: err.Error(),
+				Extensions: problemExtensions(err), RetryAfter: e.retryAfter}
 			if p.Status >= 500 {
 				p.Detail = t.Description // the error itself may name internals; it is logged
-			}
-			if errors.Is(err, checkout.ErrPaymentUnavailable) {
-				p.RetryAfter = checkout.PaymentRetryAfter
-			}
-			if errors.Is(err, waitroom.ErrUnavailable) {
-				p.RetryAfter = waitroom.RetryAfter
 			}
 			return p, true
 		}
