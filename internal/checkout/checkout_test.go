@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -242,5 +243,41 @@ func TestDeclineGivesTheHoldBack(t *testing.T) {
 	}
 	if _, err := w.checkout.Checkout(ctx, w.buyer, h.ID, payrail.TokenVisa); err != nil {
 		t.Errorf("second attempt with tok_visa = %v", err)
+	}
+}
+
+// TestConcurrentCheckoutsOfOneHold: ten checkouts of one hold at once (each
+// with its own idempotency key, as ten retrying tabs would): exactly one is
+// charged and confirmed, the others are refused with ErrHoldNotActive.
+func TestConcurrentCheckoutsOfOneHold(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, payrail.Config{Latency: 100 * time.Millisecond}, 10*time.Minute)
+	h := w.hold(t, 7, 8)
+	var wg sync.WaitGroup
+	errs := make([]error, 10)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = w.checkout.Checkout(ctx, w.buyer, h.ID, payrail.TokenVisa)
+		}()
+	}
+	wg.Wait()
+	confirmed := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			confirmed++
+		case !errors.Is(err, ErrHoldNotActive):
+			t.Errorf("a losing checkout = %v, want ErrHoldNotActive", err)
+		}
+	}
+	if confirmed != 1 || len(w.payrail.Charges()) != 1 {
+		t.Errorf("%d confirmed, %d charges; want exactly one of each", confirmed, len(w.payrail.Charges()))
+	}
+	var tickets int
+	if err := w.db.QueryRow(ctx, `SELECT count(*) FROM tickets`).Scan(&tickets); err != nil || tickets != 2 {
+		t.Errorf("%d tickets (%v), want 2", tickets, err)
 	}
 }
