@@ -27,11 +27,5 @@ func startLimitSettings(ctx context.Context, cfg config.Config, db *pgxpool.Pool
 	if err := settings.Start(startCtx, cfg.LimitDefinitions()); err != nil {
 		return nil, nil, fmt.Errorf("limit settings: %w", err)
 	}
-	runCtx, cancelRun := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		settings.Run(runCtx)
-	}()
-	return settings, func() { cancelRun(); <-done }, nil
+	return settings, runInBackground(ctx, settings.Run), nil
 }

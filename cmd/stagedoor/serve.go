@@ -63,10 +63,14 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	defer stopSettings()
 	events := event.NewService(db)
 	holds := hold.NewService(db, events, cfg.HoldTTL)
-	defer startHoldSweeper(ctx, holds, logger)() // stopped after the last request
+	defer runInBackground(ctx, func(ctx context.Context) { // expired holds marked expired
+		holds.RunSweeper(ctx, hold.DefaultSweepEvery, logger)
+	})()
 	orders := checkout.NewService(db, checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL}),
 		cfg.RecoveryAfter, logger)
-	defer startRecovery(ctx, orders, logger)() // settles orders a crash left pending
+	defer runInBackground(ctx, func(ctx context.Context) { // orders a crash left pending settled
+		orders.RunRecovery(ctx, 15*time.Second)
+	})()
 	api := httpapi.New(httpapi.Deps{
 		Config:   cfg,
 		Logger:   logger,

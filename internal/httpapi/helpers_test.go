@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -133,4 +134,16 @@ func redisClient(t testing.TB, url string) redis.UniversalClient {
 	}
 	t.Cleanup(func() { rdb.Close() })
 	return rdb
+}
+
+// postgresPool is a pool of size connections on a fresh database of the test's
+// own, for tests and benchmarks that need more connections than the default.
+func postgresPool(t testing.TB, size int) *pgxpool.Pool {
+	t.Helper()
+	db, err := conn.Postgres(context.Background(), testenv.DatabaseURL(t), size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
 }

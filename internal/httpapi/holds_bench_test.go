@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
@@ -13,8 +12,6 @@ import (
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
-	"github.com/stagedoor/stagedoor/internal/conn"
-	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // The benchmarks of holds and seat maps run the whole handler chain in-process
@@ -35,11 +32,7 @@ type benchEvent struct {
 
 func newBenchEvent(b *testing.B) benchEvent {
 	b.Helper()
-	db, err := conn.Postgres(context.Background(), testenv.DatabaseURL(b), 24)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(db.Close)
+	db := postgresPool(b, 24)
 	ts := startInstance(b, instance{db: db, env: map[string]string{
 		"STAGEDOOR_LIMIT_HOLD_BUYER":     "1000000/1s",
 		"STAGEDOOR_LIMIT_HOLD_ORGANIZER": "1000000/1s",

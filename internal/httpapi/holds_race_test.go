@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
-	"github.com/stagedoor/stagedoor/internal/conn"
-	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // TestHoldRace: 200 buyers each try to hold 2 random seats of a 50-seat event
@@ -20,11 +18,7 @@ func TestHoldRace(t *testing.T) {
 	t.Parallel()
 	const buyers, rounds = 200, 5
 	// 32 connections, so that many placements really meet at the same rows.
-	db, err := conn.Postgres(context.Background(), testenv.DatabaseURL(t), 32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := postgresPool(t, 32)
 	ts := newTestServer(t, map[string]string{"STAGEDOOR_LIMIT_HOLD_ORGANIZER": "100000/1s"}, db, nil)
 	org := newAccount(t, ts, auth.Organizer)
 	event, seats := newEvent(t, ts, org, eventBody(5, 10))

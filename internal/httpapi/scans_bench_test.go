@@ -1,15 +1,11 @@
 package httpapi
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/stagedoor/stagedoor/internal/conn"
-	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // BenchmarkScans10Keys: ten phones, each with a scanner key of its own, scan
@@ -28,11 +24,7 @@ import (
 //	go test -run '^$' -bench Scans10Keys -benchtime 2000x ./internal/httpapi
 func BenchmarkScans10Keys(b *testing.B) {
 	const phones, fresh = 10, 2500
-	db, err := conn.Postgres(context.Background(), testenv.DatabaseURL(b), 24)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(db.Close)
+	db := postgresPool(b, 24)
 	v := newVenue(b, db, "STAGEDOOR_LIMIT_SCANNER_KEY", "1000000/1s", "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "100000/1s")
 	v.event, v.seats = newEvent(b, v.testServer, v.org, eventBody(50, 60))
 	tickets := v.buy(b, fresh)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
-	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
@@ -19,11 +18,7 @@ import (
 func TestTenPhonesScanOneTicket(t *testing.T) {
 	t.Parallel()
 	// 16 connections, so that the ten scans really meet at the ticket's row.
-	db, err := conn.Postgres(context.Background(), testenv.DatabaseURL(t), 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := postgresPool(t, 16)
 	v := newVenue(t, db)
 	const phones = 10
 	keys := make([]string, phones)
@@ -86,11 +81,7 @@ func TestTenPhonesScanOneTicket(t *testing.T) {
 // phone at the same address keeps scanning: the limit is keyed on the key.
 func TestGateOpening(t *testing.T) {
 	t.Parallel()
-	db, err := conn.Postgres(context.Background(), testenv.DatabaseURL(t), 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := postgresPool(t, 16)
 	v := newVenue(t, db)
 	_, phone := newScannerKey(t, v.testServer, v.org, v.event)
 	_, neighbour := newScannerKey(t, v.testServer, v.org, v.event)
