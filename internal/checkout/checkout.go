@@ -14,12 +14,10 @@ import (
 var (
 	// ErrInvalidInput wraps a description of what is wrong with the request.
 	ErrInvalidInput = errors.New("invalid checkout request")
-	// ErrNotFound: no such hold or order for this buyer (another buyer's are not
-	// revealed).
+	// ErrNotFound: no such order for this buyer (another buyer's are not
+	// revealed). A hold that is not the buyer's is hold.ErrNotFound, and one
+	// that cannot be checked out hold.ErrNotActive.
 	ErrNotFound = errors.New("not found")
-	// ErrHoldNotActive: the hold expired, was released, or is already being
-	// (or was) checked out.
-	ErrHoldNotActive = errors.New("the hold is not active")
 )
 
 // Order statuses.

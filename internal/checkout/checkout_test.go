@@ -184,8 +184,8 @@ func TestCheckoutConfirmsAndIssuesTickets(t *testing.T) {
 	if got, _ := w.holds.Get(ctx, w.buyer, h.ID); got.Status != hold.Converted {
 		t.Errorf("hold = %s, want converted", got.Status)
 	}
-	if _, err := w.checkout.Checkout(ctx, w.buyer, h.ID, payrail.TokenVisa); !errors.Is(err, ErrHoldNotActive) {
-		t.Errorf("checking out the same hold again = %v, want ErrHoldNotActive", err)
+	if _, err := w.checkout.Checkout(ctx, w.buyer, h.ID, payrail.TokenVisa); !errors.Is(err, hold.ErrNotActive) {
+		t.Errorf("checking out the same hold again = %v, want hold.ErrNotActive", err)
 	}
 	if len(w.payrail.Charges()) != 1 {
 		t.Errorf("%d charges, want 1", len(w.payrail.Charges()))
@@ -248,7 +248,7 @@ func TestDeclineGivesTheHoldBack(t *testing.T) {
 
 // TestConcurrentCheckoutsOfOneHold: ten checkouts of one hold at once (each
 // with its own idempotency key, as ten retrying tabs would): exactly one is
-// charged and confirmed, the others are refused with ErrHoldNotActive.
+// charged and confirmed, the others are refused with hold.ErrNotActive.
 func TestConcurrentCheckoutsOfOneHold(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -269,8 +269,8 @@ func TestConcurrentCheckoutsOfOneHold(t *testing.T) {
 		switch {
 		case err == nil:
 			confirmed++
-		case !errors.Is(err, ErrHoldNotActive):
-			t.Errorf("a losing checkout = %v, want ErrHoldNotActive", err)
+		case !errors.Is(err, hold.ErrNotActive):
+			t.Errorf("a losing checkout = %v, want hold.ErrNotActive", err)
 		}
 	}
 	if confirmed != 1 || len(w.payrail.Charges()) != 1 {

@@ -31,8 +31,8 @@ func NewService(db *pgxpool.Pool, payments *Payments, recoverAfter time.Duration
 func (s *Service) Payments() *Payments { return s.payments }
 
 // Checkout buys the seats of the buyer's hold with paymentToken. It returns the
-// confirmed order and its tickets, or ErrInvalidInput, ErrNotFound,
-// ErrHoldNotActive, ErrPaymentDeclined (the hold is active again) or
+// confirmed order and its tickets, or ErrInvalidInput, hold.ErrNotFound,
+// hold.ErrNotActive, ErrPaymentDeclined (the hold is active again) or
 // ErrPaymentUnavailable (the hold is active again when Payrail certainly made
 // no charge; otherwise the order stays pending until Recover settles it).
 //

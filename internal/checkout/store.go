@@ -10,11 +10,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/ids"
 )
 
-// store is the SQL of orders and tickets, and of the hold and seat changes that
-// go with them. Ids reaching it are valid UUIDs.
+// store is the SQL of orders and tickets; the hold and seat changes that go with
+// them are internal/hold's, run in the same transactions. Ids reaching it are
+// valid UUIDs.
 type store struct {
 	db *pgxpool.Pool
 }
@@ -25,73 +27,34 @@ type pendingOrder struct {
 	seatIDs []string
 }
 
-// begin starts a checkout in one short transaction: the hold must be the
-// buyer's, active and unexpired, and still own every seat; its seats are then
-// kept past its expiry (held_until = infinity) while the payment runs, the hold
-// becomes checking_out, and a pending order is written.
+// begin starts a checkout in one short transaction: the hold moves to
+// checking_out (hold.BeginCheckout: the buyer's, active, unexpired, owning its
+// seats, which are then kept while the payment runs) and a pending order is
+// written for it.
 func (s store) begin(ctx context.Context, buyerID, holdID string) (pendingOrder, error) {
 	var o pendingOrder
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		var status string
-		var expired bool
-		err := tx.QueryRow(ctx, `
-			SELECT status, expires_at <= now(), seat_ids::text[], event_id::text, total_cents, currency
-			FROM holds WHERE id = $1 AND buyer_id = $2 FOR UPDATE`, holdID, buyerID).
-			Scan(&status, &expired, &o.seatIDs, &o.EventID, &o.TotalCents, &o.Currency)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
-		}
+		h, err := hold.BeginCheckout(ctx, tx, buyerID, holdID)
 		if err != nil {
 			return err
 		}
-		if status != "active" || expired {
-			return fmt.Errorf("%w: the hold is %s", ErrHoldNotActive, holdState(status, expired))
-		}
-		// Lock the seats in id order, as placing a hold does, so that two
-		// statements over several seats never deadlock.
-		tag, err := tx.Exec(ctx, `
-			WITH owned AS (
-			    SELECT id FROM seats
-			    WHERE id = ANY($1::uuid[]) AND hold_id = $2 AND held_until > now() AND sold_at IS NULL
-			    ORDER BY id FOR NO KEY UPDATE
-			)
-			UPDATE seats SET held_until = 'infinity' WHERE id IN (SELECT id FROM owned)`, o.seatIDs, holdID)
-		if err != nil {
-			return err
-		}
-		if int(tag.RowsAffected()) != len(o.seatIDs) {
-			return fmt.Errorf("%w: its time ran out", ErrHoldNotActive)
-		}
-		if _, err := tx.Exec(ctx, `UPDATE holds SET status = 'checking_out' WHERE id = $1`, holdID); err != nil {
-			return err
-		}
-		o.ID, o.BuyerID, o.HoldID, o.Status = ids.New(), buyerID, holdID, Pending
+		o.ID, o.BuyerID, o.HoldID, o.EventID, o.Status = ids.New(), buyerID, h.ID, h.EventID, Pending
+		o.TotalCents, o.Currency, o.seatIDs = h.TotalCents, h.Currency, h.SeatIDs
 		return tx.QueryRow(ctx, `
 			INSERT INTO orders (id, buyer_id, hold_id, event_id, total_cents, currency)
 			VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at`,
 			o.ID, buyerID, holdID, o.EventID, o.TotalCents, o.Currency).Scan(&o.CreatedAt)
 	})
-	if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrHoldNotActive) {
+	if err != nil && !errors.Is(err, hold.ErrNotFound) && !errors.Is(err, hold.ErrNotActive) {
 		return pendingOrder{}, fmt.Errorf("checkout: begin: %w", err)
 	}
 	return o, err
 }
 
-func holdState(status string, expired bool) string {
-	switch {
-	case status == "checking_out":
-		return "already being checked out"
-	case status == "active" && expired, status == "expired":
-		return "expired"
-	default:
-		return status
-	}
-}
-
-// confirm settles a charged order: the order is confirmed, its seats sold, its
-// hold converted, and one ticket issued a seat. It does nothing to an order that
-// is no longer pending (recovery may have settled it first) and reports whether
-// it confirmed.
+// confirm settles a charged order: the order is confirmed, its hold converted
+// (its seats sold), and one ticket issued a seat. It does nothing to an order
+// that is no longer pending (recovery may have settled it first) and reports
+// whether it confirmed.
 func (s store) confirm(ctx context.Context, o pendingOrder, chargeID string) (bool, error) {
 	confirmed := false
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
@@ -101,26 +64,19 @@ func (s store) confirm(ctx context.Context, o pendingOrder, chargeID string) (bo
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `
-			WITH mine AS (
-			    SELECT id FROM seats WHERE id = ANY($1::uuid[]) AND hold_id = $2 ORDER BY id FOR NO KEY UPDATE
-			)
-			UPDATE seats SET sold_at = now() WHERE id IN (SELECT id FROM mine)`, o.seatIDs, o.HoldID); err != nil {
+		seatIDs, err := hold.EndCheckout(ctx, tx, o.HoldID, hold.Converted)
+		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `
-			UPDATE holds SET status = 'converted', ended_at = now() WHERE id = $1`, o.HoldID); err != nil {
-			return err
-		}
-		ticketIDs, codes := make([]string, len(o.seatIDs)), make([]string, len(o.seatIDs))
-		for i := range o.seatIDs {
+		ticketIDs, codes := make([]string, len(seatIDs)), make([]string, len(seatIDs))
+		for i := range seatIDs {
 			ticketIDs[i], codes[i] = ids.New(), newTicketCode()
 		}
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO tickets (id, order_id, buyer_id, event_id, seat_id, code)
 			SELECT t.id, $1, $2, $3, t.seat_id, t.code
 			FROM unnest($4::uuid[], $5::uuid[], $6::text[]) AS t (id, seat_id, code)`,
-			o.ID, o.BuyerID, o.EventID, ticketIDs, o.seatIDs, codes); err != nil {
+			o.ID, o.BuyerID, o.EventID, ticketIDs, seatIDs, codes); err != nil {
 			return err
 		}
 		confirmed = true
@@ -133,19 +89,18 @@ func (s store) confirm(ctx context.Context, o pendingOrder, chargeID string) (bo
 }
 
 // reopen ends a pending order that was not charged (status declined or failed)
-// and gives its hold back: active again, its seats held until the hold's own
-// expiry (which may have passed meanwhile, freeing them).
+// and gives its hold back: active again until its own expiry.
 func (s store) reopen(ctx context.Context, o pendingOrder, status string) error {
-	return s.endUncharged(ctx, o, status, "active", "h.expires_at")
+	return s.endUncharged(ctx, o, status, hold.Active)
 }
 
 // release ends a pending order that recovery found uncharged: the order is
 // released and so is its hold, its seats available at once.
 func (s store) release(ctx context.Context, o pendingOrder) error {
-	return s.endUncharged(ctx, o, Released, "released", "NULL")
+	return s.endUncharged(ctx, o, Released, hold.Released)
 }
 
-func (s store) endUncharged(ctx context.Context, o pendingOrder, orderStatus, holdStatus, heldUntil string) error {
+func (s store) endUncharged(ctx context.Context, o pendingOrder, orderStatus string, holdTo hold.Status) error {
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
 			UPDATE orders SET status = $2, settled_at = now() WHERE id = $1 AND status = 'pending'`,
@@ -153,19 +108,7 @@ func (s store) endUncharged(ctx context.Context, o pendingOrder, orderStatus, ho
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `
-			UPDATE holds SET status = $2, ended_at = CASE WHEN $2 = 'active' THEN NULL ELSE now() END
-			WHERE id = $1`, o.HoldID, holdStatus); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `
-			WITH mine AS (
-			    SELECT s.id FROM seats s
-			    WHERE s.id = ANY($1::uuid[]) AND s.hold_id = $2 AND s.sold_at IS NULL
-			    ORDER BY s.id FOR NO KEY UPDATE
-			)
-			UPDATE seats SET held_until = `+heldUntil+`
-			FROM holds h WHERE h.id = $2 AND seats.id IN (SELECT id FROM mine)`, o.seatIDs, o.HoldID)
+		_, err = hold.EndCheckout(ctx, tx, o.HoldID, holdTo)
 		return err
 	})
 	if err != nil {

@@ -2,6 +2,11 @@
 // to 10 seats of one event for a limited time. A hold takes all its seats in one
 // conditional write or none of them, so two holds never own one seat, and no
 // lock wider than the seats asked for is ever taken.
+//
+// It owns the holds table and every change to a seat's hold_id, held_until and
+// sold_at (internal/event creates the seats with their event and only reads
+// them after). Checkout moves a hold through its checkout with BeginCheckout and
+// EndCheckout, in checkout's own transaction.
 package hold
 
 import (
@@ -27,8 +32,9 @@ var (
 	ErrSeatsUnavailable = errors.New("seats unavailable")
 	// ErrNotOnSale: the event's sale has not opened.
 	ErrNotOnSale = errors.New("the event is not on sale yet")
-	// ErrNotActive: the hold is in checkout or was converted into an order, and
-	// can no longer be released.
+	// ErrNotActive: the hold cannot do what was asked in its state: it expired,
+	// was released, is being checked out or was converted into an order. The
+	// error's text says which.
 	ErrNotActive = errors.New("the hold is not active")
 )
 
@@ -49,16 +55,22 @@ func (e *UnavailableError) Is(target error) bool { return target == ErrSeatsUnav
 // MaxSeats is the most seats one hold takes.
 const MaxSeats = 10
 
-// Status is a hold's state as API.md names it.
+// Status is a hold's state. The set is complete: the holds table's CHECK
+// constraint allows exactly these (a test compares the two).
 type Status string
 
-// The states of a hold.
+// The states of a hold. Only CheckingOut is not part of the HTTP contract,
+// which shows it as active (the hold is still the buyer's while they pay).
 const (
-	Active    Status = "active"
-	Expired   Status = "expired"
-	Released  Status = "released"
-	Converted Status = "converted"
+	Active      Status = "active"
+	CheckingOut Status = "checking_out" // a checkout is paying for it; see BeginCheckout
+	Expired     Status = "expired"
+	Released    Status = "released"
+	Converted   Status = "converted"
 )
+
+// Statuses lists every Status.
+var Statuses = []Status{Active, CheckingOut, Expired, Released, Converted}
 
 // Hold is a buyer's hold on seats.
 type Hold struct {

@@ -110,14 +110,12 @@ func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Durati
 }
 
 // get reads a hold of the buyer. An active hold past its expiry reads as
-// expired; one in checkout reads as active.
+// expired.
 func (s store) get(ctx context.Context, buyerID, holdID string) (Hold, error) {
 	var h Hold
 	err := s.db.QueryRow(ctx, `
 		SELECT id::text, event_id::text, buyer_id::text, seat_ids::text[],
-		       CASE WHEN status = 'active' AND expires_at <= now() THEN 'expired'
-		            WHEN status = 'checking_out' THEN 'active'
-		            ELSE status END,
+		       CASE WHEN status = 'active' AND expires_at <= now() THEN 'expired' ELSE status END,
 		       total_cents, currency, expires_at, created_at
 		FROM holds WHERE id = $1 AND buyer_id = $2`, holdID, buyerID).
 		Scan(&h.ID, &h.EventID, &h.BuyerID, &h.SeatIDs, &h.Status,
@@ -165,8 +163,10 @@ func (s store) release(ctx context.Context, buyerID, holdID string) error {
 		return ErrNotFound
 	case err != nil:
 		return fmt.Errorf("hold: release: %w", err)
-	case status == "checking_out" || status == string(Converted):
-		return fmt.Errorf("%w: it is %s", ErrNotActive, strings.ReplaceAll(status, "_", " "))
+	case Status(status) == CheckingOut:
+		return fmt.Errorf("%w: it is being checked out", ErrNotActive)
+	case Status(status) == Converted:
+		return fmt.Errorf("%w: it was converted into an order", ErrNotActive)
 	}
 	return nil // already expired or released: its seats are available
 }

@@ -26,8 +26,15 @@ type holdJSON struct {
 	CreatedAt  time.Time   `json:"created_at"`
 }
 
+// holdJSONOf is a hold as the API shows it: a hold being checked out is still
+// the buyer's, so it shows as active (the contract's statuses are active,
+// expired, released and converted).
 func holdJSONOf(h hold.Hold) holdJSON {
-	return holdJSON{ID: h.ID, EventID: h.EventID, SeatIDs: h.SeatIDs, Status: h.Status,
+	status := h.Status
+	if status == hold.CheckingOut {
+		status = hold.Active
+	}
+	return holdJSON{ID: h.ID, EventID: h.EventID, SeatIDs: h.SeatIDs, Status: status,
 		ExpiresAt: h.ExpiresAt, TotalCents: h.TotalCents, Currency: h.Currency, CreatedAt: h.CreatedAt}
 }
 

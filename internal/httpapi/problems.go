@@ -96,7 +96,6 @@ var errorProblems = []struct {
 	{err: waitroom.ErrUnavailable, slug: "service-overloaded", retryAfter: waitroom.RetryAfter},
 	{err: checkout.ErrInvalidInput, slug: "invalid-request"},
 	{err: checkout.ErrNotFound, slug: "not-found"},
-	{err: checkout.ErrHoldNotActive, slug: "hold-not-active"},
 	{err: checkout.ErrPaymentDeclined, slug: "payment-declined"},
 	{err: checkout.ErrPaymentUnavailable, slug: "payment-unavailable", retryAfter: checkout.PaymentRetryAfter},
 	{err: checkout.ErrIdempotencyInProgress, slug: "idempotency-in-progress"},
