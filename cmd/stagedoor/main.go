@@ -19,7 +19,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/stagedoor/stagedoor/internal/config"
+	"github.com/stagedoor/stagedoor/internal/conn"
 )
 
 func main() {
@@ -69,6 +72,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	logger := newLogger(stderr, cfg.LogLevel)
+	redis.SetLogger(conn.RedisLogger(logger)) // go-redis's own lines, as JSON too
 	switch command {
 	case "serve":
 		return serve(ctx, cfg, logger)

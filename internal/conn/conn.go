@@ -1,14 +1,19 @@
-// Package conn opens Stagedoor's connections to PostgreSQL and Redis.
+// Package conn opens Stagedoor's connections to PostgreSQL and Redis, and says
+// when a failure is theirs (Unavailable) rather than the statement's.
 package conn
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stagedoor/stagedoor/internal/outage"
 )
 
 // Postgres opens a pool of at most size connections to databaseURL. It does not
@@ -61,4 +66,20 @@ func Redis(redisURL string) (redis.UniversalClient, error) {
 	opts.Password = parsed.Password
 	opts.TLSConfig = parsed.TLSConfig
 	return redis.NewUniversalClient(opts), nil
+}
+
+// RedisLogger is go-redis's logger (give it to redis.SetLogger, once a
+// process): its own lines, such as "connection pool: failed to dial", become
+// one outage of Redis in logger's JSON log, a WARN line when they start and
+// at most one every 10 s with a count, instead of a plain-text line each.
+func RedisLogger(logger *slog.Logger) interface {
+	Printf(ctx context.Context, format string, v ...any)
+} {
+	return redisLog{outage.New(logger, "redis", 0)}
+}
+
+type redisLog struct{ outage *outage.Reporter }
+
+func (l redisLog) Printf(_ context.Context, format string, v ...any) {
+	l.outage.Failed(errors.New(strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: ")))
 }

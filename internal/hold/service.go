@@ -11,6 +11,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/outage"
 )
 
 // Events is what placing a hold needs to know about events (*event.Service).
@@ -115,10 +116,13 @@ func (s *Service) Sweep(ctx context.Context) (int64, error) {
 // DefaultSweepEvery is how often serve's sweeper runs.
 const DefaultSweepEvery = 5 * time.Second
 
-// RunSweeper sweeps every interval until ctx ends, logging failures.
+// RunSweeper sweeps every interval until ctx ends. Its failures are logged as
+// the database's outage (a WARN line when they start, a count every 10 s),
+// not an ERROR each.
 func (s *Service) RunSweeper(ctx context.Context, every time.Duration, logger *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	failures := outage.New(logger, "postgresql", 0)
 	for {
 		select {
 		case <-ctx.Done():
@@ -128,9 +132,12 @@ func (s *Service) RunSweeper(ctx context.Context, every time.Duration, logger *s
 		n, err := s.Sweep(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			logger.Error("hold sweeper", "error", err)
-		case n > 0:
-			logger.Debug("holds expired", "count", n)
+			failures.Failed(fmt.Errorf("hold sweeper: %w", err))
+		case err == nil:
+			failures.Succeeded()
+			if n > 0 {
+				logger.Debug("holds expired", "count", n)
+			}
 		}
 	}
 }
