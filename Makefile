@@ -29,7 +29,7 @@ run-local: build ## Run Payrail and Stagedoor here, on local PostgreSQL and Redi
 	bash scripts/ensure-services.sh stagedoor
 	DATABASE_URL='$(DATABASE_URL)' bin/stagedoor seed
 	@# One shell: Payrail runs in the background until serve exits (or Ctrl-C).
-	PAYRAIL_ADDR='$(PAYRAIL_ADDR)' bin/stagedoor payrail & payrail=$$!; \
+	PAYRAIL_ADDR='$(PAYRAIL_ADDR)' PAYRAIL_DATABASE_URL='$(DATABASE_URL)' bin/stagedoor payrail & payrail=$$!; \
 	trap 'kill $$payrail 2>/dev/null || true' EXIT; \
 	DATABASE_URL='$(DATABASE_URL)' REDIS_URL='$(REDIS_URL)' PAYRAIL_URL='http://$(PAYRAIL_ADDR)' \
 	  bin/stagedoor serve

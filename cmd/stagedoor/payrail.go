@@ -5,14 +5,30 @@ import (
 	"log/slog"
 
 	"github.com/stagedoor/stagedoor/internal/config"
+	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/payrail"
 )
 
-// servePayrail serves the Payrail payment stub on PAYRAIL_ADDR until ctx ends.
+// payrailPool is the stub's PostgreSQL connections: enough for its charges,
+// lookups and refunds at once on a laptop or in a test.
+const payrailPool = 16
+
+// servePayrail serves the Payrail payment stub on PAYRAIL_ADDR until ctx ends,
+// its ledger in PAYRAIL_DATABASE_URL.
 func servePayrail(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
-	stub := payrail.NewServer(payrail.Config{
-		Latency:     cfg.PayrailLatency,
-		FailureRate: cfg.PayrailFailures,
+	db, err := conn.Postgres(ctx, cfg.PayrailDatabase, payrailPool)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	stub, err := payrail.Open(ctx, db, payrail.Config{
+		Latency:       cfg.PayrailLatency,
+		LatencyJitter: cfg.PayrailJitter,
+		FailureRate:   cfg.PayrailFailures,
+		RecordDelay:   cfg.PayrailRecord,
 	}, logger)
+	if err != nil {
+		return err
+	}
 	return serveHTTP(ctx, cfg.PayrailAddr, stub, cfg.ShutdownTimeout, logger)
 }

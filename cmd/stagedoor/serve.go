@@ -66,11 +66,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	defer runInBackground(ctx, func(ctx context.Context) { // expired holds marked expired
 		holds.RunSweeper(ctx, hold.DefaultSweepEvery, logger)
 	})()
-	orders := checkout.NewService(db, checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL}),
-		cfg.RecoveryAfter, logger)
-	defer runInBackground(ctx, func(ctx context.Context) { // orders a crash left pending settled
-		orders.RunRecovery(ctx, 15*time.Second)
-	})()
+	orders := checkout.NewService(db,
+		checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL, Timeout: cfg.PaymentTimeout}),
+		checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: registry})
+	// Orders left pending settled, late charges refunded.
+	defer runInBackground(ctx, orders.RunRecovery)()
 	api := httpapi.New(httpapi.Deps{
 		Config:   cfg,
 		Logger:   logger,

@@ -1,7 +1,23 @@
 // Package checkout turns a hold into an order and tickets by charging through
-// Payrail: a pending order before the charge, a confirmed one after, and no
-// database connection held while Payrail answers. A crash between the two is
-// settled later by asking Payrail (Recover). It also keeps Idempotency-Keys.
+// Payrail, and never misleads the buyer about their money.
+//
+// An attempt writes a pending order before the charge (with the hold moved to
+// checking_out by internal/hold, in the same transaction), charges with the
+// order's id as Payrail's idempotency key and no database connection held, then
+// settles the order: confirmed with tickets, declined or failed with the hold
+// active again, or left pending when the outcome is unknown. The checkout holds
+// a lease on its order while it works; writing a known outcome is retried until
+// the lease ends.
+//
+// An Idempotency-Key belongs to the order its request wrote, for 24 hours: a
+// retry answers that order's current state, whatever happened to the first
+// request (a timeout, a crash, a lost connection). While a request works on a
+// key its lease says so; a dead instance's lease lapses by itself.
+//
+// Recovery (one instance at a time) settles orders left pending: confirmed when
+// Payrail has the charge, released only when Payrail's ledger proves there is
+// none; anything else waits, counted. Reconciliation reads Payrail's charges
+// and refunds any that belong to an order that was not confirmed.
 package checkout
 
 import (
@@ -10,7 +26,8 @@ import (
 )
 
 // Errors returned by this package; internal/httpapi maps them to problems.
-// ErrPaymentDeclined and ErrPaymentUnavailable are in payments.go.
+// ErrPaymentDeclined and ErrPaymentUnavailable are in payments.go, the
+// Idempotency-Key errors in keys.go.
 var (
 	// ErrInvalidInput wraps a description of what is wrong with the request.
 	ErrInvalidInput = errors.New("invalid checkout request")
@@ -18,15 +35,32 @@ var (
 	// revealed). A hold that is not the buyer's is hold.ErrNotFound, and one
 	// that cannot be checked out hold.ErrNotActive.
 	ErrNotFound = errors.New("not found")
+	// ErrOrderReleased: the order's payment could not be confirmed, Payrail
+	// proved there was no charge, and the order was released with its hold:
+	// the seats went back on sale. Nothing stays charged (a charge that arrives
+	// later is refunded).
+	ErrOrderReleased = errors.New("the order was released: no charge was found for it, and its seats went back on sale")
 )
+
+// OrderError is the failure of a checkout that wrote an order: errors.Is
+// matches Err, and OrderID names the order, so the buyer can look it up.
+type OrderError struct {
+	OrderID string
+	Err     error
+}
+
+func (e *OrderError) Error() string { return e.Err.Error() + " (order " + e.OrderID + ")" }
+
+// Unwrap returns Err.
+func (e *OrderError) Unwrap() error { return e.Err }
 
 // Order statuses.
 const (
-	Pending   = "pending"
-	Confirmed = "confirmed"
-	Declined  = "declined"
-	Failed    = "failed"
-	Released  = "released"
+	Pending   = "pending"   // the charge's outcome is not known yet
+	Confirmed = "confirmed" // charged; seats sold, tickets issued
+	Declined  = "declined"  // Payrail declined; the hold is active again
+	Failed    = "failed"    // Payrail certainly made no charge; the hold is active again
+	Released  = "released"  // found uncharged by recovery; the hold released
 )
 
 // Order is a buyer's purchase of a hold's seats.
@@ -39,7 +73,27 @@ type Order struct {
 	TotalCents int64
 	Currency   string
 	CreatedAt  time.Time
+	// RefundedAt is set when a charge that reached Payrail for this order,
+	// which was not confirmed, was refunded.
+	RefundedAt *time.Time
 	Tickets    []Ticket
+}
+
+// settledError is the error that describes a settled, unsuccessful order, or
+// nil for a confirmed or pending one.
+func (o Order) settledError() error {
+	var err error
+	switch o.Status {
+	case Declined:
+		err = ErrPaymentDeclined
+	case Failed:
+		err = ErrPaymentUnavailable
+	case Released:
+		err = ErrOrderReleased
+	default:
+		return nil
+	}
+	return &OrderError{OrderID: o.ID, Err: err}
 }
 
 // Ticket admits one seat once.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
@@ -16,9 +17,22 @@ import (
 
 // Charge is a payment as Payrail records it.
 type Charge struct {
-	ID     string `json:"id"`
-	Status string `json:"status"`
+	ID             string    `json:"id"`
+	Status         string    `json:"status"` // "succeeded" or "declined"
+	IdempotencyKey string    `json:"idempotency_key"`
+	AmountCents    int64     `json:"amount_cents"`
+	Currency       string    `json:"currency"`
+	RecordedAt     time.Time `json:"recorded_at"`
+	Refund         *Refund   `json:"refund"`
 }
+
+// Refund is a charge given back.
+type Refund struct {
+	ID string `json:"id"`
+}
+
+// succeeded reports whether money moved and has not been given back.
+func (c Charge) succeeded() bool { return c.Status == "succeeded" }
 
 // Errors of the payment client.
 var (
@@ -38,12 +52,17 @@ var errNotCharged = errors.New("no charge was made")
 // Retry-After of a refusal while Payrail is unavailable.
 const PaymentRetryAfter = 5 * time.Second
 
+// DefaultPaymentTimeout is the deadline of one charge when none is configured.
+const DefaultPaymentTimeout = 5 * time.Second
+
 // Payments charges through Payrail with an idempotency key, a deadline and a
 // circuit breaker: after 5 failures in a row it stops calling Payrail for
 // BreakerCooldown and answers ErrPaymentUnavailable at once, then lets one
-// probe through.
+// probe through. It also finds, lists and refunds charges, for recovery and
+// reconciliation (without the breaker: they run on one instance, seldom).
 type Payments struct {
 	baseURL string
+	timeout time.Duration
 	client  *http.Client
 	breaker *gobreaker.CircuitBreaker[Charge]
 }
@@ -51,7 +70,7 @@ type Payments struct {
 // PaymentsOptions configure Payments.
 type PaymentsOptions struct {
 	BaseURL         string        // PAYRAIL_URL
-	Timeout         time.Duration // deadline of one charge; default 5 s
+	Timeout         time.Duration // deadline of one charge (STAGEDOOR_PAYMENT_TIMEOUT); default 5 s
 	BreakerFailures uint32        // failures in a row that open the breaker; default 5
 	BreakerCooldown time.Duration // how long it stays open; default PaymentRetryAfter
 }
@@ -59,7 +78,7 @@ type PaymentsOptions struct {
 // NewPayments returns a Payrail client.
 func NewPayments(o PaymentsOptions) *Payments {
 	if o.Timeout <= 0 {
-		o.Timeout = 5 * time.Second
+		o.Timeout = DefaultPaymentTimeout
 	}
 	if o.BreakerFailures == 0 {
 		o.BreakerFailures = 5
@@ -69,6 +88,7 @@ func NewPayments(o PaymentsOptions) *Payments {
 	}
 	return &Payments{
 		baseURL: o.BaseURL,
+		timeout: o.Timeout,
 		client:  &http.Client{Timeout: o.Timeout},
 		breaker: gobreaker.NewCircuitBreaker[Charge](gobreaker.Settings{
 			Name:        "payrail",
@@ -81,9 +101,20 @@ func NewPayments(o PaymentsOptions) *Payments {
 	}
 }
 
-// Charge charges amountCents once per key, ever. It returns the charge, or
-// ErrPaymentDeclined, or ErrPaymentUnavailable (wrapping errNotCharged when
-// Payrail certainly made no charge).
+// Timeout is the deadline of one charge.
+func (p *Payments) Timeout() time.Duration { return p.timeout }
+
+// errBreakerOpen is ErrPaymentUnavailable while the breaker refuses every call.
+var errBreakerOpen = fmt.Errorf("%w: circuit breaker open: %w", ErrPaymentUnavailable, errNotCharged)
+
+// refusing reports whether the breaker is open, so that Charge would refuse
+// at once: a checkout then refuses before writing anything.
+func (p *Payments) refusing() bool { return p.breaker.State() == gobreaker.StateOpen }
+
+// Charge charges amountCents once per key, ever, before ctx's deadline. It
+// returns the charge, or ErrPaymentDeclined, or ErrPaymentUnavailable (wrapping
+// errNotCharged when Payrail certainly made no charge; otherwise the outcome is
+// unknown).
 func (p *Payments) Charge(ctx context.Context, key string, amountCents int64, currency, token string) (Charge, error) {
 	body, _ := json.Marshal(map[string]any{"amount_cents": amountCents, "currency": currency, "token": token})
 	ch, err := p.breaker.Execute(func() (Charge, error) {
@@ -93,57 +124,148 @@ func (p *Payments) Charge(ctx context.Context, key string, amountCents int64, cu
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Idempotency-Key", key)
-		return p.do(req)
+		var c Charge
+		switch status, raw, err := p.do(req, &c); {
+		case err != nil:
+			return Charge{}, err
+		case (status == http.StatusOK || status == http.StatusCreated) && c.ID != "":
+			return c, nil
+		case status == http.StatusPaymentRequired:
+			return Charge{}, ErrPaymentDeclined
+		case status == http.StatusInternalServerError:
+			return Charge{}, fmt.Errorf("%w: %w: Payrail answered 500", ErrPaymentUnavailable, errNotCharged)
+		default:
+			return Charge{}, fmt.Errorf("%w: Payrail answered %d: %s", ErrPaymentUnavailable, status, raw)
+		}
 	})
 	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
-		return Charge{}, fmt.Errorf("%w: circuit breaker open: %w", ErrPaymentUnavailable, errNotCharged)
+		return Charge{}, errBreakerOpen
 	}
 	return ch, err
 }
 
-// Find returns the charge made with key, if Payrail has one that succeeded.
-func (p *Payments) Find(ctx context.Context, key string) (Charge, bool, error) {
+// Finding is what Payrail can say about a charge attempt.
+type Finding int
+
+// The findings.
+const (
+	// FindingUnknown: Payrail cannot tell yet (it has no record, but its ledger
+	// does not cover the attempt: it started afterwards, or its records lag).
+	FindingUnknown Finding = iota
+	// FindingCharged: a succeeded charge.
+	FindingCharged
+	// FindingNotCharged: certainly no charge: declined, or no record where the
+	// ledger covers the attempt.
+	FindingNotCharged
+)
+
+// ClockSkew is how far apart Stagedoor's and Payrail's clocks may be. A
+// missing record proves "no charge" only when Payrail's ledger covers the
+// attempt by this much on either side.
+const ClockSkew = time.Second
+
+// Find asks Payrail about the charge attempted with key, which could reach
+// Payrail between started and deadline. A "no such charge" is FindingNotCharged
+// only when Payrail's ledger covered that whole window; otherwise it is
+// FindingUnknown. An error means Payrail could not be asked.
+func (p *Payments) Find(ctx context.Context, key string, started, deadline time.Time) (Charge, Finding, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
 		p.baseURL+"/charges?idempotency_key="+url.QueryEscape(key), nil)
 	if err != nil {
-		return Charge{}, false, err
+		return Charge{}, FindingUnknown, err
 	}
-	ch, err := p.do(req)
+	var found struct {
+		Charge
+		Since           time.Time `json:"ledger_since"`
+		CompleteThrough time.Time `json:"complete_through"`
+	}
+	status, raw, err := p.do(req, &found)
 	switch {
-	case errors.Is(err, errNoCharge):
-		return Charge{}, false, nil
 	case err != nil:
-		return Charge{}, false, err
+		return Charge{}, FindingUnknown, err
+	case status == http.StatusOK && found.succeeded():
+		return found.Charge, FindingCharged, nil
+	case status == http.StatusOK:
+		return found.Charge, FindingNotCharged, nil // declined: no money moved
+	case status != http.StatusNotFound:
+		return Charge{}, FindingUnknown, fmt.Errorf("%w: Payrail answered %d: %s", ErrPaymentUnavailable, status, raw)
+	case found.Since.IsZero() || found.CompleteThrough.IsZero():
+		return Charge{}, FindingUnknown, nil // a Payrail that does not say what it covers proves nothing
+	case !found.Since.Add(ClockSkew).After(started) && !found.CompleteThrough.Before(deadline.Add(ClockSkew)):
+		return Charge{}, FindingNotCharged, nil
+	default:
+		return Charge{}, FindingUnknown, nil
 	}
-	return ch, ch.Status == "succeeded", nil
 }
 
-var errNoCharge = errors.New("no such charge")
+// chargesPage is how many charges reconciliation reads a request.
+const chargesPage = 500
 
-func (p *Payments) do(req *http.Request) (Charge, error) {
+// Charges lists up to limit of Payrail's recorded charges after the one
+// recorded at afterTime with id afterID (zero values: from the first), in the
+// order they were recorded.
+func (p *Payments) Charges(ctx context.Context, afterTime time.Time, afterID string, limit int) ([]Charge, error) {
+	q := url.Values{"limit": {strconv.Itoa(limit)}}
+	if !afterTime.IsZero() {
+		q.Set("recorded_after", afterTime.UTC().Format(time.RFC3339Nano))
+		q.Set("after_id", afterID)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.baseURL+"/charges?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	var page struct {
+		Charges []Charge `json:"charges"`
+	}
+	status, raw, err := p.do(req, &page)
+	switch {
+	case err != nil:
+		return nil, err
+	case status != http.StatusOK:
+		return nil, fmt.Errorf("%w: listing charges, Payrail answered %d: %s", ErrPaymentUnavailable, status, raw)
+	}
+	return page.Charges, nil
+}
+
+// RefundCharge gives a succeeded charge back, once however often it is called.
+// Any failure is ErrPaymentUnavailable: the refund is to be tried again.
+func (p *Payments) RefundCharge(ctx context.Context, chargeID string) (Refund, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
+		p.baseURL+"/charges/"+url.PathEscape(chargeID)+"/refunds", nil)
+	if err != nil {
+		return Refund{}, err
+	}
+	var r Refund
+	status, raw, err := p.do(req, &r)
+	switch {
+	case err != nil:
+		return Refund{}, err
+	case (status == http.StatusOK || status == http.StatusCreated) && r.ID != "":
+		return r, nil
+	default:
+		return Refund{}, fmt.Errorf("%w: refund of %s: Payrail answered %d: %s", ErrPaymentUnavailable, chargeID, status, raw)
+	}
+}
+
+// do sends req and decodes a JSON answer into v. A transport failure is
+// ErrPaymentUnavailable, wrapping errNotCharged when the connection was refused
+// (the request never reached Payrail).
+func (p *Payments) do(req *http.Request, v any) (int, []byte, error) {
 	resp, err := p.client.Do(req)
 	if err != nil {
 		if isRefused(err) {
-			return Charge{}, fmt.Errorf("%w: %w: %v", ErrPaymentUnavailable, errNotCharged, err)
+			return 0, nil, fmt.Errorf("%w: %w: %v", ErrPaymentUnavailable, errNotCharged, err)
 		}
-		return Charge{}, fmt.Errorf("%w: %v", ErrPaymentUnavailable, err)
+		return 0, nil, fmt.Errorf("%w: %v", ErrPaymentUnavailable, err)
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var ch Charge
-	switch resp.StatusCode {
-	case http.StatusOK, http.StatusCreated:
-		if err := json.Unmarshal(raw, &ch); err != nil || ch.ID == "" {
-			return Charge{}, fmt.Errorf("%w: unreadable charge %q", ErrPaymentUnavailable, raw)
-		}
-		return ch, nil
-	case http.StatusPaymentRequired:
-		return Charge{}, ErrPaymentDeclined
-	case http.StatusNotFound:
-		return Charge{}, errNoCharge
-	case http.StatusInternalServerError:
-		return Charge{}, fmt.Errorf("%w: %w: Payrail answered 500", ErrPaymentUnavailable, errNotCharged)
-	default:
-		return Charge{}, fmt.Errorf("%w: Payrail answered %s: %s", ErrPaymentUnavailable, resp.Status, raw)
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return 0, nil, fmt.Errorf("%w: reading the answer: %v", ErrPaymentUnavailable, err)
 	}
+	readable := resp.StatusCode < 300 || resp.StatusCode == http.StatusNotFound
+	if readable && len(raw) > 0 && json.Unmarshal(raw, v) != nil {
+		return 0, nil, fmt.Errorf("%w: unreadable answer (%d) %q", ErrPaymentUnavailable, resp.StatusCode, raw)
+	}
+	return resp.StatusCode, raw, nil
 }

@@ -11,7 +11,7 @@ import (
 // one with orderID when it is not empty.
 func (s store) orders(ctx context.Context, buyerID, orderID string) ([]Order, error) {
 	rows, err := s.db.Query(ctx, `
-		SELECT id::text, buyer_id::text, hold_id::text, event_id::text, status, total_cents, currency, created_at
+		SELECT id::text, buyer_id::text, hold_id::text, event_id::text, status, total_cents, currency, created_at, refunded_at
 		FROM orders WHERE buyer_id = $1 AND ($2 = '' OR id::text = $2)
 		ORDER BY created_at DESC, id LIMIT 500`, buyerID, orderID)
 	if err != nil {
@@ -19,7 +19,7 @@ func (s store) orders(ctx context.Context, buyerID, orderID string) ([]Order, er
 	}
 	orders, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Order, error) {
 		var o Order
-		err := row.Scan(&o.ID, &o.BuyerID, &o.HoldID, &o.EventID, &o.Status, &o.TotalCents, &o.Currency, &o.CreatedAt)
+		err := row.Scan(&o.ID, &o.BuyerID, &o.HoldID, &o.EventID, &o.Status, &o.TotalCents, &o.Currency, &o.CreatedAt, &o.RefundedAt)
 		return o, err
 	})
 	if err != nil {

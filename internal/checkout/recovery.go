@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -9,65 +10,122 @@ import (
 // recoveryLock is the advisory lock that lets one instance at a time recover.
 const recoveryLock = 0x5eed_0006
 
-// Recover settles the orders left pending longer than the service's
-// recoverAfter (a process died between charge and confirmation, or Payrail's
-// answer was lost): confirmed when Payrail has a successful charge for the
-// order, its hold released when it has none. An order Payrail cannot be asked
-// about now is left for the next run. Only one instance recovers at a time;
-// the others return at once. It returns how many orders it settled.
-func (s *Service) Recover(ctx context.Context) (int, error) {
+// recoveryBatch bounds the pending orders one pass looks at.
+const recoveryBatch = 100
+
+// Recovery is what one pass of Recover did.
+type Recovery struct {
+	Confirmed int // pending orders confirmed: Payrail has their charge
+	Released  int // pending orders released: Payrail proves there is no charge
+	Unknown   int // pending orders left pending: Payrail cannot tell yet, or could not be asked
+	Refunded  int // late charges refunded by reconciliation
+	Unsettled int // pending orders older than the recovery age after the pass
+}
+
+// Recover settles what checkouts left unsettled, on one instance at a time (the
+// others return at once with a zero Recovery):
+//
+//   - every order pending longer than the recovery age that no checkout holds a
+//     lease on is confirmed when Payrail has its charge, and released with its
+//     hold when Payrail proves there is none; otherwise it waits, counted;
+//   - then reconciliation reads the charges Payrail recorded since the last
+//     pass and refunds those whose order was not confirmed.
+func (s *Service) Recover(ctx context.Context) (Recovery, error) {
+	var r Recovery
 	conn, err := s.store.db.Acquire(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("checkout: recover: %w", err)
+		return r, fmt.Errorf("checkout: recover: %w", err)
 	}
 	defer conn.Release()
 	var locked bool
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, recoveryLock).Scan(&locked); err != nil {
-		return 0, fmt.Errorf("checkout: recover: %w", err)
+		return r, fmt.Errorf("checkout: recover: %w", err)
 	}
 	if !locked {
-		return 0, nil
+		return r, nil
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, recoveryLock)
 
-	stale, err := s.store.stalePending(ctx, s.recoverAfter.Seconds(), 100)
+	stale, err := s.store.stalePending(ctx, s.recoverAfter, recoveryBatch)
 	if err != nil {
-		return 0, err
+		return r, err
 	}
-	settled := 0
 	for _, o := range stale {
-		charge, charged, err := s.payments.Find(ctx, o.ID)
-		if err != nil {
-			s.logger.Warn("recovery: cannot ask Payrail; will retry", "order_id", o.ID, "error", err)
-			continue
+		if err := s.recoverOrder(ctx, o, &r); err != nil {
+			return r, err
 		}
-		if charged {
-			ok, err := s.store.confirm(ctx, o, charge.ID)
-			if err != nil {
-				return settled, err
-			}
-			if ok {
-				settled++
-				s.logger.Info("recovery: pending order confirmed", "order_id", o.ID, "charge_id", charge.ID)
-			}
-			continue
-		}
-		if err := s.store.release(ctx, o); err != nil {
-			return settled, err
-		}
-		settled++
-		s.logger.Info("recovery: pending order had no charge; hold released", "order_id", o.ID, "hold_id", o.HoldID)
 	}
-	return settled, nil
+	if r.Refunded, err = s.reconcile(ctx); err != nil {
+		return r, err
+	}
+	if r.Unsettled, err = s.store.unsettled(ctx, s.recoverAfter); err != nil {
+		return r, fmt.Errorf("checkout: recover: %w", err)
+	}
+	s.metrics.unsettled.Set(float64(r.Unsettled))
+	if r.Unknown > 0 {
+		s.logger.Warn("recovery: orders left pending: Payrail cannot tell yet whether they were charged",
+			"unknown", r.Unknown, "unsettled", r.Unsettled)
+	}
+	return r, nil
 }
 
-// RunRecovery runs Recover now and then every interval until ctx ends.
-func (s *Service) RunRecovery(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
+// recoverOrder asks Payrail about one stale pending order and settles it when
+// the answer is certain.
+func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery) error {
+	charge, finding, err := s.payments.Find(ctx, o.ID, o.CreatedAt, o.chargeDeadline)
+	if err != nil {
+		s.payrail.Failed(err)
+	} else {
+		s.payrail.Succeeded()
+	}
+	switch {
+	case err == nil && finding == FindingCharged:
+		_, err := s.store.confirm(ctx, o, charge.ID)
+		if errors.Is(err, errNotPending) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r.Confirmed++
+		s.metrics.recovered.WithLabelValues("confirmed").Inc()
+		s.logger.Info("recovery: pending order confirmed", "order_id", o.ID, "charge_id", charge.ID)
+	case err == nil && finding == FindingNotCharged:
+		err := s.store.endUncharged(ctx, o, Released)
+		if errors.Is(err, errNotPending) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r.Released++
+		s.metrics.recovered.WithLabelValues("released").Inc()
+		s.logger.Info("recovery: pending order had no charge; released with its hold", "order_id", o.ID, "hold_id", o.HoldID)
+	default:
+		r.Unknown++
+		s.metrics.recovered.WithLabelValues("unknown").Inc()
+		s.logger.Debug("recovery: Payrail cannot tell yet", "order_id", o.ID, "error", err)
+	}
+	return nil
+}
+
+// RecoveryEvery is how often RunRecovery runs: a quarter of the recovery age,
+// from 250 ms to 15 s.
+func (s *Service) RecoveryEvery() time.Duration {
+	return min(max(s.recoverAfter/4, 250*time.Millisecond), 15*time.Second)
+}
+
+// RunRecovery runs Recover now and then every RecoveryEvery until ctx ends.
+// Its failures are logged as the database's outage, not one ERROR each.
+func (s *Service) RunRecovery(ctx context.Context) {
+	t := time.NewTicker(s.RecoveryEvery())
 	defer t.Stop()
 	for {
-		if _, err := s.Recover(ctx); err != nil && ctx.Err() == nil {
-			s.logger.Error("recovery failed", "error", err)
+		switch _, err := s.Recover(ctx); {
+		case err != nil && ctx.Err() == nil:
+			s.database.Failed(fmt.Errorf("recovery: %w", err))
+		case err == nil:
+			s.database.Succeeded()
 		}
 		select {
 		case <-ctx.Done():

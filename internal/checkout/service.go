@@ -2,80 +2,136 @@ package checkout
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/outage"
 )
 
-// Service places and reads orders.
+// Service places, settles, recovers and reads orders.
 type Service struct {
 	store        store
 	payments     *Payments
 	recoverAfter time.Duration
+	lease        time.Duration
 	logger       *slog.Logger
+	metrics      *metrics
+	payrail      *outage.Reporter // Payrail failing to answer a charge
+	database     *outage.Reporter // PostgreSQL failing to take a charge's outcome
 }
 
-// NewService returns a Service charging through payments. A pending order is
-// settled by Recover once it is older than recoverAfter.
-func NewService(db *pgxpool.Pool, payments *Payments, recoverAfter time.Duration, logger *slog.Logger) *Service {
-	return &Service{store: store{db: db}, payments: payments, recoverAfter: recoverAfter, logger: logger}
+// Options configure a Service.
+type Options struct {
+	// RecoverAfter is the age past which Recover settles a pending order that
+	// no checkout works on (STAGEDOOR_RECOVERY_AFTER).
+	RecoverAfter time.Duration
+	Logger       *slog.Logger
+	// Registerer takes the service's metrics; nil keeps them unregistered.
+	Registerer prometheus.Registerer
+}
+
+// NewService returns a Service charging through payments.
+func NewService(db *pgxpool.Pool, payments *Payments, o Options) *Service {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{
+		store:        store{db: db},
+		payments:     payments,
+		recoverAfter: o.RecoverAfter,
+		lease:        leaseFor(payments.Timeout()),
+		logger:       o.Logger,
+		metrics:      newMetrics(o.Registerer),
+		payrail:      outage.New(o.Logger, "payrail", 0),
+		database:     outage.New(o.Logger, "postgresql", 0),
+	}
+}
+
+// minSettleTime is the least time a checkout keeps for writing its charge's
+// outcome, retrying, after the charge's deadline.
+const minSettleTime = 2 * time.Second
+
+// leaseFor is how long a checkout works on its order, at most: the charge's
+// deadline, then as long again (at least minSettleTime) to write the outcome.
+func leaseFor(paymentTimeout time.Duration) time.Duration {
+	return paymentTimeout + max(paymentTimeout, minSettleTime)
 }
 
 // Payments is the Payrail client the service charges through.
 func (s *Service) Payments() *Payments { return s.payments }
 
-// Checkout buys the seats of the buyer's hold with paymentToken. It returns the
-// confirmed order and its tickets, or ErrInvalidInput, hold.ErrNotFound,
-// hold.ErrNotActive, ErrPaymentDeclined (the hold is active again) or
-// ErrPaymentUnavailable (the hold is active again when Payrail certainly made
-// no charge; otherwise the order stays pending until Recover settles it).
+// MaxKeyLength is the longest Idempotency-Key accepted.
+const MaxKeyLength = 255
+
+// Request is one checkout: a buyer pays for their hold.
+type Request struct {
+	BuyerID      string
+	HoldID       string
+	PaymentToken string
+	// IdempotencyKey, when not empty, binds the request to the order it writes:
+	// a retry with the same key and body answers that order's current state.
+	IdempotencyKey string
+}
+
+// Result is what a checkout answers.
+type Result struct {
+	// Order is the order the request wrote or, when Replayed, the one its
+	// Idempotency-Key belongs to, as it stands now: Confirmed with its
+	// tickets, or Pending while the charge's outcome is unknown (recovery
+	// settles it); for a settled, unsuccessful order the error says which.
+	Order Order
+	// Replayed: the answer is the key's order, not this request's own attempt.
+	Replayed bool
+}
+
+// Checkout buys the seats of the buyer's hold. It returns a Result whose order
+// is confirmed or pending; or, with the Result still naming the order when one
+// was written, an *OrderError wrapping ErrPaymentDeclined (the hold is active
+// again), ErrPaymentUnavailable (Payrail certainly made no charge; the hold is
+// active again, and a retry with the same key tries again) or ErrOrderReleased;
+// or ErrInvalidInput, hold.ErrNotFound, hold.ErrNotActive,
+// ErrIdempotencyInProgress or ErrIdempotencyMismatch, having written nothing.
 //
 // Once the charge is under way the caller's cancellation no longer stops it: a
 // buyer who hangs up mid-payment still gets a settled order.
-func (s *Service) Checkout(ctx context.Context, buyerID, holdID, paymentToken string) (Order, error) {
-	holdID, ok := ids.Parse(holdID)
+func (s *Service) Checkout(ctx context.Context, r Request) (Result, error) {
+	holdID, ok := ids.Parse(r.HoldID)
 	if !ok {
-		return Order{}, fmt.Errorf("%w: hold_id must be a hold's id", ErrInvalidInput)
+		return Result{}, fmt.Errorf("%w: hold_id must be a hold's id", ErrInvalidInput)
 	}
-	paymentToken = strings.TrimSpace(paymentToken)
-	if paymentToken == "" || len(paymentToken) > 255 {
-		return Order{}, fmt.Errorf("%w: payment_token is required (at most 255 characters)", ErrInvalidInput)
+	token := strings.TrimSpace(r.PaymentToken)
+	if token == "" || len(token) > 255 {
+		return Result{}, fmt.Errorf("%w: payment_token is required (at most 255 characters)", ErrInvalidInput)
 	}
-	o, err := s.store.begin(ctx, buyerID, holdID)
+	if len(r.IdempotencyKey) > MaxKeyLength {
+		return Result{}, fmt.Errorf("%w: Idempotency-Key must be 1 to %d characters", ErrInvalidInput, MaxKeyLength)
+	}
+	if r.IdempotencyKey == "" {
+		return s.attempt(ctx, r.BuyerID, holdID, token, nil)
+	}
+	key, orderID, err := s.store.claimKey(ctx, r.BuyerID, r.IdempotencyKey, requestHash(holdID, token), s.lease)
 	if err != nil {
-		return Order{}, err
+		return Result{}, err
 	}
-
-	ctx = context.WithoutCancel(ctx)
-	charge, err := s.payments.Charge(ctx, o.ID, o.TotalCents, o.Currency, paymentToken)
-	switch {
-	case err == nil:
-		if _, err := s.store.confirm(ctx, o, charge.ID); err != nil {
-			return Order{}, err // pending, charged: Recover confirms it
+	if key == nil {
+		o, err := s.Order(ctx, r.BuyerID, orderID)
+		if err != nil {
+			return Result{}, err
 		}
-		return s.Order(ctx, buyerID, o.ID)
-	case errors.Is(err, ErrPaymentDeclined):
-		if err := s.store.reopen(ctx, o, Declined); err != nil {
-			return Order{}, err
-		}
-		return Order{}, ErrPaymentDeclined
-	case errors.Is(err, errNotCharged):
-		if err := s.store.reopen(ctx, o, Failed); err != nil {
-			return Order{}, err
-		}
-		return Order{}, err
-	default:
-		// Payrail may or may not have charged: the order stays pending and its
-		// seats kept until Recover asks Payrail.
-		s.logger.Warn("checkout: charge outcome unknown; left for recovery", "order_id", o.ID, "error", err)
-		return Order{}, err
+		return Result{Order: o, Replayed: true}, o.settledError()
 	}
+	defer func() {
+		if err := s.store.finishKey(context.WithoutCancel(ctx), key); err != nil {
+			s.database.Failed(err) // the claim lapses with its lease
+		}
+	}()
+	return s.attempt(ctx, r.BuyerID, holdID, token, key)
 }
 
 // Order returns one of the buyer's orders, or ErrNotFound.

@@ -24,9 +24,13 @@ type Config struct {
 	RedisPrefix     string        // STAGEDOOR_REDIS_PREFIX: put before every Redis key
 	RedisTimeout    time.Duration // STAGEDOOR_REDIS_TIMEOUT: deadline of one limiter call
 	PayrailURL      string        // PAYRAIL_URL: where Stagedoor finds Payrail
+	PaymentTimeout  time.Duration // STAGEDOOR_PAYMENT_TIMEOUT: deadline of one charge
 	PayrailAddr     string        // PAYRAIL_ADDR: where "stagedoor payrail" listens
+	PayrailDatabase string        // PAYRAIL_DATABASE_URL: the stub's ledger (default: DATABASE_URL)
 	PayrailLatency  time.Duration // PAYRAIL_LATENCY: the stub's delay per charge
+	PayrailJitter   time.Duration // PAYRAIL_LATENCY_JITTER: up to this much more, at random
 	PayrailFailures float64       // PAYRAIL_FAILURE_RATE: the stub's share of 500s
+	PayrailRecord   time.Duration // PAYRAIL_RECORD_DELAY: charges recorded up to this late, at random
 	AdminToken      string        // STAGEDOOR_ADMIN_TOKEN: empty turns the admin API off
 	BcryptCost      int           // STAGEDOOR_BCRYPT_COST
 	TrustedProxies  []netip.Prefix
@@ -98,9 +102,12 @@ func Load(getenv func(string) string) (Config, error) {
 		RedisPrefix:     r.str("STAGEDOOR_REDIS_PREFIX", "sd:"),
 		RedisTimeout:    r.duration("STAGEDOOR_REDIS_TIMEOUT", 50*time.Millisecond),
 		PayrailURL:      r.str("PAYRAIL_URL", "http://127.0.0.1:8090"),
+		PaymentTimeout:  r.duration("STAGEDOOR_PAYMENT_TIMEOUT", 5*time.Second),
 		PayrailAddr:     r.str("PAYRAIL_ADDR", "127.0.0.1:8090"),
 		PayrailLatency:  r.duration("PAYRAIL_LATENCY", 400*time.Millisecond),
+		PayrailJitter:   r.durationOrZero("PAYRAIL_LATENCY_JITTER", 0),
 		PayrailFailures: r.fraction("PAYRAIL_FAILURE_RATE", 0),
+		PayrailRecord:   r.durationOrZero("PAYRAIL_RECORD_DELAY", 0),
 		AdminToken:      r.str("STAGEDOOR_ADMIN_TOKEN", ""),
 		BcryptCost:      r.integer("STAGEDOOR_BCRYPT_COST", 12, 4, 31),
 		TrustedProxies:  r.prefixes("STAGEDOOR_TRUSTED_PROXIES"),
@@ -112,6 +119,7 @@ func Load(getenv func(string) string) (Config, error) {
 		LogLevel:        r.oneOf("STAGEDOOR_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
 		Limits:          make(map[string]ratelimit.Limit, len(LimitVariables)),
 	}
+	c.PayrailDatabase = r.str("PAYRAIL_DATABASE_URL", c.DatabaseURL)
 	for _, lv := range LimitVariables {
 		c.Limits[lv.Name] = r.limit(lv.Variable, lv.Default)
 	}
@@ -122,8 +130,18 @@ func Load(getenv func(string) string) (Config, error) {
 		r.fail("STAGEDOOR_CHECKOUT_SLOTS", strconv.Itoa(c.CheckoutSlots),
 			fmt.Sprintf("must be less than STAGEDOOR_DB_POOL (%d), so that holds and seat maps keep connections of their own", c.DBPool))
 	}
+	if c.RecoveryAfter < RecoveryMargin*c.PaymentTimeout && r.ok("STAGEDOOR_RECOVERY_AFTER") && r.ok("STAGEDOOR_PAYMENT_TIMEOUT") {
+		r.fail("STAGEDOOR_RECOVERY_AFTER", c.RecoveryAfter.String(),
+			fmt.Sprintf("must be at least %d × STAGEDOOR_PAYMENT_TIMEOUT (%s), so that recovery never settles an order whose charge may still be under way",
+				RecoveryMargin, c.PaymentTimeout))
+	}
 	return c, errors.Join(r.errs...)
 }
+
+// RecoveryMargin is how many payment timeouts a pending order must be older
+// than before recovery settles it: comfortably past the charge's deadline and
+// the time its checkout has to write the outcome.
+const RecoveryMargin = 3
 
 // reader reads variables, collecting an *Error for each bad one.
 type reader struct {
@@ -196,6 +214,20 @@ func (r *reader) duration(variable string, def time.Duration) time.Duration {
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
 		r.fail(variable, v, "must be a positive duration such as 500ms, 2s or 10m")
+		return def
+	}
+	return d
+}
+
+// durationOrZero is duration, where 0 is allowed too.
+func (r *reader) durationOrZero(variable string, def time.Duration) time.Duration {
+	v := strings.TrimSpace(r.getenv(variable))
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		r.fail(variable, v, "must be 0 or a positive duration such as 500ms or 2s")
 		return def
 	}
 	return d

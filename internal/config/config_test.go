@@ -20,7 +20,8 @@ func TestDefaults(t *testing.T) {
 	}
 	if c.Addr != ":8080" || c.DBPool != 24 || c.MaxInFlight != 400 || c.CheckoutSlots != 20 ||
 		c.BcryptCost != 12 || c.HoldTTL != 10*time.Minute || c.RecoveryAfter != time.Minute ||
-		!c.AutoMigrate || c.PayrailLatency != 400*time.Millisecond || c.PayrailURL != "http://127.0.0.1:8090" {
+		!c.AutoMigrate || c.PayrailLatency != 400*time.Millisecond || c.PayrailURL != "http://127.0.0.1:8090" ||
+		c.PaymentTimeout != 5*time.Second || c.PayrailDatabase != c.DatabaseURL || c.PayrailJitter != 0 || c.PayrailRecord != 0 {
 		t.Errorf("defaults differ from API.md: %+v", c)
 	}
 	want := map[string]ratelimit.Limit{
@@ -73,6 +74,9 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 		{"STAGEDOOR_AUTO_MIGRATE", "perhaps"},
 		{"STAGEDOOR_TRUSTED_PROXIES", "10.0.0.0/33"},
 		{"PAYRAIL_FAILURE_RATE", "1.5"},
+		{"PAYRAIL_LATENCY_JITTER", "-1s"},
+		{"PAYRAIL_RECORD_DELAY", "soon"},
+		{"STAGEDOOR_PAYMENT_TIMEOUT", "0s"},
 		{"STAGEDOOR_CHECKOUT_SLOTS", "24"},
 		{"STAGEDOOR_ADMIN_TOKEN", "short"},
 		{"STAGEDOOR_LOG_LEVEL", "loud"},
@@ -95,5 +99,33 @@ func TestEveryBadVariableIsReported(t *testing.T) {
 	_, err := Load(env(map[string]string{"STAGEDOOR_DB_POOL": "x", "STAGEDOOR_LIMIT_QUEUE_JOIN": "y"}))
 	if err == nil || !strings.Contains(err.Error(), "STAGEDOOR_DB_POOL") || !strings.Contains(err.Error(), "STAGEDOOR_LIMIT_QUEUE_JOIN") {
 		t.Fatalf("want both variables named, got %v", err)
+	}
+}
+
+// TestRecoveryMustOutwaitThePayment: a recovery age that is not comfortably
+// longer than the payment deadline stops the start, naming both variables.
+func TestRecoveryMustOutwaitThePayment(t *testing.T) {
+	for _, tt := range []struct {
+		recovery, timeout string
+		ok                bool
+	}{
+		{"1m", "5s", true},
+		{"15s", "5s", true},
+		{"14s", "5s", false},
+		{"1m", "30s", false},
+		{"2s", "600ms", true},
+	} {
+		_, err := Load(env(map[string]string{"STAGEDOOR_RECOVERY_AFTER": tt.recovery, "STAGEDOOR_PAYMENT_TIMEOUT": tt.timeout}))
+		if tt.ok != (err == nil) {
+			t.Errorf("recovery %s, timeout %s: Load = %v, want ok %v", tt.recovery, tt.timeout, err, tt.ok)
+		}
+		var cfgErr *Error
+		if err != nil && (!errors.As(err, &cfgErr) || !strings.Contains(err.Error(), "STAGEDOOR_RECOVERY_AFTER") ||
+			!strings.Contains(err.Error(), "STAGEDOOR_PAYMENT_TIMEOUT")) {
+			t.Errorf("error %q does not name both variables", err)
+		}
+	}
+	if _, err := Load(env(map[string]string{"STAGEDOOR_PAYMENT_TIMEOUT": "30s"})); err == nil {
+		t.Error("a 30 s payment deadline with the default 1m recovery was accepted")
 	}
 }

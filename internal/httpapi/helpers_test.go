@@ -42,6 +42,7 @@ type instance struct {
 	rdb         redis.UniversalClient
 	redisPrefix string
 	admission   time.Duration // how long a waiting-room admission lasts; zero: 15 minutes
+	logs        io.Writer     // where the server logs, as JSON at debug level; nil discards
 }
 
 func newTestServer(t *testing.T, env map[string]string, db *pgxpool.Pool, rdb redis.UniversalClient) *testServer {
@@ -74,9 +75,13 @@ func startInstance(t testing.TB, in instance) *testServer {
 	}
 	registry := prometheus.NewRegistry()
 	events := event.NewService(in.db)
+	if in.logs == nil {
+		in.logs = io.Discard
+	}
+	logger := slog.New(slog.NewJSONHandler(in.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := New(Deps{
 		Config:   cfg,
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:   logger,
 		DB:       in.db,
 		Redis:    in.rdb,
 		Registry: registry,
@@ -89,8 +94,9 @@ func startInstance(t testing.TB, in instance) *testServer {
 		Auth:   auth.NewService(in.db, cfg.BcryptCost),
 		Events: events,
 		Holds:  hold.NewService(in.db, events, cfg.HoldTTL), // no sweeper: tests start one where needed
-		Checkout: checkout.NewService(in.db, checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL}),
-			cfg.RecoveryAfter, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		Checkout: checkout.NewService(in.db,
+			checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL, Timeout: cfg.PaymentTimeout}),
+			checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: registry}),
 		Scans: scan.NewService(in.db),
 		WaitRoom: waitroom.New(in.rdb, waitroom.Options{Prefix: in.redisPrefix, Timeout: cfg.RedisTimeout,
 			Admission: in.admission}),

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -26,13 +24,16 @@ type ticketJSON struct {
 }
 
 type orderJSON struct {
-	ID         string       `json:"id"`
-	Status     string       `json:"status"`
-	HoldID     string       `json:"hold_id"`
-	EventID    string       `json:"event_id"`
-	TotalCents int64        `json:"total_cents"`
-	Currency   string       `json:"currency"`
-	CreatedAt  time.Time    `json:"created_at"`
+	ID         string    `json:"id"`
+	Status     string    `json:"status"`
+	HoldID     string    `json:"hold_id"`
+	EventID    string    `json:"event_id"`
+	TotalCents int64     `json:"total_cents"`
+	Currency   string    `json:"currency"`
+	CreatedAt  time.Time `json:"created_at"`
+	// RefundedAt is set when a charge that reached Payrail late, for an order
+	// that was not confirmed, was refunded.
+	RefundedAt *time.Time   `json:"refunded_at,omitempty"`
 	Tickets    []ticketJSON `json:"tickets"`
 }
 
@@ -46,7 +47,17 @@ func ticketsJSON(ts []checkout.Ticket) []ticketJSON {
 
 func orderOut(o checkout.Order) orderJSON {
 	return orderJSON{ID: o.ID, Status: o.Status, HoldID: o.HoldID, EventID: o.EventID,
-		TotalCents: o.TotalCents, Currency: o.Currency, CreatedAt: o.CreatedAt.UTC(), Tickets: ticketsJSON(o.Tickets)}
+		TotalCents: o.TotalCents, Currency: o.Currency, CreatedAt: o.CreatedAt.UTC(), RefundedAt: utc(o.RefundedAt),
+		Tickets: ticketsJSON(o.Tickets)}
+}
+
+// utc is t in UTC, or nil.
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }
 
 // bulkhead lets at most the semaphore's size of requests into the route at
@@ -69,67 +80,34 @@ func (s *Server) bulkhead(slots *semaphore.Weighted, bound string, retryAfter ti
 	}
 }
 
-// createOrder serves POST /v1/orders, inside the checkout bulkhead. With an
-// Idempotency-Key, the first response is kept and replayed to every retry with
-// the same body; a retry while the first runs gets 409, another body 422.
+// createOrder serves POST /v1/orders, inside the checkout bulkhead: 201 with
+// the confirmed order, 202 with the pending one while the charge's outcome is
+// unknown (Location names it either way), or a problem. With an
+// Idempotency-Key, a retry answers the key's order as it stands now, marked
+// Idempotent-Replayed (problems included: a declined or released order).
 func (s *Server) createOrder(c echo.Context) error {
 	var in orderRequest
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
-	key := c.Request().Header.Get("Idempotency-Key")
-	if len(key) > 255 {
-		return badRequest("Idempotency-Key must be 1 to 255 characters")
-	}
-	buyer := principalOf(c).AccountID
-	ctx := c.Request().Context()
-	if key == "" {
-		order, err := s.checkout.Checkout(ctx, buyer, in.HoldID, in.PaymentToken)
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusCreated, orderOut(order))
-	}
-
-	hash := sha256.Sum256([]byte(in.HoldID + "\x00" + in.PaymentToken))
-	stored, err := s.checkout.ClaimKey(ctx, buyer, key, hash[:])
-	if err != nil {
-		return err
-	}
-	if stored != nil {
+	res, err := s.checkout.Checkout(c.Request().Context(), checkout.Request{
+		BuyerID:        principalOf(c).AccountID,
+		HoldID:         in.HoldID,
+		PaymentToken:   in.PaymentToken,
+		IdempotencyKey: c.Request().Header.Get("Idempotency-Key"),
+	})
+	if res.Replayed {
 		c.Response().Header().Set("Idempotent-Replayed", "true")
-		return replay(c, *stored)
 	}
-
-	order, err := s.checkout.Checkout(ctx, buyer, in.HoldID, in.PaymentToken)
-	var response checkout.StoredResponse
 	if err != nil {
-		p, _ := problemFor(err)
-		if p.Status >= 500 {
-			// Nothing was done that a retry should not do again.
-			if ferr := s.checkout.ForgetKey(ctx, buyer, key); ferr != nil {
-				s.logger.Error("forget idempotency key", "request_id", requestID(c), "error", ferr)
-			}
-			return err
-		}
-		response.Status = p.Status
-		response.Body, _ = json.Marshal(problemDocument(p))
-	} else {
-		response.Status = http.StatusCreated
-		response.Body, _ = json.Marshal(orderOut(order))
-	}
-	if err := s.checkout.KeepResponse(ctx, buyer, key, response); err != nil {
 		return err
 	}
-	return replay(c, response)
-}
-
-func replay(c echo.Context, r checkout.StoredResponse) error {
-	contentType := echo.MIMEApplicationJSON
-	if r.Status >= 400 {
-		contentType = "application/problem+json"
+	c.Response().Header().Set(echo.HeaderLocation, "/v1/orders/"+res.Order.ID)
+	status := http.StatusCreated
+	if res.Order.Status == checkout.Pending {
+		status = http.StatusAccepted
 	}
-	return c.Blob(r.Status, contentType, r.Body)
+	return c.JSON(status, orderOut(res.Order))
 }
 
 // listOrders serves GET /v1/orders.

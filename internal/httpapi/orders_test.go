@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/payrail"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // stub is a real Payrail stub server, with a switch that makes it answer 500
@@ -26,9 +30,20 @@ type stub struct {
 
 func startPayrail(t *testing.T, latency time.Duration) *stub { return startPayrailTB(t, latency) }
 
+// startPayrailTB starts a Payrail stub with its ledger in a database of its own.
 func startPayrailTB(t testing.TB, latency time.Duration) *stub {
 	t.Helper()
-	s := &stub{Server: payrail.NewServer(payrail.Config{Latency: latency}, nil)}
+	return startPayrailOn(t, testenv.Postgres(t), payrail.Config{Latency: latency})
+}
+
+// startPayrailOn starts a Payrail stub with its ledger in db (schema payrail).
+func startPayrailOn(t testing.TB, db *pgxpool.Pool, cfg payrail.Config) *stub {
+	t.Helper()
+	server, err := payrail.Open(context.Background(), db, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stub{Server: server}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			s.posts.Add(1)
@@ -44,7 +59,19 @@ func startPayrailTB(t testing.TB, latency time.Duration) *stub {
 	return s
 }
 
-// shop is a server with a Payrail stub, an organizer's on-sale event and its seats.
+// charges returns every charge the stub made.
+func (s *stub) charges(t testing.TB) []payrail.Charge {
+	t.Helper()
+	all, err := s.Charges(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// shop is a server with a Payrail stub whose ledger is in the server's
+// database (so the money invariant can be checked), an organizer's on-sale
+// event and its seats.
 type shop struct {
 	*testServer
 	payrail *stub
@@ -54,11 +81,25 @@ type shop struct {
 
 func newShop(t *testing.T, latency time.Duration, env ...string) *shop {
 	t.Helper()
-	p := startPayrail(t, latency)
-	ts := newTestServer(t, limitEnv(append(env, "PAYRAIL_URL", p.url, "STAGEDOOR_LIMIT_HOLD_BUYER", "100/1s")...), nil, nil)
+	return newShopWith(t, payrail.Config{Latency: latency}, env...)
+}
+
+func newShopWith(t *testing.T, cfg payrail.Config, env ...string) *shop {
+	t.Helper()
+	db := testenv.Postgres(t)
+	p := startPayrailOn(t, db, cfg)
+	ts := startInstance(t, instance{env: limitEnv(append(env, "PAYRAIL_URL", p.url, "STAGEDOOR_LIMIT_HOLD_BUYER", "100/1s")...), db: db})
 	org := newAccount(t, ts, auth.Organizer)
 	event, seats := newEvent(t, ts, org, eventBody(4, 10))
 	return &shop{testServer: ts, payrail: p, event: event, seats: seats}
+}
+
+// noViolations fails the test when the money invariant does not hold.
+func (s *shop) noViolations(t *testing.T) {
+	t.Helper()
+	if v := testenv.MoneyViolations(t, s.db); len(v) > 0 {
+		t.Errorf("the money invariant is violated:\n%s", strings.Join(v, "\n"))
+	}
 }
 
 // hold places a hold of the buyer on the seats and returns its id.
@@ -205,7 +246,7 @@ func TestIdempotencyKey(t *testing.T) {
 	if created != 1 || inProgress != 9 {
 		t.Errorf("%d created, %d in progress: want one 201 and nine 409 idempotency-in-progress", created, inProgress)
 	}
-	if n := len(s.payrail.Charges()); n != 1 {
+	if n := len(s.payrail.charges(t)); n != 1 {
 		t.Errorf("Payrail has %d charges, want 1", n)
 	}
 	var orders int
@@ -227,7 +268,7 @@ func TestIdempotencyKey(t *testing.T) {
 	if resp, p := s.checkout(t, ada, orderBody(holdID, "tok_declined"), "same-key"); resp.StatusCode != 422 || p["type"] != "/problems/idempotency-mismatch" {
 		t.Errorf("same key, another body = %d %v, want 422", resp.StatusCode, p)
 	}
-	if n := len(s.payrail.Charges()); n != 1 {
+	if n := len(s.payrail.charges(t)); n != 1 {
 		t.Errorf("after the retries Payrail has %d charges, want 1", n)
 	}
 }
@@ -284,8 +325,8 @@ func TestCheckoutBulkhead(t *testing.T) {
 		t.Errorf("the seat map during the checkouts = %d", resp.StatusCode)
 	}
 	wg.Wait()
-	if charged.Load() != 20 || shed.Load() != 10 || len(s.payrail.Charges()) != 20 {
-		t.Errorf("%d charged, %d shed, %d Payrail charges; want 20, 10, 20", charged.Load(), shed.Load(), len(s.payrail.Charges()))
+	if charged.Load() != 20 || shed.Load() != 10 || len(s.payrail.charges(t)) != 20 {
+		t.Errorf("%d charged, %d shed, %d Payrail charges; want 20, 10, 20", charged.Load(), shed.Load(), len(s.payrail.charges(t)))
 	}
 	if lastShed.Load() >= firstCharged.Load() {
 		t.Error("a refusal came back after a checkout finished: refusals must not wait for a slot")
@@ -310,6 +351,8 @@ func TestPaymentBreaker(t *testing.T) {
 		}
 	}
 	posts := s.payrail.posts.Load()
+	var ordersBefore, ordersAfter int
+	_ = s.db.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&ordersBefore)
 	for i := range 5 {
 		resp, p := s.checkout(t, ada, orderBody(holdID, "tok_visa"), fmt.Sprint("open-", i))
 		if resp.StatusCode != 503 || p["type"] != "/problems/payment-unavailable" {
@@ -318,6 +361,9 @@ func TestPaymentBreaker(t *testing.T) {
 	}
 	if n := s.payrail.posts.Load() - posts; n != 0 {
 		t.Errorf("Payrail was called %d times with the breaker open, want 0", n)
+	}
+	if _ = s.db.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&ordersAfter); ordersAfter != ordersBefore {
+		t.Errorf("%d orders written while the breaker was open, want none: a refusal writes nothing", ordersAfter-ordersBefore)
 	}
 	if resp, h := s.do(t, "GET", "/v1/holds/"+holdID, "", ada.bearer()...); h["status"] != "active" {
 		t.Errorf("hold after the failures = %d %v, want active", resp.StatusCode, h)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/checkout"
+	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/limitadmin"
@@ -53,15 +54,17 @@ var problemTypes = map[string]problemType{
 	"email-taken":             {409, "Email taken", "An account with this email already exists."},
 	"seats-unavailable":       {409, "Seats unavailable", "Some of the seats asked for are held or sold; unavailable_seat_ids lists them. Nothing was held."},
 	"not-on-sale":             {409, "Not on sale", "The event's sale has not opened yet."},
-	"hold-not-active":         {409, "Hold not active", "The hold has expired, was released, or was already converted into an order."},
+	"hold-not-active":         {409, "Hold not active", "The hold has expired, was released, is being checked out, or was already converted into an order. The detail says which."},
+	"order-released":          {409, "Order released", "The payment's outcome could not be confirmed, Payrail then proved there was no charge, and the order was released with its hold: its seats went back on sale. Nothing stays charged: a charge that reaches Payrail late is refunded (the order shows refunded_at). order_id names the order; hold seats again to buy."},
 	"idempotency-in-progress": {409, "Request in progress", "A request with this Idempotency-Key is still running. Retry after it finishes to get its response."},
 	"scan-rejected":           {409, "Scan rejected", "The ticket was not admitted; the result member says why: already_scanned (409, with first_scanned_at), wrong_event (409: the scanner key is bound to another event) or invalid (404: no ticket of yours has this code). The attempt was recorded."},
-	"payment-declined":        {402, "Payment declined", "The payment provider declined the charge. The hold is still active; try another payment method."},
+	"payment-declined":        {402, "Payment declined", "The payment provider declined the charge. The hold is still active; try another payment method (with a new Idempotency-Key: this one stays declined). order_id names the declined order."},
 	"idempotency-mismatch":    {422, "Idempotency key reused", "This Idempotency-Key was used with a different request body."},
 	"rate-limited":            {429, "Too many requests", "A rate limit refused the request; it spent no token. Retry-After (seconds) and retry_after_ms say when it would be allowed; limit names the limit."},
 	"internal-error":          {500, "Internal error", "Something went wrong on our side. The request id identifies it in our logs."},
 	"service-overloaded":      {503, "Service overloaded", "This instance is at a bound it keeps to stay up, or cannot reach the store of a waiting room (which fails closed); it refused at once instead of queueing. Retry after Retry-After seconds."},
-	"payment-unavailable":     {503, "Payment unavailable", "The payment provider is failing or its circuit breaker is open. Retry after Retry-After seconds. If the charge's outcome is unknown, the order stays pending and is settled within a few minutes: confirmed if the charge was made, the hold released if not."},
+	"service-unavailable":     {503, "Service unavailable", "PostgreSQL did not answer this request, or ended the connection under it (a restart, a failover). The request may not have been carried out: retry after Retry-After seconds, with the same Idempotency-Key where the route takes one."},
+	"payment-unavailable":     {503, "Payment unavailable", "The payment provider failed or its circuit breaker is open, and certainly made no charge: the hold is active again. Retry after Retry-After seconds; a retry with the same Idempotency-Key tries again. (When the outcome is unknown the answer is not this but 202 Accepted with the pending order.)"},
 }
 
 // errorProblems maps the sentinel errors of the feature packages to problems, in
@@ -98,6 +101,7 @@ var errorProblems = []struct {
 	{err: checkout.ErrNotFound, slug: "not-found"},
 	{err: checkout.ErrPaymentDeclined, slug: "payment-declined"},
 	{err: checkout.ErrPaymentUnavailable, slug: "payment-unavailable", retryAfter: checkout.PaymentRetryAfter},
+	{err: checkout.ErrOrderReleased, slug: "order-released"},
 	{err: checkout.ErrIdempotencyInProgress, slug: "idempotency-in-progress"},
 	{err: checkout.ErrIdempotencyMismatch, slug: "idempotency-mismatch"},
 	{err: limitadmin.ErrUnknownLimit, slug: "not-found"},
@@ -141,6 +145,10 @@ func problemExtensions(err error) map[string]any {
 	if errors.As(err, &unavailable) {
 		return map[string]any{"unavailable_seat_ids": unavailable.SeatIDs}
 	}
+	var order *checkout.OrderError
+	if errors.As(err, &order) {
+		return map[string]any{"order_id": order.OrderID}
+	}
 	return nil
 }
 
@@ -161,6 +169,10 @@ func problemFor(err error) (*Problem, bool) {
 			return p, true
 		}
 	}
+	if conn.Unavailable(err) {
+		return &Problem{Slug: "service-unavailable", Status: http.StatusServiceUnavailable,
+			Detail: problemTypes["service-unavailable"].Description, RetryAfter: time.Second}, true
+	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		switch he.Code {
@@ -177,6 +189,12 @@ func problemFor(err error) (*Problem, bool) {
 	return &Problem{Slug: "internal-error", Status: 500, Detail: "an unexpected error occurred; the request id identifies it in our logs"}, false
 }
 
+// reportedElsewhere are the 5xx problems that are not logged a line each: the
+// bounds count them in stagedoor_shed_total, the payment provider's outage is
+// logged by checkout as one outage (a WARN line with a count every 10 s), and
+// the database's by handleError the same way.
+var reportedElsewhere = map[string]bool{"service-overloaded": true, "payment-unavailable": true, "service-unavailable": true}
+
 // handleError is echo's error handler: every error becomes a problem response.
 // Errors that are not problems of the client are logged with the request id.
 func (s *Server) handleError(err error, c echo.Context) {
@@ -184,7 +202,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	p, known := problemFor(err)
-	if !known || p.Status >= 500 && p.Slug != "service-overloaded" {
+	if p.Slug == "service-unavailable" {
+		s.dbOutage.Failed(err)
+	}
+	if !known || p.Status >= 500 && !reportedElsewhere[p.Slug] {
 		s.logger.Error("request failed", "request_id", requestID(c), "route", routeOf(c), "error", err)
 	}
 	writeProblem(c, p)

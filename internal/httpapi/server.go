@@ -19,6 +19,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/limitadmin"
+	"github.com/stagedoor/stagedoor/internal/outage"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
@@ -58,6 +59,7 @@ type Server struct {
 	waitroom *waitroom.Service
 	metrics  *httpMetrics
 	echo     *echo.Echo
+	dbOutage *outage.Reporter // requests refused because PostgreSQL dropped them
 
 	seatMapBodies seatMapBodies
 	checkoutSlots *semaphore.Weighted // the checkout bulkhead
@@ -81,6 +83,7 @@ func New(d Deps) *Server {
 		waitroom: d.WaitRoom,
 		metrics:  newHTTPMetrics(d.Registry),
 		echo:     echo.New(),
+		dbOutage: outage.New(d.Logger, "postgresql", 0),
 
 		checkoutSlots: semaphore.NewWeighted(int64(d.Config.CheckoutSlots)),
 	}

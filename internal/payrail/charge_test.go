@@ -11,6 +11,7 @@ import (
 var chargeID = regexp.MustCompile(`^ch_[0-9a-f]{32}$`)
 
 func TestChargeSucceeds(t *testing.T) {
+	t.Parallel()
 	s, ts, _ := start(t, Config{})
 	r := mustPost(t, ts, "order-1", `{"amount_cents":4200,"currency":"eur","token":"tok_visa"}`)
 	if r.status != 201 {
@@ -28,7 +29,7 @@ func TestChargeSucceeds(t *testing.T) {
 		time.Since(c.CreatedAt) > time.Minute {
 		t.Errorf("created_at in %s", r.raw)
 	}
-	if all := s.Charges(); len(all) != 1 || all[0].ID != c.ID {
+	if all := charges(t, s); len(all) != 1 || all[0].ID != c.ID {
 		t.Errorf("Charges() = %+v", all)
 	}
 	// The same key again: the same charge, not a second one.
@@ -36,17 +37,19 @@ func TestChargeSucceeds(t *testing.T) {
 	if again.status != 201 || again.body.ID != c.ID || again.header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replay: %d %s", again.status, again.raw)
 	}
-	if n := len(s.Charges()); n != 1 {
+	if n := len(charges(t, s)); n != 1 {
 		t.Errorf("%d charges after a replay, want 1", n)
 	}
 }
 
 func TestChargeDeclinesAndReplaysTheDecline(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ token, reason string }{
 		{TokenDeclined, "card_declined"},
 		{"tok_mastercard", "unknown_token"},
 	} {
 		t.Run(tc.token, func(t *testing.T) {
+			t.Parallel()
 			s, ts, _ := start(t, Config{})
 			r := mustPost(t, ts, "k", chargeBody(tc.token))
 			if r.status != 402 || r.body.Status != StatusDeclined || r.body.DeclineReason != tc.reason ||
@@ -58,20 +61,21 @@ func TestChargeDeclinesAndReplaysTheDecline(t *testing.T) {
 			if again.status != 402 || again.body.ID != r.body.ID || again.body.Status != StatusDeclined {
 				t.Errorf("replay: %d %s", again.status, again.raw)
 			}
-			if c, ok := s.Charge("k"); !ok || c.Status != StatusDeclined || len(s.Charges()) != 1 {
-				t.Errorf("Charge(k) = %+v %v; %d charges", c, ok, len(s.Charges()))
+			if all := charges(t, s); len(all) != 1 || all[0].Status != StatusDeclined || all[0].IdempotencyKey != "k" {
+				t.Errorf("charges = %+v, want the one decline", all)
 			}
 		})
 	}
 }
 
 func TestTokErrorChargesNothingAndARetrySucceeds(t *testing.T) {
+	t.Parallel()
 	s, ts, _ := start(t, Config{})
 	r := mustPost(t, ts, "k", chargeBody(TokenError))
 	if r.status != 500 || r.body.Error == "" || r.body.ID != "" {
 		t.Fatalf("got %d %s, want 500 with an error", r.status, r.raw)
 	}
-	if n := len(s.Charges()); n != 0 {
+	if n := len(charges(t, s)); n != 0 {
 		t.Fatalf("%d charges after a 500, want 0", n)
 	}
 	if g := get(t, ts, "/charges?idempotency_key=k", nil); g.status != 404 {
@@ -81,35 +85,39 @@ func TestTokErrorChargesNothingAndARetrySucceeds(t *testing.T) {
 	if retry.status != 201 || retry.body.Status != StatusSucceeded || retry.header.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("retry: %d %s, want a new 201", retry.status, retry.raw)
 	}
-	if n := len(s.Charges()); n != 1 {
+	if n := len(charges(t, s)); n != 1 {
 		t.Errorf("%d charges, want 1", n)
 	}
 }
 
 func TestFailureRate(t *testing.T) {
+	t.Parallel()
 	t.Run("1 always fails", func(t *testing.T) {
+		t.Parallel()
 		s, ts, _ := start(t, Config{FailureRate: 1})
 		for i := range 20 {
 			if r := mustPost(t, ts, "k"+string(rune('a'+i)), chargeBody(TokenVisa)); r.status != 500 {
 				t.Fatalf("request %d: %d %s, want 500", i, r.status, r.raw)
 			}
 		}
-		if n := len(s.Charges()); n != 0 {
+		if n := len(charges(t, s)); n != 0 {
 			t.Errorf("%d charges, want 0", n)
 		}
 	})
 	t.Run("0 never fails", func(t *testing.T) {
+		t.Parallel()
 		s, ts, _ := start(t, Config{FailureRate: 0})
 		for i := range 20 {
 			if r := mustPost(t, ts, "k"+string(rune('a'+i)), chargeBody(TokenVisa)); r.status != 201 {
 				t.Fatalf("request %d: %d %s, want 201", i, r.status, r.raw)
 			}
 		}
-		if n := len(s.Charges()); n != 20 {
+		if n := len(charges(t, s)); n != 20 {
 			t.Errorf("%d charges, want 20", n)
 		}
 	})
 	t.Run("injected random source", func(t *testing.T) {
+		t.Parallel()
 		var mu sync.Mutex
 		rolls := []float64{0.29, 0.31, 0.0}
 		left := func() int { mu.Lock(); defer mu.Unlock(); return len(rolls) }
@@ -130,14 +138,15 @@ func TestFailureRate(t *testing.T) {
 		if r := mustPost(t, ts, "k", chargeBody(TokenVisa)); r.status != 201 || left() != 1 {
 			t.Errorf("replay: %d, %d rolls left", r.status, left())
 		}
-		if n := len(s.Charges()); n != 1 {
+		if n := len(charges(t, s)); n != 1 {
 			t.Errorf("%d charges, want 1", n)
 		}
 	})
 }
 
 func TestConfigValidate(t *testing.T) {
-	for _, cfg := range []Config{{Latency: -1}, {FailureRate: -0.1}, {FailureRate: 1.1}} {
+	t.Parallel()
+	for _, cfg := range []Config{{Latency: -1}, {LatencyJitter: -1}, {RecordDelay: -1}, {FailureRate: -0.1}, {FailureRate: 1.1}} {
 		if cfg.Validate() == nil {
 			t.Errorf("%+v: Validate() = nil, want an error", cfg)
 		}
@@ -145,10 +154,7 @@ func TestConfigValidate(t *testing.T) {
 	if err := (Config{Latency: time.Second, FailureRate: 1}).Validate(); err != nil {
 		t.Errorf("Validate() = %v", err)
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("NewServer with a bad config did not panic")
-		}
-	}()
-	NewServer(Config{FailureRate: 2}, nil)
+	if _, err := Open(t.Context(), nil, Config{FailureRate: 2}, nil); err == nil {
+		t.Error("Open with a bad config succeeded")
+	}
 }

@@ -32,6 +32,7 @@ func race(t *testing.T, n int, post1 func() (response, error)) []response {
 }
 
 func TestConcurrentRequestsWithOneKeyChargeOnce(t *testing.T) {
+	t.Parallel()
 	s, ts, _ := start(t, Config{Latency: 20 * time.Millisecond})
 	rs := race(t, 50, func() (response, error) {
 		return post(t.Context(), t, ts, "one-key", chargeBody(TokenVisa))
@@ -45,7 +46,7 @@ func TestConcurrentRequestsWithOneKeyChargeOnce(t *testing.T) {
 			replayed++
 		}
 	}
-	if all := s.Charges(); len(all) != 1 || all[0].ID != rs[0].body.ID {
+	if all := charges(t, s); len(all) != 1 || all[0].ID != rs[0].body.ID {
 		t.Errorf("Charges() = %+v, want exactly one", all)
 	}
 	if replayed != 49 {
@@ -54,6 +55,7 @@ func TestConcurrentRequestsWithOneKeyChargeOnce(t *testing.T) {
 }
 
 func TestConcurrentRequestsWithFailuresStillChargeOnce(t *testing.T) {
+	t.Parallel()
 	s, ts, _ := start(t, Config{FailureRate: 0.5})
 	rs := race(t, 50, func() (response, error) {
 		return post(t.Context(), t, ts, "one-key", chargeBody(TokenVisa))
@@ -72,12 +74,13 @@ func TestConcurrentRequestsWithFailuresStillChargeOnce(t *testing.T) {
 	if id != "" {
 		want = 1
 	}
-	if n := len(s.Charges()); n != want {
+	if n := len(charges(t, s)); n != want {
 		t.Errorf("%d charges, want %d", n, want)
 	}
 }
 
 func TestLatencyIsApplied(t *testing.T) {
+	t.Parallel()
 	const latency = 50 * time.Millisecond
 	_, ts, _ := start(t, Config{Latency: latency})
 	for _, token := range []string{TokenVisa, TokenDeclined, TokenError} {
@@ -90,6 +93,7 @@ func TestLatencyIsApplied(t *testing.T) {
 }
 
 func TestAChargeStandsWhenTheClientGoesAway(t *testing.T) {
+	t.Parallel()
 	s, ts, logs := start(t, Config{Latency: time.Minute})
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
@@ -101,7 +105,7 @@ func TestAChargeStandsWhenTheClientGoesAway(t *testing.T) {
 		t.Fatalf("GET ?idempotency_key=gone: %d %s, want 200", g.status, g.raw)
 	}
 	if c.Status != StatusSucceeded || c.IdempotencyKey != "gone" || !chargeID.MatchString(c.ID) ||
-		len(s.Charges()) != 1 {
+		len(charges(t, s)) != 1 {
 		t.Errorf("charge %+v", c)
 	}
 	// The handler stops waiting once the client has gone (else ts.Close would
@@ -120,7 +124,7 @@ func TestAChargeStandsWhenTheClientGoesAway(t *testing.T) {
 	if r, err := post(ctx2, t, ts, "gone", chargeBody(TokenVisa)); err == nil {
 		t.Fatalf("retry: got %d before the client's deadline, want a timeout", r.status)
 	}
-	if n := len(s.Charges()); n != 1 {
+	if n := len(charges(t, s)); n != 1 {
 		t.Errorf("%d charges after a retry, want 1", n)
 	}
 }

@@ -1,21 +1,29 @@
 // Package payrail is the Payrail stub: a small payment provider that Stagedoor
 // charges through, served by `stagedoor payrail` on PAYRAIL_ADDR. It is a real
-// HTTP server with real failure modes (latency, injected 500s, clients that go
-// away mid-request), so that Stagedoor's checkout, idempotency, breaker and
-// recovery code meet them in tests and on a laptop. Charges are kept in memory
-// only: a restart forgets them. It is a stub; it moves no money.
+// HTTP server with real failure modes (latency and jitter, injected 500s,
+// records that lag decisions, clients that go away mid-request, restarts), so
+// that Stagedoor's checkout, idempotency, breaker, recovery and reconciliation
+// code meet them in tests and on a laptop. It moves no money.
+//
+// Its ledger is durable: charges and refunds are rows in PostgreSQL (schema
+// payrail of PAYRAIL_DATABASE_URL, created at start), so a restarted Payrail
+// knows every charge it made. Stagedoor never touches that schema; it asks over
+// HTTP, as it would a real provider.
 //
 // # Routes
 //
 //	POST /charges                      {"amount_cents","currency","token"} + Idempotency-Key
-//	GET  /charges?idempotency_key=K    200 the charge, 404 {"error"} when there is none
-//	GET  /charges                      200 {"charges":[...]} in creation order
+//	GET  /charges?idempotency_key=K    200 the charge; 404 {"error","ledger_since","complete_through"}
+//	GET  /charges[?recorded_after=T&after_id=ID&limit=N]
+//	                                   200 {"charges":[...],"ledger_since","complete_through"} in recording order
+//	POST /charges/{id}/refunds         201 the refund; 200 it again (Idempotent-Replayed: true)
 //	GET  /healthz                      200 {"status":"ok"}
 //
 // A charge is a JSON object {"id","status","amount_cents","currency",
-// "idempotency_key","created_at"} plus "decline_reason" when declined. The id is
-// "ch_" and 32 hex digits (128 random bits); created_at is RFC 3339 in UTC.
-// Errors are {"error":"..."}.
+// "idempotency_key","created_at","recorded_at"} plus "decline_reason" when
+// declined and "refund" once refunded. A refund is {"id","charge_id",
+// "amount_cents","currency","created_at"}. Ids are "ch_" or "re_" and 32 hex
+// digits (128 random bits); times are RFC 3339 in UTC. Errors are {"error":"..."}.
 //
 // # Tokens
 //
@@ -28,10 +36,10 @@
 // # Charging rules
 //
 // A charge is made when its request arrives, whatever later happens to the
-// connection: the outcome is decided and recorded before Config.Latency is
-// waited, so a client that times out or disconnects during the wait still has
-// its charge, findable by GET /charges?idempotency_key=K. The wait ends early when
-// the client goes away; the charge stands.
+// connection: the outcome is decided and written to the ledger before the
+// latency (Config.Latency plus up to Config.LatencyJitter) is waited, so a
+// client that times out or disconnects during the wait still has its charge.
+// The wait ends early when the client goes away; the charge stands.
 //
 // One outcome per Idempotency-Key (1 to 255 bytes), ever. The first request
 // with a key that gets a 201 or a 402 fixes the outcome; every later request with
@@ -43,12 +51,29 @@
 //
 // A 500 (tok_error, or the Config.FailureRate share of new charges) makes no
 // charge and records nothing, so a retry with the same key may still succeed.
-// Replays never fail: the failure rate applies only to new charges.
+// Replays never fail: the failure rate applies only to new charges. A 503 means
+// the ledger could not be written or read: the outcome is unknown, and a retry
+// with the same key tells.
+//
+// # Records, and what a lookup can promise
+//
+// With Config.RecordDelay, a new charge becomes visible to GET (by key, and in
+// listings) only a random time after it was made, as with a provider whose
+// records lag its decisions; the POST that made it and its replays see it at
+// once. So "no charge with this key" is only as good as the ledger's coverage,
+// which every 404 and every listing states: ledger_since (when this ledger began
+// recording) and complete_through (every charge made before it is visible). A
+// request that reached Payrail between the two and is not found made no charge;
+// for any other, a 404 proves nothing.
+//
+// # Refunds
+//
+// POST /charges/{id}/refunds gives a succeeded charge's whole amount back, once:
+// the first call answers 201 with the refund, every later one 200 with the same
+// refund. A declined charge answers 409 and an unknown id 404; nothing changes.
 //
 // Bad input answers 400 and charges nothing: a missing or over-long
 // Idempotency-Key, malformed JSON, unknown fields, trailing data, a body over
 // 64 KiB, a missing or negative amount_cents (0 is allowed), a currency that
-// is not three letters (it is upper-cased), or a missing token. Every POST
-// /charges response, whatever its status, is sent no sooner than Config.Latency
-// after the request is decided.
+// is not three letters (it is upper-cased), a missing token, or bad paging.
 package payrail

@@ -1,7 +1,6 @@
 package payrail
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,8 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // reply is any Payrail response body: a charge or an error.
@@ -27,33 +29,35 @@ type response struct {
 	raw    []byte
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// start serves a new Server on an httptest server closed at the end of the test.
-// Its logs are returned too.
-func start(t *testing.T, cfg Config) (*Server, *httptest.Server, *syncBuffer) {
+// start serves a new Server, its ledger in a database of the test's own, on an
+// httptest server closed at the end of the test. Its logs are returned too.
+func start(t *testing.T, cfg Config) (*Server, *httptest.Server, *testenv.LogBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
-	s := NewServer(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	return startOn(t, testenv.Postgres(t), cfg)
+}
+
+// startOn is start with the ledger in db: a second Server on the same db is the
+// first one restarted.
+func startOn(t *testing.T, db *pgxpool.Pool, cfg Config) (*Server, *httptest.Server, *testenv.LogBuffer) {
+	t.Helper()
+	logs := &testenv.LogBuffer{}
+	s, err := Open(t.Context(), db, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
 	return s, ts, logs
+}
+
+// charges returns every charge s made.
+func charges(t *testing.T, s *Server) []Charge {
+	t.Helper()
+	all, err := s.Charges(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
 }
 
 // chargeBody is a valid POST /charges body for token.
@@ -120,3 +124,5 @@ func do(ts *httptest.Server, req *http.Request) (response, error) {
 	}
 	return r, nil
 }
+
+func decodeInto(raw []byte, v any) error { return json.Unmarshal(raw, v) }

@@ -1,10 +1,15 @@
 package payrail
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"sync"
+	"errors"
+	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Status is the outcome of a charge.
@@ -33,13 +38,79 @@ type Charge struct {
 	IdempotencyKey string    `json:"idempotency_key"`
 	DeclineReason  string    `json:"decline_reason,omitempty"`
 	CreatedAt      time.Time `json:"created_at"`
+	// RecordedAt is when the charge became visible to lookups and listings:
+	// CreatedAt, unless Config.RecordDelay made it later.
+	RecordedAt time.Time `json:"recorded_at"`
+	// Refund is set once the charge was refunded.
+	Refund *Refund `json:"refund,omitempty"`
 }
 
-// ledger holds the charges in memory, in creation order, one per idempotency key.
+// Refund gives a succeeded charge's whole amount back. A charge has at most one.
+type Refund struct {
+	ID          string    `json:"id"`
+	ChargeID    string    `json:"charge_id"`
+	AmountCents int64     `json:"amount_cents"`
+	Currency    string    `json:"currency"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Coverage says which charge attempts the ledger can answer for: every request
+// that arrived between Since and CompleteThrough is recorded and visible, so a
+// lookup that finds no charge for such a request means there is none.
+type Coverage struct {
+	// Since is when this ledger began recording (its first start).
+	Since time.Time `json:"ledger_since"`
+	// CompleteThrough is the newest moment up to which every charge is
+	// visible: now, unless some charges are still waiting to be recorded.
+	CompleteThrough time.Time `json:"complete_through"`
+}
+
+// schema is the ledger's tables, in a schema of Payrail's own: Stagedoor never
+// reads or writes it (it asks Payrail over HTTP), but an operator can join it
+// with Stagedoor's orders (docs/invariant.sql). Every statement is idempotent.
+const schema = `
+CREATE SCHEMA IF NOT EXISTS payrail;
+CREATE TABLE IF NOT EXISTS payrail.ledger (
+    singleton  boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    started_at timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO payrail.ledger DEFAULT VALUES ON CONFLICT DO NOTHING;
+CREATE TABLE IF NOT EXISTS payrail.charges (
+    id              text PRIMARY KEY,
+    idempotency_key text NOT NULL UNIQUE,
+    status          text NOT NULL CHECK (status IN ('succeeded', 'declined')),
+    amount_cents    bigint NOT NULL CHECK (amount_cents >= 0),
+    currency        text NOT NULL,
+    decline_reason  text,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    recorded_at     timestamptz NOT NULL,
+    refund_id       text UNIQUE,
+    refunded_at     timestamptz,
+    CHECK (refund_id IS NULL OR status = 'succeeded'),
+    CHECK ((refund_id IS NULL) = (refunded_at IS NULL))
+);
+CREATE INDEX IF NOT EXISTS charges_recorded_at ON payrail.charges (recorded_at, id);`
+
+// schemaLock serializes the schema statements of Payrails starting at once.
+const schemaLock = 0x5eed_7a11
+
+// ledger keeps charges in PostgreSQL, so that a restart forgets nothing.
 type ledger struct {
-	mu      sync.Mutex
-	charges []Charge
-	byKey   map[string]int // idempotency key → index in charges
+	db *pgxpool.Pool
+}
+
+func openLedger(ctx context.Context, db *pgxpool.Pool) (ledger, error) {
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLock); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, schema)
+		return err
+	})
+	if err != nil {
+		return ledger{}, fmt.Errorf("payrail: ledger schema: %w", err)
+	}
+	return ledger{db: db}, nil
 }
 
 // outcome says how a charge request was settled by ledger.settle.
@@ -51,54 +122,175 @@ const (
 	outcomeFailed                  // a 500: nothing recorded
 )
 
+// decision is a new charge as decided, with how long after its creation it is
+// recorded; ok false is a failure (nothing is recorded).
+type decision struct {
+	charge      Charge
+	recordAfter time.Duration
+	ok          bool
+}
+
+const chargeColumns = `id, status, amount_cents, currency, idempotency_key, coalesce(decline_reason, ''),
+	created_at, recorded_at, refund_id, refunded_at`
+
 // settle returns the charge already recorded for key, or else calls decide and
-// records the charge it returns, unless decide reports a failure (ok false). The
-// whole of it runs under the lock, so under a race exactly one request per key
-// records a charge and the others replay it. decide must not block.
-func (l *ledger) settle(key string, decide func() (c Charge, ok bool)) (Charge, outcome) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if i, found := l.byKey[key]; found {
-		return l.charges[i], outcomeReplayed
+// records the charge it returns, unless decide reports a failure. It holds a
+// lock on the key while it does, so that under a race exactly one request per
+// key records a charge and the others replay it, and a failure is answered only
+// when the key has no charge.
+func (l ledger) settle(ctx context.Context, key string, decide func() decision) (Charge, outcome, error) {
+	var c Charge
+	out := outcomeNew
+	err := pgx.BeginFunc(ctx, l.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+			return err
+		}
+		found, err := scanCharge(tx.QueryRow(ctx, `SELECT `+chargeColumns+` FROM payrail.charges WHERE idempotency_key = $1`, key))
+		if err == nil {
+			c, out = found, outcomeReplayed
+			return nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		d := decide()
+		if !d.ok {
+			out = outcomeFailed
+			return nil
+		}
+		c, err = scanCharge(tx.QueryRow(ctx, `
+			INSERT INTO payrail.charges (id, idempotency_key, status, amount_cents, currency, decline_reason, recorded_at)
+			VALUES ($1, $2, $3, $4, $5, nullif($6, ''), now() + $7::bigint * interval '1 microsecond')
+			RETURNING `+chargeColumns,
+			newID("ch_"), key, d.charge.Status, d.charge.AmountCents, d.charge.Currency, d.charge.DeclineReason,
+			d.recordAfter.Microseconds()))
+		return err
+	})
+	if err != nil {
+		return Charge{}, 0, fmt.Errorf("payrail: settle charge: %w", err)
 	}
-	c, ok := decide()
-	if !ok {
-		return Charge{}, outcomeFailed
-	}
-	c.ID = newChargeID()
-	c.IdempotencyKey = key
-	c.CreatedAt = time.Now().UTC()
-	if l.byKey == nil {
-		l.byKey = make(map[string]int)
-	}
-	l.byKey[key] = len(l.charges)
-	l.charges = append(l.charges, c)
-	return c, outcomeNew
+	return c, out, nil
 }
 
-// byIdempotencyKey returns the charge recorded for key, if any.
-func (l *ledger) byIdempotencyKey(key string) (Charge, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	i, ok := l.byKey[key]
-	if !ok {
-		return Charge{}, false
+// byIdempotencyKey returns the recorded charge of key, if any, and what the
+// ledger covers.
+func (l ledger) byIdempotencyKey(ctx context.Context, key string) (Charge, bool, Coverage, error) {
+	var cov Coverage
+	c, err := scanCharge(l.db.QueryRow(ctx, `
+		SELECT `+chargeColumns+` FROM payrail.charges WHERE idempotency_key = $1 AND recorded_at <= now()`, key))
+	switch {
+	case err == nil:
+		return c, true, cov, nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return Charge{}, false, cov, fmt.Errorf("payrail: find charge: %w", err)
 	}
-	return l.charges[i], true
+	cov, err = l.coverage(ctx)
+	return Charge{}, false, cov, err
 }
 
-// all returns a copy of every charge in creation order, never nil.
-func (l *ledger) all() []Charge {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]Charge, len(l.charges))
-	copy(out, l.charges)
-	return out
+// coverage reads what the ledger covers now.
+func (l ledger) coverage(ctx context.Context) (Coverage, error) {
+	var cov Coverage
+	err := l.db.QueryRow(ctx, `
+		SELECT (SELECT started_at FROM payrail.ledger),
+		       least(now(), (SELECT min(created_at) FROM payrail.charges WHERE recorded_at > now()))`).
+		Scan(&cov.Since, &cov.CompleteThrough)
+	if err != nil {
+		return Coverage{}, fmt.Errorf("payrail: ledger coverage: %w", err)
+	}
+	cov.Since, cov.CompleteThrough = cov.Since.UTC(), cov.CompleteThrough.UTC()
+	return cov, nil
 }
 
-// newChargeID returns "ch_" and 128 random bits in hex.
-func newChargeID() string {
+// listAfter returns up to limit recorded charges after the position (recordedAt,
+// id), in the order they were recorded.
+func (l ledger) listAfter(ctx context.Context, recordedAt time.Time, id string, limit int) ([]Charge, error) {
+	rows, err := l.db.Query(ctx, `
+		SELECT `+chargeColumns+` FROM payrail.charges
+		WHERE (recorded_at, id) > ($1, $2) AND recorded_at <= now()
+		ORDER BY recorded_at, id LIMIT $3`, recordedAt, id, limit)
+	if err != nil {
+		return nil, fmt.Errorf("payrail: list charges: %w", err)
+	}
+	charges, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Charge, error) { return scanCharge(row) })
+	if err != nil {
+		return nil, fmt.Errorf("payrail: list charges: %w", err)
+	}
+	return charges, nil
+}
+
+// all returns every charge, recorded or not yet, in creation order, never nil.
+func (l ledger) all(ctx context.Context) ([]Charge, error) {
+	rows, err := l.db.Query(ctx, `SELECT `+chargeColumns+` FROM payrail.charges ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("payrail: all charges: %w", err)
+	}
+	charges, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Charge, error) { return scanCharge(row) })
+	if err != nil {
+		return nil, fmt.Errorf("payrail: all charges: %w", err)
+	}
+	if charges == nil {
+		charges = []Charge{}
+	}
+	return charges, nil
+}
+
+// Errors of refunds.
+var (
+	errNoSuchCharge  = errors.New("no charge has this id")
+	errNotRefundable = errors.New("only a succeeded charge can be refunded")
+)
+
+// refund refunds a succeeded charge once: the first call makes the refund
+// (created true), later calls return it.
+func (l ledger) refund(ctx context.Context, chargeID string) (r Refund, created bool, err error) {
+	err = pgx.BeginFunc(ctx, l.db, func(tx pgx.Tx) error {
+		c, err := scanCharge(tx.QueryRow(ctx, `SELECT `+chargeColumns+` FROM payrail.charges WHERE id = $1 FOR UPDATE`, chargeID))
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return errNoSuchCharge
+		case err != nil:
+			return err
+		case c.Status != StatusSucceeded:
+			return errNotRefundable
+		case c.Refund != nil:
+			r = *c.Refund
+			return nil
+		}
+		c, err = scanCharge(tx.QueryRow(ctx, `
+			UPDATE payrail.charges SET refund_id = $2, refunded_at = now() WHERE id = $1
+			RETURNING `+chargeColumns, chargeID, newID("re_")))
+		if err != nil {
+			return err
+		}
+		r, created = *c.Refund, true
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNoSuchCharge) && !errors.Is(err, errNotRefundable) {
+		err = fmt.Errorf("payrail: refund: %w", err)
+	}
+	return r, created, err
+}
+
+func scanCharge(row pgx.Row) (Charge, error) {
+	var c Charge
+	var refundID *string
+	var refundedAt *time.Time
+	if err := row.Scan(&c.ID, &c.Status, &c.AmountCents, &c.Currency, &c.IdempotencyKey, &c.DeclineReason,
+		&c.CreatedAt, &c.RecordedAt, &refundID, &refundedAt); err != nil {
+		return Charge{}, err
+	}
+	c.CreatedAt, c.RecordedAt = c.CreatedAt.UTC(), c.RecordedAt.UTC()
+	if refundID != nil {
+		c.Refund = &Refund{ID: *refundID, ChargeID: c.ID, AmountCents: c.AmountCents, Currency: c.Currency,
+			CreatedAt: refundedAt.UTC()}
+	}
+	return c, nil
+}
+
+// newID returns prefix and 128 random bits in hex.
+func newID(prefix string) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return "ch_" + hex.EncodeToString(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }

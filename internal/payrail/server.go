@@ -1,56 +1,77 @@
 package payrail
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
+	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // MaxKeyLength is the longest Idempotency-Key accepted, in bytes.
 const MaxKeyLength = 255
 
-// Config tunes the failure modes of a Server. The zero value answers at once
-// and never fails on its own (tok_error still answers 500).
+// Config tunes the failure modes of a Server. The zero value answers at once,
+// records at once and never fails on its own (tok_error still answers 500).
 type Config struct {
 	// Latency delays every POST /charges response (PAYRAIL_LATENCY; the caller
 	// sets its default of 400ms). The charge is recorded before the delay.
 	Latency time.Duration
+	// LatencyJitter adds a random share of itself, from 0 up to it, to each
+	// response's Latency (PAYRAIL_LATENCY_JITTER).
+	LatencyJitter time.Duration
 	// FailureRate is the share, 0 to 1, of new charges answered 500 with nothing
 	// recorded (PAYRAIL_FAILURE_RATE). 0 never fails, 1 always does.
 	FailureRate float64
-	// Rand returns a number in [0, 1); a new charge fails when it is below
-	// FailureRate. Nil means math/rand/v2.Float64. Calls are serialized.
+	// RecordDelay makes each new charge visible to lookups and listings only a
+	// random time after it was made, from 0 up to RecordDelay
+	// (PAYRAIL_RECORD_DELAY): a provider whose records lag its decisions. The
+	// POST that made it, and its replays, see it at once.
+	RecordDelay time.Duration
+	// Rand returns a number in [0, 1); it rolls the failures, the jitter and the
+	// record delays. Nil means math/rand/v2.Float64. Calls are serialized.
 	Rand func() float64
 }
 
 // Validate reports whether the config can be served, naming the bad field.
 func (c Config) Validate() error {
-	if c.Latency < 0 {
+	switch {
+	case c.Latency < 0:
 		return fmt.Errorf("payrail: latency %s is negative", c.Latency)
-	}
-	if math.IsNaN(c.FailureRate) || c.FailureRate < 0 || c.FailureRate > 1 {
+	case c.LatencyJitter < 0:
+		return fmt.Errorf("payrail: latency jitter %s is negative", c.LatencyJitter)
+	case c.RecordDelay < 0:
+		return fmt.Errorf("payrail: record delay %s is negative", c.RecordDelay)
+	case math.IsNaN(c.FailureRate) || c.FailureRate < 0 || c.FailureRate > 1:
 		return fmt.Errorf("payrail: failure rate %v is not between 0 and 1", c.FailureRate)
 	}
 	return nil
 }
 
 // Server is the Payrail stub, an http.Handler safe for concurrent use. Its
-// charges live in memory for the life of the Server.
+// charges are kept in PostgreSQL: a new Server on the same database (a restart)
+// knows every charge the old one made.
 type Server struct {
 	cfg    Config
 	log    *slog.Logger
 	mux    *http.ServeMux
 	ledger ledger
+
+	randMu sync.Mutex
 }
 
-// NewServer returns a Server with no charges. A nil logger discards the logs.
-// It panics when cfg.Validate fails: check the config first.
-func NewServer(cfg Config, logger *slog.Logger) *Server {
+// Open returns a Server whose ledger is in db (schema payrail, created when
+// missing). A nil logger discards the logs. It fails when cfg.Validate does.
+func Open(ctx context.Context, db *pgxpool.Pool, cfg Config, logger *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
-		panic(err)
+		return nil, err
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
@@ -58,11 +79,16 @@ func NewServer(cfg Config, logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: logger, mux: http.NewServeMux()}
+	l, err := openLedger(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: logger, mux: http.NewServeMux(), ledger: l}
 	s.mux.HandleFunc("POST /charges", s.handleCreateCharge)
 	s.mux.HandleFunc("GET /charges", s.handleGetCharges)
+	s.mux.HandleFunc("POST /charges/{id}/refunds", s.handleRefund)
 	s.mux.HandleFunc("GET /healthz", s.handleHealthz)
-	return s
+	return s, nil
 }
 
 // ServeHTTP serves the Payrail routes listed in the package doc.
@@ -70,20 +96,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// Charges returns a snapshot of every recorded charge (succeeded and declined)
-// in creation order.
-func (s *Server) Charges() []Charge { return s.ledger.all() }
+// Charges returns every charge made (succeeded and declined, recorded or still
+// waiting to be), in creation order.
+func (s *Server) Charges(ctx context.Context) ([]Charge, error) { return s.ledger.all(ctx) }
 
-// Charge returns the charge recorded for an idempotency key, if any.
-func (s *Server) Charge(idempotencyKey string) (Charge, bool) {
-	return s.ledger.byIdempotencyKey(idempotencyKey)
+// roll returns a number in [0, 1) from the configured source.
+func (s *Server) roll() float64 {
+	s.randMu.Lock()
+	defer s.randMu.Unlock()
+	return s.cfg.Rand()
+}
+
+// upTo returns a random duration from 0 up to d.
+func (s *Server) upTo(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return time.Duration(s.roll() * float64(d))
 }
 
 func (s *Server) handleCreateCharge(w http.ResponseWriter, r *http.Request) {
 	status, body, replayed := s.createCharge(w, r)
 	// The outcome is settled (and a charge recorded) before this wait, so a
 	// client that goes away during it still has its charge.
-	if !s.wait(r) {
+	if !s.wait(r, s.cfg.Latency+s.upTo(s.cfg.LatencyJitter)) {
 		s.log.Info("payrail: client went away during latency; outcome stands",
 			"idempotency_key", r.Header.Get("Idempotency-Key"), "status", status)
 		return
@@ -106,27 +142,34 @@ func (s *Server) createCharge(w http.ResponseWriter, r *http.Request) (status in
 		return http.StatusBadRequest, errorBody(err.Error()), false
 	}
 	var reason string
-	c, out := s.ledger.settle(key, func() (Charge, bool) {
+	// The ledger's work goes on if the client leaves: a charge is made when its
+	// request arrives.
+	c, out, err := s.ledger.settle(context.WithoutCancel(r.Context()), key, func() decision {
 		switch {
 		case req.Token == TokenError:
 			reason = "tok_error"
-			return Charge{}, false
-		case s.cfg.FailureRate > 0 && s.cfg.Rand() < s.cfg.FailureRate:
+			return decision{}
+		case s.cfg.FailureRate > 0 && s.roll() < s.cfg.FailureRate:
 			reason = "injected failure"
-			return Charge{}, false
+			return decision{}
 		}
-		return req.outcome(), true
+		return decision{charge: req.outcome(), recordAfter: s.upTo(s.cfg.RecordDelay), ok: true}
 	})
 	lg := s.log.With("idempotency_key", key, "token", req.Token,
 		"amount_cents", req.AmountCents, "currency", req.Currency)
-	switch out {
-	case outcomeFailed:
+	switch {
+	case err != nil:
+		// The ledger may or may not have committed: not a 500, which promises
+		// that nothing was charged.
+		lg.Error("payrail: ledger unavailable; outcome unknown", "error", err)
+		return http.StatusServiceUnavailable, errorBody("payrail: ledger unavailable; the outcome is unknown: retry with the same Idempotency-Key"), false
+	case out == outcomeFailed:
 		lg.Warn("payrail: charge failed with 500; nothing charged", "reason", reason)
 		return http.StatusInternalServerError, errorBody("payrail: internal error (" + reason + "); nothing was charged"), false
-	case outcomeReplayed:
+	case out == outcomeReplayed:
 		lg.Info("payrail: charge replayed", "id", c.ID, "status", c.Status)
 	default:
-		lg.Info("payrail: charge recorded", "id", c.ID, "status", c.Status)
+		lg.Info("payrail: charge made", "id", c.ID, "status", c.Status, "recorded_at", c.RecordedAt)
 	}
 	if c.Status == StatusSucceeded {
 		return http.StatusCreated, c, out == outcomeReplayed
@@ -134,13 +177,13 @@ func (s *Server) createCharge(w http.ResponseWriter, r *http.Request) (status in
 	return http.StatusPaymentRequired, c, out == outcomeReplayed
 }
 
-// wait sleeps for the configured latency and reports whether the client is
-// still there at its end. It returns early, false, when the client goes away.
-func (s *Server) wait(r *http.Request) bool {
-	if s.cfg.Latency <= 0 {
+// wait sleeps for d and reports whether the client is still there at its end.
+// It returns early, false, when the client goes away.
+func (s *Server) wait(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
 		return r.Context().Err() == nil
 	}
-	t := time.NewTimer(s.cfg.Latency)
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -150,23 +193,98 @@ func (s *Server) wait(r *http.Request) bool {
 	}
 }
 
+// maxListLimit is the most charges one GET /charges answers with.
+const maxListLimit = 1000
+
 func (s *Server) handleGetCharges(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if !q.Has("idempotency_key") {
-		writeJSON(w, http.StatusOK, map[string][]Charge{"charges": s.ledger.all()})
+	ctx := r.Context()
+	if q.Has("idempotency_key") {
+		key := q.Get("idempotency_key")
+		if key == "" {
+			writeJSON(w, http.StatusBadRequest, errorBody("idempotency_key must not be empty"))
+			return
+		}
+		c, ok, cov, err := s.ledger.byIdempotencyKey(ctx, key)
+		switch {
+		case err != nil:
+			s.log.Error("payrail: lookup failed", "error", err)
+			writeJSON(w, http.StatusInternalServerError, errorBody("payrail: internal error (ledger unavailable)"))
+		case ok:
+			writeJSON(w, http.StatusOK, c)
+		default:
+			writeJSON(w, http.StatusNotFound, struct {
+				Error string `json:"error"`
+				Coverage
+			}{"no charge with this idempotency key", cov})
+		}
 		return
 	}
-	key := q.Get("idempotency_key")
-	if key == "" {
-		writeJSON(w, http.StatusBadRequest, errorBody("idempotency_key must not be empty"))
+	after, afterID, limit, err := listParams(q.Get("recorded_after"), q.Get("after_id"), q.Get("limit"))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody(err.Error()))
 		return
 	}
-	c, ok := s.ledger.byIdempotencyKey(key)
-	if !ok {
-		writeJSON(w, http.StatusNotFound, errorBody("no charge with this idempotency key"))
+	// The coverage is read first, so every charge it claims is in the list.
+	cov, err := s.ledger.coverage(ctx)
+	var charges []Charge
+	if err == nil {
+		charges, err = s.ledger.listAfter(ctx, after, afterID, limit)
+	}
+	if err != nil {
+		s.log.Error("payrail: listing failed", "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody("payrail: internal error (ledger unavailable)"))
 		return
 	}
-	writeJSON(w, http.StatusOK, c)
+	if charges == nil {
+		charges = []Charge{}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Charges []Charge `json:"charges"`
+		Coverage
+	}{charges, cov})
+}
+
+// listParams reads GET /charges's paging: recorded_after (RFC 3339) and after_id
+// name the last charge already seen; limit is 1 to maxListLimit (default).
+func listParams(recordedAfter, afterID, limit string) (time.Time, string, int, error) {
+	var after time.Time
+	if recordedAfter != "" {
+		t, err := time.Parse(time.RFC3339Nano, recordedAfter)
+		if err != nil {
+			return time.Time{}, "", 0, errors.New("recorded_after must be an RFC 3339 time")
+		}
+		after = t
+	}
+	n := maxListLimit
+	if limit != "" {
+		v, err := strconv.Atoi(limit)
+		if err != nil || v < 1 || v > maxListLimit {
+			return time.Time{}, "", 0, fmt.Errorf("limit must be 1 to %d", maxListLimit)
+		}
+		n = v
+	}
+	return after, afterID, n, nil
+}
+
+func (s *Server) handleRefund(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	refund, created, err := s.ledger.refund(context.WithoutCancel(r.Context()), id)
+	switch {
+	case errors.Is(err, errNoSuchCharge):
+		writeJSON(w, http.StatusNotFound, errorBody(err.Error()))
+	case errors.Is(err, errNotRefundable):
+		writeJSON(w, http.StatusConflict, errorBody(err.Error()))
+	case err != nil:
+		s.log.Error("payrail: refund failed", "charge_id", id, "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody("payrail: internal error (ledger unavailable); nothing was refunded"))
+	case created:
+		s.log.Info("payrail: charge refunded", "charge_id", id, "refund_id", refund.ID)
+		writeJSON(w, http.StatusCreated, refund)
+	default:
+		w.Header().Set("Idempotent-Replayed", "true")
+		writeJSON(w, http.StatusOK, refund)
+	}
 }
 
 func (s *Server) handleHealthz(w http.ResponseWriter, _ *http.Request) {

@@ -1,0 +1,388 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stagedoor/stagedoor/internal/checkout"
+	"github.com/stagedoor/stagedoor/internal/testenv"
+)
+
+// The chaos run, as the checkout is meant to survive it: 300 checkouts from 50
+// buyers at once over holds on 200 seats, through two instances of the real
+// program, with Payrail (a third process) answering after 50 to 800 ms,
+// failing 10 % of new charges with a 500 and recording charges up to 2 s after
+// making them; the first instance is killed with SIGKILL twice during the run
+// and started again. Each buyer keeps the Idempotency-Key of each checkout and
+// retries it (on the other instance when one is gone) until it has an answer.
+const (
+	chaosBuyers    = 50
+	chaosCheckouts = 300
+	chaosSeats     = 200 // 10 rows of 20
+)
+
+func TestChaosCheckoutLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the chaos run takes half a minute")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	dbURL := testenv.DatabaseURL(t)
+	db, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	payrailAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	_, payrailLog := startProgram(t, map[string]string{
+		"PAYRAIL_ADDR": payrailAddr, "PAYRAIL_DATABASE_URL": dbURL, "STAGEDOOR_LOG_LEVEL": "warn",
+		"PAYRAIL_LATENCY": "50ms", "PAYRAIL_LATENCY_JITTER": "750ms",
+		"PAYRAIL_FAILURE_RATE": "0.1", "PAYRAIL_RECORD_DELAY": "2s",
+	}, "payrail")
+	go io.Copy(io.Discard, payrailLog)
+	waitHealthy(t, "http://"+payrailAddr)
+	// Payrail can prove "no charge" only for attempts made a clock-skew
+	// allowance after its ledger began: the run starts later than that.
+	ledgerBegan := time.Now()
+
+	env := testEnv(t)
+	for k, v := range map[string]string{
+		"DATABASE_URL": dbURL, "PAYRAIL_URL": "http://" + payrailAddr,
+		"STAGEDOOR_PAYMENT_TIMEOUT": "600ms", "STAGEDOOR_RECOVERY_AFTER": "2s",
+		"STAGEDOOR_LIMIT_HOLD_BUYER": "1000/1s", "STAGEDOOR_LIMIT_HOLD_ORGANIZER": "100000/1s",
+		"STAGEDOOR_LIMIT_LOGIN_ADDRESS": "1000/1s",
+	} {
+		env[k] = v
+	}
+	instances := []*instance{startInstance(t, env), startInstance(t, env)}
+	api := &chaosAPI{t: t, client: &http.Client{Timeout: 15 * time.Second}, instances: instances}
+
+	event, seats := api.setUp()
+	buyers := make([]buyer, chaosBuyers)
+	for i := range buyers {
+		buyers[i] = api.newBuyer(i)
+	}
+
+	time.Sleep(time.Until(ledgerBegan.Add(checkout.ClockSkew + 100*time.Millisecond)))
+
+	// The run: each buyer takes its own 4 seats in turn.
+	var keys atomic.Int64
+	var logMu sync.Mutex
+	var checkouts []chaosCheckout
+	var wg sync.WaitGroup
+	began := time.Now()
+	for b, who := range buyers {
+		wg.Go(func() {
+			for s := 4 * b; s < 4*b+4; s++ {
+				for _, c := range api.buySeat(b, who, event, seats[s], s%2 == 0, &keys) {
+					logMu.Lock()
+					checkouts = append(checkouts, c)
+					logMu.Unlock()
+				}
+			}
+		})
+	}
+	// The killer: the first instance dies twice, and comes back each time.
+	for _, at := range []time.Duration{time.Second, 3 * time.Second} {
+		time.Sleep(time.Until(began.Add(at)))
+		instances[0].kill(t)
+		time.Sleep(500 * time.Millisecond)
+		instances[0].restart(t, env)
+	}
+	wg.Wait()
+	t.Logf("the run: %d checkouts with their own keys in %s", len(checkouts), time.Since(began).Round(time.Millisecond))
+	if len(checkouts) < chaosCheckouts*95/100 {
+		t.Errorf("only %d checkouts were made, want about %d", len(checkouts), chaosCheckouts)
+	}
+
+	// Recovery and reconciliation run in both instances; wait for them.
+	var violations []string
+	deadline := time.Now().Add(40 * time.Second)
+	for {
+		var pending int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM orders WHERE status = 'pending'`).Scan(&pending); err != nil {
+			t.Fatal(err)
+		}
+		violations = testenv.MoneyViolations(t, db)
+		if pending == 0 && len(violations) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			rows, _ := db.Query(ctx, `SELECT o.id::text, o.created_at - l.started_at, o.charge_deadline - o.created_at, o.lease_until
+				FROM orders o, payrail.ledger l WHERE o.status = 'pending'`)
+			for rows.Next() {
+				var id string
+				var afterLedger, window time.Duration
+				var lease *time.Time
+				_ = rows.Scan(&id, &afterLedger, &window, &lease)
+				t.Logf("pending order %s: made %s after the ledger began, window %s, lease %v", id, afterLedger, window, lease)
+			}
+			rows.Close()
+			t.Fatalf("after 40 s, %d orders still pending and the invariant fails:\n%s", pending, strings.Join(violations, "\n"))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+
+	// Every buyer that kept its key learns its order's outcome from it.
+	answers := map[string]int{}
+	for _, c := range checkouts {
+		var status string
+		if err := db.QueryRow(ctx, `
+			SELECT o.status FROM idempotency_keys k JOIN orders o ON o.id = k.order_id
+			WHERE k.buyer_id = $1 AND k.key = $2`, c.buyer.id, c.key).Scan(&status); err != nil {
+			t.Errorf("checkout %s: its key has no order: %v (first answer %d)", c.key, err, c.first)
+			continue
+		}
+		if status == "failed" {
+			answers["failed: not asked again (a retry would pay again)"]++
+			continue
+		}
+		code, body := api.pay(0, c.buyer.token, c.body, c.key)
+		answers[fmt.Sprint(code, " ", status)]++
+		want := map[string]int{"confirmed": 201, "declined": 402, "released": 409}[status]
+		if code != want || body["id"] != nil && status != "confirmed" {
+			t.Errorf("checkout %s: its order is %s, the key answers %d %v", c.key, status, code, body)
+		}
+		if tickets, _ := body["tickets"].([]any); status == "confirmed" && len(tickets) != 1 {
+			t.Errorf("checkout %s: confirmed with %d tickets, want 1", c.key, len(tickets))
+		}
+	}
+
+	var charges, succeeded, refunded, confirmed, released, declined, failed, sold int
+	if err := db.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM payrail.charges),
+		       (SELECT count(*) FROM payrail.charges WHERE status = 'succeeded'),
+		       (SELECT count(*) FROM payrail.charges WHERE refund_id IS NOT NULL),
+		       (SELECT count(*) FROM orders WHERE status = 'confirmed'),
+		       (SELECT count(*) FROM orders WHERE status = 'released'),
+		       (SELECT count(*) FROM orders WHERE status = 'declined'),
+		       (SELECT count(*) FROM orders WHERE status = 'failed'),
+		       (SELECT count(*) FROM seats WHERE sold_at IS NOT NULL)`).
+		Scan(&charges, &succeeded, &refunded, &confirmed, &released, &declined, &failed, &sold); err != nil {
+		t.Fatal(err)
+	}
+	if succeeded != confirmed+refunded || sold != confirmed || sold > chaosSeats {
+		t.Errorf("%d succeeded charges, %d confirmed orders, %d refunds, %d seats sold: want charges = confirmed + refunded, one seat an order",
+			succeeded, confirmed, refunded, sold)
+	}
+	t.Logf("Payrail: %d charges (%d succeeded, %d declined), %d refunded; orders: %d confirmed, %d released, %d declined, %d failed; %d seats sold",
+		charges, succeeded, charges-succeeded, refunded, confirmed, released, declined, failed, sold)
+	t.Logf("first answers: %v", firstAnswers(checkouts))
+	t.Logf("what the keys answer after recovery: %v", answers)
+}
+
+// buyer is a signed-up buyer and its session.
+type buyer struct{ id, token string }
+
+// chaosCheckout is one buyer's checkout with its own key, as the buyer keeps it.
+type chaosCheckout struct {
+	buyer     buyer
+	key, body string
+	first     int // the first answer that was not "in progress" or "busy"
+}
+
+func firstAnswers(cs []chaosCheckout) map[int]int {
+	out := map[int]int{}
+	for _, c := range cs {
+		out[c.first]++
+	}
+	return out
+}
+
+// chaosAPI is the buyers' side of the run.
+type chaosAPI struct {
+	t         *testing.T
+	client    *http.Client
+	instances []*instance
+}
+
+// call sends one request to instance i (or, when it is down, the other), and
+// decodes a JSON object answer. It returns 0 when no instance answered.
+func (a *chaosAPI) call(i int, method, path, token, body string, header ...string) (int, map[string]any) {
+	for try := range 2 * len(a.instances) {
+		in := a.instances[(i+try)%len(a.instances)]
+		req, _ := http.NewRequest(method, in.base()+path, strings.NewReader(body))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		for h := 0; h+1 < len(header); h += 2 {
+			req.Header.Set(header[h], header[h+1])
+		}
+		resp, err := a.client.Do(req)
+		if err != nil {
+			time.Sleep(50 * time.Millisecond) // a killed instance: try the other
+			continue
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		return resp.StatusCode, m
+	}
+	return 0, nil
+}
+
+// setUp makes the organizer and the event, and returns its id and seat ids.
+func (a *chaosAPI) setUp() (string, []string) {
+	a.call(1, "POST", "/v1/organizers", "", `{"email":"org@example.com","password":"correct horse","name":"Org"}`)
+	_, login := a.call(1, "POST", "/v1/login", "", `{"email":"org@example.com","password":"correct horse"}`)
+	org, _ := login["token"].(string)
+	code, ev := a.call(1, "POST", "/v1/events", org, fmt.Sprintf(`{"name":"Chaos night","venue":"Hall",
+		"starts_at":%q,"on_sale_at":%q,"sections":[{"name":"Floor","rows":10,"seats_per_row":20,"price_cents":4500}]}`,
+		time.Now().Add(30*24*time.Hour).UTC().Format(time.RFC3339), time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)))
+	id, _ := ev["id"].(string)
+	if code != 201 || id == "" {
+		a.t.Fatalf("create the event: %d %v", code, ev)
+	}
+	_, m := a.call(1, "GET", "/v1/events/"+id+"/seats", "", "")
+	list, _ := m["seats"].([]any)
+	var seats []string
+	for _, s := range list {
+		seats = append(seats, s.(map[string]any)["id"].(string))
+	}
+	if len(seats) != chaosSeats {
+		a.t.Fatalf("the event has %d seats, want %d", len(seats), chaosSeats)
+	}
+	return id, seats
+}
+
+// newBuyer signs buyer i up and logs it in.
+func (a *chaosAPI) newBuyer(i int) buyer {
+	creds := fmt.Sprintf(`{"email":"buyer-%d@example.com","password":"correct horse"}`, i)
+	a.call(1, "POST", "/v1/buyers", "", strings.Replace(creds, "}", `,"name":"B"}`, 1))
+	code, login := a.call(1, "POST", "/v1/login", "", creds)
+	token, _ := login["token"].(string)
+	principal, _ := login["principal"].(map[string]any)
+	id, _ := principal["id"].(string)
+	if code != 200 || token == "" || id == "" {
+		a.t.Fatalf("log buyer %d in: %d %v", i, code, login)
+	}
+	return buyer{id: id, token: token}
+}
+
+// buySeat holds the seat and checks it out until it is bought or lost: first
+// with tok_declined when declineFirst, then tok_visa with a new key on the
+// same hold; a released order's seat is held again. It returns the checkouts
+// made, at most as many as the run has left.
+func (a *chaosAPI) buySeat(b int, who buyer, event, seat string, declineFirst bool, keys *atomic.Int64) []chaosCheckout {
+	var made []chaosCheckout
+	for {
+		code, h := a.call(b, "POST", "/v1/holds", who.token, fmt.Sprintf(`{"event_id":%q,"seat_ids":[%q]}`, event, seat))
+		if code != 201 {
+			return made // held or sold by now
+		}
+		holdID, _ := h["id"].(string)
+		payWith := "tok_visa"
+		if declineFirst {
+			payWith, declineFirst = "tok_declined", false
+		}
+	attempts:
+		for {
+			n := keys.Add(1)
+			if n > chaosCheckouts {
+				return made
+			}
+			c := chaosCheckout{buyer: who, key: fmt.Sprint("chaos-", n),
+				body: fmt.Sprintf(`{"hold_id":%q,"payment_token":%q}`, holdID, payWith)}
+			c.first, _ = a.pay(b, who.token, c.body, c.key)
+			made = append(made, c)
+			outcome := c.first
+			for wait := time.Now().Add(20 * time.Second); outcome == 202 && time.Now().Before(wait); {
+				time.Sleep(250 * time.Millisecond) // pending: ask the key again until it knows
+				outcome, _ = a.pay(b, who.token, c.body, c.key)
+			}
+			switch outcome {
+			case 402: // declined: the hold is still ours; pay with the other card
+				payWith = "tok_visa"
+			case 409: // released: hold the seat again
+				break attempts
+			default: // bought (or, past 20 s, still pending: checked at the end)
+				return made
+			}
+		}
+	}
+}
+
+// pay posts a checkout and retries it with the same key, for up to 20 s, while
+// the answer is "in progress" (409), "busy" or "payment unavailable" (503: no
+// charge was made, the key may try again) or no instance answers.
+func (a *chaosAPI) pay(b int, token, body, key string) (int, map[string]any) {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, m := a.call(b, "POST", "/v1/orders", token, body, "Idempotency-Key", key)
+		retry := code == 0 || code == 503 || code == 409 && m["type"] == "/problems/idempotency-in-progress"
+		if !retry || time.Now().After(deadline) {
+			return code, m
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// instance is one `stagedoor serve` child process on a fixed address.
+type instance struct {
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	addr string
+}
+
+func startInstance(t *testing.T, env map[string]string) *instance {
+	t.Helper()
+	in := &instance{addr: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))}
+	in.restart(t, env)
+	return in
+}
+
+func (in *instance) base() string { return "http://" + in.addr }
+
+// restart starts the program on the instance's address and waits until it serves.
+func (in *instance) restart(t *testing.T, env map[string]string) {
+	t.Helper()
+	own := map[string]string{"STAGEDOOR_ADDR": in.addr, "STAGEDOOR_LOG_LEVEL": "warn"}
+	for k, v := range env {
+		if _, set := own[k]; !set {
+			own[k] = v
+		}
+	}
+	cmd, stderr := startProgram(t, own, "serve")
+	go io.Copy(io.Discard, stderr)
+	in.mu.Lock()
+	in.cmd = cmd
+	in.mu.Unlock()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(in.base() + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("instance on %s did not come up: %v", in.addr, err)
+		}
+	}
+}
+
+// kill ends the instance with SIGKILL, as a crash or an OOM kill would.
+func (in *instance) kill(t *testing.T) {
+	t.Helper()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if err := in.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	var exitErr *exec.ExitError
+	if err := in.cmd.Wait(); err != nil && !errors.As(err, &exitErr) {
+		t.Logf("wait for the killed instance: %v", err)
+	}
+}

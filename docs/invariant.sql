@@ -1,0 +1,64 @@
+-- The money invariant of Stagedoor. Every row is a violation; the truth is no rows.
+--
+-- Run it against Stagedoor's database when Payrail's ledger (schema payrail) is
+-- in it too, as with `make run`, docker compose and the tests:
+--     psql "$DATABASE_URL" -f docs/invariant.sql
+-- With a real provider, load its charges into a table of that shape first.
+--
+-- It holds at every moment for settled orders. A pending order is a checkout
+-- (or recovery) still at work; one pending for over 15 minutes is listed, as
+-- is a succeeded charge of an order pending that long.
+WITH confirmed_seats AS (
+    SELECT unnest(h.seat_ids) AS seat_id, o.id AS order_id
+    FROM orders o JOIN holds h ON h.id = o.hold_id
+    WHERE o.status = 'confirmed'
+)
+-- Every confirmed order has exactly one Payrail charge, succeeded, not refunded.
+SELECT 'confirmed order without its one succeeded charge' AS violation, o.id::text AS subject
+FROM orders o LEFT JOIN payrail.charges c ON c.idempotency_key = o.id::text
+WHERE o.status = 'confirmed'
+  AND (c.id IS NULL OR c.id <> o.charge_id OR c.status <> 'succeeded' OR c.refund_id IS NOT NULL)
+UNION ALL
+-- ... and one ticket per seat of its hold, and no other.
+SELECT 'confirmed order without one ticket per seat', o.id::text
+FROM orders o JOIN holds h ON h.id = o.hold_id
+CROSS JOIN LATERAL (
+    SELECT count(*) AS n, count(*) FILTER (WHERE t.seat_id = ANY (h.seat_ids)) AS of_hold
+    FROM tickets t WHERE t.order_id = o.id
+) t
+WHERE o.status = 'confirmed' AND (t.n <> cardinality(h.seat_ids) OR t.of_hold <> t.n)
+UNION ALL
+SELECT 'ticket of an order that is not confirmed', t.id::text
+FROM tickets t JOIN orders o ON o.id = t.order_id
+WHERE o.status <> 'confirmed'
+UNION ALL
+-- Every seat is sold to at most one order, and a seat is sold exactly when it has a ticket.
+SELECT 'seat sold to more than one order', seat_id::text
+FROM confirmed_seats GROUP BY seat_id HAVING count(*) > 1
+UNION ALL
+SELECT 'seat sold without a ticket, or a ticket for a seat not sold', s.id::text
+FROM seats s LEFT JOIN tickets t ON t.seat_id = s.id
+WHERE (s.sold_at IS NOT NULL) <> (t.id IS NOT NULL)
+UNION ALL
+-- Every order agrees with its hold.
+SELECT 'order and hold disagree: order ' || o.status || ', hold ' || h.status, o.id::text
+FROM orders o JOIN holds h ON h.id = o.hold_id
+WHERE (o.status = 'confirmed' AND h.status <> 'converted')
+   OR (o.status = 'pending' AND h.status <> 'checking_out')
+   OR (o.status = 'released' AND h.status <> 'released')
+UNION ALL
+-- Every succeeded charge belongs to a confirmed order or has a refund.
+SELECT 'succeeded charge of no confirmed order, not refunded', c.id
+FROM payrail.charges c LEFT JOIN orders o ON o.id::text = c.idempotency_key
+WHERE c.status = 'succeeded' AND c.refund_id IS NULL
+  AND (o.id IS NULL OR o.status <> 'confirmed')
+  AND NOT (o.status = 'pending' AND o.created_at > now() - interval '15 minutes')
+UNION ALL
+-- A refund is recorded on its order.
+SELECT 'refunded charge not recorded on its order', c.id
+FROM payrail.charges c JOIN orders o ON o.id::text = c.idempotency_key
+WHERE c.refund_id IS NOT NULL AND o.refund_id IS DISTINCT FROM c.refund_id
+UNION ALL
+SELECT 'order pending for over 15 minutes', o.id::text
+FROM orders o
+WHERE o.status = 'pending' AND o.created_at < now() - interval '15 minutes';

@@ -1,0 +1,222 @@
+package checkout
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/hold"
+	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/payrail"
+	"github.com/stagedoor/stagedoor/internal/testenv"
+)
+
+// setup says how a world is made; zero fields get the defaults of newWorld.
+type setup struct {
+	stub         payrail.Config
+	holdTTL      time.Duration // default 10 minutes
+	timeout      time.Duration // the payment deadline; default 5 s
+	recoverAfter time.Duration // default 1 minute
+	// freshLedger keeps Payrail's ledger as new as the world; otherwise it has
+	// been recording for a day, so that orders aged by a test are covered.
+	freshLedger bool
+}
+
+// world is a database with a buyer, an on-sale event of 10 seats, a hold
+// service, a Payrail stub whose ledger is in the same database, and a checkout
+// service charging through it.
+type world struct {
+	db       *pgxpool.Pool
+	buyer    string
+	event    event.Event
+	holds    *hold.Service
+	payrail  *payrail.Server
+	checkout *Service
+	logs     *testenv.LogBuffer
+}
+
+func newWorld(t *testing.T, s setup) *world {
+	t.Helper()
+	ctx := context.Background()
+	if s.holdTTL == 0 {
+		s.holdTTL = 10 * time.Minute
+	}
+	if s.recoverAfter == 0 {
+		s.recoverAfter = time.Minute
+	}
+	w := &world{db: testenv.Postgres(t), logs: &testenv.LogBuffer{}}
+	accounts := auth.NewService(w.db, 4)
+	org, err := accounts.Register(ctx, auth.Organizer, "org-"+ids.New()+"@example.com", "correct horse", "Org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.buyer = w.newBuyer(t)
+	events := event.NewService(w.db)
+	w.event, err = events.Create(ctx, event.Draft{
+		OrganizerID: org.ID, Name: "Night", Venue: "Hall", StartsAt: time.Now().Add(24 * time.Hour),
+		Sections: []event.Section{{Name: "Floor", Rows: 1, SeatsPerRow: 10, PriceCents: 2500}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.holds = hold.NewService(w.db, events, s.holdTTL)
+	w.payrail, err = payrail.Open(ctx, w.db, s.stub, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.freshLedger {
+		if _, err := w.db.Exec(ctx, `UPDATE payrail.ledger SET started_at = now() - interval '1 day'`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stub := httptest.NewServer(w.payrail)
+	t.Cleanup(stub.Close)
+	w.checkout = w.newService(stub.URL, s)
+	return w
+}
+
+// newService is another instance's checkout service on the world's database.
+func (w *world) newService(payrailURL string, s setup) *Service {
+	if s.recoverAfter == 0 {
+		s.recoverAfter = time.Minute
+	}
+	logger := slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return NewService(w.db, NewPayments(PaymentsOptions{BaseURL: payrailURL, Timeout: s.timeout}),
+		Options{RecoverAfter: s.recoverAfter, Logger: logger})
+}
+
+func (w *world) newBuyer(t *testing.T) string {
+	t.Helper()
+	b, err := auth.NewService(w.db, 4).Register(context.Background(), auth.Buyer,
+		"buyer-"+ids.New()+"@example.com", "correct horse", "Buyer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.ID
+}
+
+func (w *world) hold(t *testing.T, seats ...int) hold.Hold {
+	t.Helper()
+	return w.holdFor(t, w.buyer, seats...)
+}
+
+func (w *world) holdFor(t *testing.T, buyer string, seats ...int) hold.Hold {
+	t.Helper()
+	h, err := w.tryHold(buyer, w.seatIDs(t, seats...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func (w *world) seatIDs(t *testing.T, seats ...int) []string {
+	t.Helper()
+	m, err := event.NewService(w.db).SeatMap(context.Background(), w.event.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, i := range seats {
+		out = append(out, m.Seats[i].ID)
+	}
+	return out
+}
+
+func (w *world) tryHold(buyer string, seatIDs []string) (hold.Hold, error) {
+	ctx := context.Background()
+	plan, err := w.holds.Plan(ctx, buyer, w.event.ID, seatIDs)
+	if err != nil {
+		return hold.Hold{}, err
+	}
+	return w.holds.Place(ctx, plan)
+}
+
+// pay checks out the hold with token and an optional Idempotency-Key.
+func (w *world) pay(h hold.Hold, token, key string) (Result, error) {
+	return w.checkout.Checkout(context.Background(), Request{BuyerID: h.BuyerID, HoldID: h.ID, PaymentToken: token, IdempotencyKey: key})
+}
+
+// crashAfterBegin leaves a pending order as a process that died after writing
+// it would (its lease lapsed), charged at Payrail or not, and ages it by two
+// minutes, past the recovery age.
+func (w *world) crashAfterBegin(t *testing.T, h hold.Hold, charge bool) pendingOrder {
+	t.Helper()
+	o := w.crashAfterCharge(t, h, charge)
+	w.age(t, o.ID, 2*time.Minute)
+	return o
+}
+
+// crashAfterCharge is crashAfterBegin without the aging: the order is as new
+// as it is, only its lease lapsed.
+func (w *world) crashAfterCharge(t *testing.T, h hold.Hold, charge bool) pendingOrder {
+	t.Helper()
+	ctx := context.Background()
+	o, err := w.checkout.store.begin(ctx, h.BuyerID, h.ID, nil, w.checkout.payments.Timeout(), w.checkout.lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if charge {
+		if _, err := w.checkout.payments.Charge(ctx, o.ID, o.TotalCents, o.Currency, payrail.TokenVisa); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.age(t, o.ID, 0)
+	return o
+}
+
+// age moves an order's times (creation, charge deadline) back by d, and lets
+// its lease lapse, as if the process working on it died d ago.
+func (w *world) age(t *testing.T, orderID string, d time.Duration) {
+	t.Helper()
+	if _, err := w.db.Exec(context.Background(), `
+		UPDATE orders SET created_at = created_at - $2::bigint * interval '1 microsecond',
+		                  charge_deadline = charge_deadline - $2::bigint * interval '1 microsecond',
+		                  lease_until = NULL
+		WHERE id = $1`, orderID, d.Microseconds()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// orderStatus reads an order's status straight from the table.
+func (w *world) orderStatus(t *testing.T, orderID string) string {
+	t.Helper()
+	var s string
+	if err := w.db.QueryRow(context.Background(), `SELECT status FROM orders WHERE id = $1`, orderID).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (w *world) charges(t *testing.T) []payrail.Charge {
+	t.Helper()
+	all, err := w.payrail.Charges(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// noViolations fails the test when the money invariant does not hold.
+func (w *world) noViolations(t *testing.T) {
+	t.Helper()
+	if v := testenv.MoneyViolations(t, w.db); len(v) > 0 {
+		t.Errorf("the money invariant is violated:\n%s", strings.Join(v, "\n"))
+	}
+}
+
+// testGauge and testCounter read a metric's value.
+func testGauge(t *testing.T, g prometheus.Gauge) float64 { t.Helper(); return testutil.ToFloat64(g) }
+
+func testCounter(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	return testutil.ToFloat64(c)
+}
