@@ -34,9 +34,6 @@ const (
 )
 
 func TestChaosCheckoutLosesNothing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the chaos run takes half a minute")
-	}
 	t.Parallel()
 	ctx := context.Background()
 	dbURL := testenv.DatabaseURL(t)

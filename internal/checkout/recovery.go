@@ -51,9 +51,7 @@ func (s *Service) Recover(ctx context.Context) (Recovery, error) {
 		return r, err
 	}
 	for _, o := range stale {
-		if err := s.recoverOrder(ctx, o, &r); err != nil {
-			return r, err
-		}
+		s.recoverOrder(ctx, o, &r)
 	}
 	if r.Refunded, err = s.reconcile(ctx); err != nil {
 		return r, err
@@ -63,50 +61,50 @@ func (s *Service) Recover(ctx context.Context) (Recovery, error) {
 	}
 	s.metrics.unsettled.Set(float64(r.Unsettled))
 	if r.Unknown > 0 {
-		s.logger.Warn("recovery: orders left pending: Payrail cannot tell yet whether they were charged",
-			"unknown", r.Unknown, "unsettled", r.Unsettled)
+		s.unsettled.Failed(fmt.Errorf("%d orders pending past the recovery age: Payrail cannot tell yet whether they were charged", r.Unsettled))
+	} else {
+		s.unsettled.Succeeded()
 	}
 	return r, nil
 }
 
 // recoverOrder asks Payrail about one stale pending order and settles it when
-// the answer is certain.
-func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery) error {
+// the answer is certain. An order it cannot settle now (Payrail cannot tell, or
+// the settlement could not be written) is counted unknown; the next pass tries
+// again, and the other orders are not held up.
+func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery) {
 	charge, finding, err := s.payments.Find(ctx, o.ID, o.CreatedAt, o.chargeDeadline)
 	if err != nil {
 		s.payrail.Failed(err)
 	} else {
 		s.payrail.Succeeded()
 	}
+	if err == nil {
+		switch finding {
+		case FindingCharged:
+			_, err = s.store.confirm(ctx, o, charge.ID)
+		case FindingNotCharged:
+			err = s.store.endUncharged(ctx, o, Released)
+		}
+	}
 	switch {
-	case err == nil && finding == FindingCharged:
-		_, err := s.store.confirm(ctx, o, charge.ID)
-		if errors.Is(err, errNotPending) {
-			return nil
+	case errors.Is(err, errNotPending): // a checkout settled it meanwhile
+	case err != nil || finding == FindingUnknown:
+		if err != nil && finding != FindingUnknown {
+			s.database.Failed(fmt.Errorf("recovery of order %s: %w", o.ID, err))
 		}
-		if err != nil {
-			return err
-		}
+		r.Unknown++
+		s.metrics.recovered.WithLabelValues("unknown").Inc()
+		s.logger.Debug("recovery: the order stays pending", "order_id", o.ID, "error", err)
+	case finding == FindingCharged:
 		r.Confirmed++
 		s.metrics.recovered.WithLabelValues("confirmed").Inc()
 		s.logger.Info("recovery: pending order confirmed", "order_id", o.ID, "charge_id", charge.ID)
-	case err == nil && finding == FindingNotCharged:
-		err := s.store.endUncharged(ctx, o, Released)
-		if errors.Is(err, errNotPending) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	default:
 		r.Released++
 		s.metrics.recovered.WithLabelValues("released").Inc()
 		s.logger.Info("recovery: pending order had no charge; released with its hold", "order_id", o.ID, "hold_id", o.HoldID)
-	default:
-		r.Unknown++
-		s.metrics.recovered.WithLabelValues("unknown").Inc()
-		s.logger.Debug("recovery: Payrail cannot tell yet", "order_id", o.ID, "error", err)
 	}
-	return nil
 }
 
 // RecoveryEvery is how often RunRecovery runs: a quarter of the recovery age,

@@ -24,6 +24,7 @@ type Service struct {
 	metrics      *metrics
 	payrail      *outage.Reporter // Payrail failing to answer a charge
 	database     *outage.Reporter // PostgreSQL failing to take a charge's outcome
+	unsettled    *outage.Reporter // orders recovery cannot settle: Payrail cannot tell
 }
 
 // Options configure a Service.
@@ -50,6 +51,7 @@ func NewService(db *pgxpool.Pool, payments *Payments, o Options) *Service {
 		metrics:      newMetrics(o.Registerer),
 		payrail:      outage.New(o.Logger, "payrail", 0),
 		database:     outage.New(o.Logger, "postgresql", 0),
+		unsettled:    outage.New(o.Logger, "payrail-ledger", 0),
 	}
 }
 
