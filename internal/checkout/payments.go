@@ -107,9 +107,19 @@ func (p *Payments) Timeout() time.Duration { return p.timeout }
 // errBreakerOpen is ErrPaymentUnavailable while the breaker refuses every call.
 var errBreakerOpen = fmt.Errorf("%w: circuit breaker open: %w", ErrPaymentUnavailable, errNotCharged)
 
-// refusing reports whether the breaker is open, so that Charge would refuse
-// at once: a checkout then refuses before writing anything.
-func (p *Payments) refusing() bool { return p.breaker.State() == gobreaker.StateOpen }
+// refusing reports whether Charge would refuse at once: the breaker is open,
+// or half-open with its one probe already out. A checkout then refuses before
+// writing an order. (The breaker itself stays the judge: this only saves the
+// writes.)
+func (p *Payments) refusing() bool {
+	switch p.breaker.State() {
+	case gobreaker.StateOpen:
+		return true
+	case gobreaker.StateHalfOpen:
+		return p.breaker.Counts().Requests >= 1
+	}
+	return false
+}
 
 // Charge charges amountCents once per key, ever, before ctx's deadline. It
 // returns the charge, or ErrPaymentDeclined, or ErrPaymentUnavailable (wrapping
