@@ -5,11 +5,12 @@ package auth
 
 import (
 	"errors"
-	"fmt"
 	"net/mail"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
 // Kind is what an account is.
@@ -49,11 +50,15 @@ type Session struct {
 }
 
 // Errors returned by this package; internal/httpapi maps them to problems.
+// Besides these: malformed input is an errkind.Invalid error saying what is
+// wrong, an unknown, expired or revoked session or scanner key is
+// errkind.Unauthorized, and an unknown scanner key or account errkind.NotFound.
 var (
-	ErrInvalidInput       = errors.New("invalid input")
 	ErrEmailTaken         = errors.New("an account with this email already exists")
 	ErrInvalidCredentials = errors.New("the email and password do not match an account")
-	ErrUnauthenticated    = errors.New("the session token is unknown, expired or revoked")
+
+	errUnauthenticated = errkind.Unauthorizedf("the session token is unknown, expired or revoked")
+	errUnknownKey      = errkind.Unauthorizedf("the scanner key is unknown or revoked")
 )
 
 // Password length bounds, in bytes. bcrypt reads at most 72 bytes; a longer
@@ -68,17 +73,17 @@ func NormalizeEmail(email string) string {
 	return strings.ToLower(strings.TrimSpace(email))
 }
 
-// validateEmail reports an *ErrInvalidInput* unless email (normalized) is a plain address.
+// validateEmail reports an errkind.Invalid error unless email (normalized) is a plain address.
 func validateEmail(email string) error {
 	if email == "" {
-		return fmt.Errorf("%w: email is required", ErrInvalidInput)
+		return errkind.Invalidf("email is required")
 	}
 	if len(email) > 254 {
-		return fmt.Errorf("%w: email is longer than 254 characters", ErrInvalidInput)
+		return errkind.Invalidf("email is longer than 254 characters")
 	}
 	addr, err := mail.ParseAddress(email)
 	if err != nil || addr.Address != email || addr.Name != "" {
-		return fmt.Errorf("%w: email %q is not an address such as ada@example.com", ErrInvalidInput, email)
+		return errkind.Invalidf("email %q is not an address such as ada@example.com", email)
 	}
 	return nil
 }
@@ -86,11 +91,11 @@ func validateEmail(email string) error {
 func validatePassword(password string) error {
 	switch n := len(password); {
 	case password == "":
-		return fmt.Errorf("%w: password is required", ErrInvalidInput)
+		return errkind.Invalidf("password is required")
 	case n < MinPasswordBytes:
-		return fmt.Errorf("%w: password must be at least %d bytes", ErrInvalidInput, MinPasswordBytes)
+		return errkind.Invalidf("password must be at least %d bytes", MinPasswordBytes)
 	case n > MaxPasswordBytes:
-		return fmt.Errorf("%w: password must be at most %d bytes (it is %d); bcrypt reads no more, and Stagedoor never truncates it", ErrInvalidInput, MaxPasswordBytes, n)
+		return errkind.Invalidf("password must be at most %d bytes (it is %d); bcrypt reads no more, and Stagedoor never truncates it", MaxPasswordBytes, n)
 	}
 	return nil
 }
@@ -98,9 +103,9 @@ func validatePassword(password string) error {
 func validateName(name string) error {
 	switch n := utf8.RuneCountInString(strings.TrimSpace(name)); {
 	case n == 0:
-		return fmt.Errorf("%w: name is required", ErrInvalidInput)
+		return errkind.Invalidf("name is required")
 	case n > 200:
-		return fmt.Errorf("%w: name is longer than 200 characters", ErrInvalidInput)
+		return errkind.Invalidf("name is longer than 200 characters")
 	}
 	return nil
 }

@@ -4,12 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ids"
 )
 
@@ -28,10 +27,6 @@ var scannerKeyLen = len(ScannerKeyPrefix) + base64.RawURLEncoding.EncodedLen(sca
 
 // maxLabelRunes bounds a scanner key's label.
 const maxLabelRunes = 100
-
-// ErrNotFound: no such scanner key of this organizer (another organizer's keys
-// are not revealed), or no account with the email AccountByEmail was given.
-var ErrNotFound = errors.New("not found")
 
 // ScannerKey is a door device's credential as its organizer sees it: never the
 // key itself, which is shown once, at creation.
@@ -52,21 +47,21 @@ type NewScannerKey struct {
 
 // CreateScannerKey makes a scanner key for the organizer, bound to eventID when
 // it is not empty. The key holds 256 random bits after ScannerKeyPrefix and is
-// stored only as its SHA-256. It returns an error wrapping ErrInvalidInput when
+// stored only as its SHA-256. It returns an errkind.Invalid error when
 // the label is empty or too long, or eventID does not name an event of this
 // organizer (another organizer's event reads as unknown).
 func (s *Service) CreateScannerKey(ctx context.Context, organizerID, label, eventID string) (NewScannerKey, error) {
 	label = strings.TrimSpace(label)
 	switch n := utf8.RuneCountInString(label); {
 	case n == 0:
-		return NewScannerKey{}, fmt.Errorf("%w: label is required (such as \"North gate 1\")", ErrInvalidInput)
+		return NewScannerKey{}, errkind.Invalidf("label is required (such as \"North gate 1\")")
 	case n > maxLabelRunes:
-		return NewScannerKey{}, fmt.Errorf("%w: label is longer than %d characters", ErrInvalidInput, maxLabelRunes)
+		return NewScannerKey{}, errkind.Invalidf("label is longer than %d characters", maxLabelRunes)
 	}
 	if eventID != "" {
 		id, ok := ids.Parse(eventID)
 		if !ok {
-			return NewScannerKey{}, fmt.Errorf("%w: event_id %q is not an event id", ErrInvalidInput, eventID)
+			return NewScannerKey{}, errkind.Invalidf("event_id %q is not an event id", eventID)
 		}
 		eventID = id
 	}
@@ -87,21 +82,21 @@ func (s *Service) ScannerKeys(ctx context.Context, organizerID string) ([]Scanne
 
 // RevokeScannerKey stops the organizer's key at once, on every instance (each
 // request looks the key up in PostgreSQL). Revoking a revoked key changes
-// nothing and succeeds. ErrNotFound for an unknown id or another organizer's key.
+// nothing and succeeds. An errkind.NotFound error for an unknown id or another organizer's key.
 func (s *Service) RevokeScannerKey(ctx context.Context, organizerID, keyID string) error {
 	id, ok := ids.Parse(keyID)
 	if !ok {
-		return fmt.Errorf("%w: %q is not a scanner key id", ErrNotFound, keyID)
+		return errkind.NotFoundf("%q is not a scanner key id", keyID)
 	}
 	return s.store.revokeScannerKey(ctx, organizerID, id)
 }
 
 // AuthenticateScannerKey returns the Principal of a live scanner key: Kind
 // Scanner, AccountID its organizer, ScannerKeyID and EventID set. A malformed,
-// unknown or revoked key is ErrUnauthenticated; a malformed one costs no query.
+// unknown or revoked key is errkind.Unauthorized; a malformed one costs no query.
 func (s *Service) AuthenticateScannerKey(ctx context.Context, key string) (Principal, error) {
 	if !wellFormedScannerKey(key) {
-		return Principal{}, ErrUnauthenticated
+		return Principal{}, errUnknownKey
 	}
 	return s.store.principalByScannerKey(ctx, hashToken(key))
 }

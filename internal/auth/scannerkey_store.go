@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
 // The SQL of scanner keys. Ids reaching it are valid UUIDs.
@@ -19,7 +20,7 @@ func (s store) createScannerKey(ctx context.Context, k ScannerKey, keyHash []byt
 		WHERE $3 = '' OR EXISTS (SELECT 1 FROM events WHERE id = NULLIF($3, '')::uuid AND organizer_id = $2)
 		RETURNING created_at`, k.ID, k.OrganizerID, k.EventID, k.Label, keyHash).Scan(&k.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return ScannerKey{}, fmt.Errorf("%w: event_id %s names no event of yours", ErrInvalidInput, k.EventID)
+		return ScannerKey{}, errkind.Invalidf("event_id %s names no event of yours", k.EventID)
 	}
 	if err != nil {
 		return ScannerKey{}, fmt.Errorf("auth: create scanner key: %w", err)
@@ -54,7 +55,7 @@ func (s store) revokeScannerKey(ctx context.Context, organizerID, keyID string) 
 		return fmt.Errorf("auth: revoke scanner key: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%w: no scanner key %s of yours", ErrNotFound, keyID)
+		return errkind.NotFoundf("no scanner key %s of yours", keyID)
 	}
 	return nil
 }
@@ -67,7 +68,7 @@ func (s store) principalByScannerKey(ctx context.Context, keyHash []byte) (Princ
 		FROM scanner_keys WHERE key_hash = $1 AND revoked_at IS NULL`, keyHash).
 		Scan(&p.ScannerKeyID, &p.AccountID, &p.EventID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Principal{}, ErrUnauthenticated
+		return Principal{}, errUnknownKey
 	}
 	if err != nil {
 		return Principal{}, fmt.Errorf("auth: look up scanner key: %w", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -40,7 +41,7 @@ func NewService(db *pgxpool.Pool, bcryptCost int) *Service {
 // prove a refused login cost none).
 func (s *Service) Hashes() int64 { return s.hashes.Load() }
 
-// Register creates an account. It returns an error wrapping ErrInvalidInput
+// Register creates an account. It returns an errkind.Invalid error
 // (with what is wrong) or ErrEmailTaken.
 func (s *Service) Register(ctx context.Context, kind Kind, email, password, name string) (Account, error) {
 	email = NormalizeEmail(email)
@@ -60,14 +61,14 @@ func (s *Service) Register(ctx context.Context, kind Kind, email, password, name
 // Login checks the password of the account with this email and opens a
 // session. Unknown email and wrong password both return ErrInvalidCredentials,
 // after one bcrypt comparison each. A malformed email or password wraps
-// ErrInvalidInput and costs no hash.
+// an errkind.Invalid error and costs no hash.
 func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
 	email = NormalizeEmail(email)
 	if email == "" || password == "" {
-		return Session{}, fmt.Errorf("%w: email and password are required", ErrInvalidInput)
+		return Session{}, errkind.Invalidf("email and password are required")
 	}
 	if len(password) > MaxPasswordBytes {
-		return Session{}, fmt.Errorf("%w: password must be at most %d bytes", ErrInvalidInput, MaxPasswordBytes)
+		return Session{}, errkind.Invalidf("password must be at most %d bytes", MaxPasswordBytes)
 	}
 	account, hash, err := s.store.accountByEmail(ctx, email)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -96,11 +97,11 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 }
 
 // AccountByEmail returns the account with this email (normalized), or
-// ErrNotFound. It checks no password: it is for tools such as stagedoor seed.
+// an errkind.NotFound error. It checks no password: it is for tools such as stagedoor seed.
 func (s *Service) AccountByEmail(ctx context.Context, email string) (Account, error) {
 	a, _, err := s.store.accountByEmail(ctx, NormalizeEmail(email))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Account{}, fmt.Errorf("%w: no account has email %s", ErrNotFound, NormalizeEmail(email))
+		return Account{}, errkind.NotFoundf("no account has email %s", NormalizeEmail(email))
 	}
 	if err != nil {
 		return Account{}, fmt.Errorf("auth: look up account: %w", err)
@@ -109,11 +110,11 @@ func (s *Service) AccountByEmail(ctx context.Context, email string) (Account, er
 }
 
 // Authenticate returns the principal of a live session token, or
-// ErrUnauthenticated. Every call asks PostgreSQL, so a logout on one instance
+// an errkind.Unauthorized error. Every call asks PostgreSQL, so a logout on one instance
 // is seen by all at once.
 func (s *Service) Authenticate(ctx context.Context, token string) (Principal, error) {
 	if token == "" || len(token) > 100 {
-		return Principal{}, ErrUnauthenticated
+		return Principal{}, errUnauthenticated
 	}
 	return s.store.principalBySession(ctx, hashToken(token))
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
@@ -75,11 +76,11 @@ func TestRegisterValidation(t *testing.T) {
 		want                           error
 		says                           string
 	}{
-		{"73-byte password", "a@example.com", strings.Repeat("p", 73), "A", ErrInvalidInput, "at most 72 bytes"},
-		{"9-byte password", "a@example.com", "123456789", "A", ErrInvalidInput, "at least 10"},
-		{"no email", "", "0123456789", "A", ErrInvalidInput, "email is required"},
-		{"bad email", "not-an-email", "0123456789", "A", ErrInvalidInput, "not an address"},
-		{"no name", "a@example.com", "0123456789", " ", ErrInvalidInput, "name is required"},
+		{"73-byte password", "a@example.com", strings.Repeat("p", 73), "A", errkind.Invalid, "at most 72 bytes"},
+		{"9-byte password", "a@example.com", "123456789", "A", errkind.Invalid, "at least 10"},
+		{"no email", "", "0123456789", "A", errkind.Invalid, "email is required"},
+		{"bad email", "not-an-email", "0123456789", "A", errkind.Invalid, "not an address"},
+		{"no name", "a@example.com", "0123456789", " ", errkind.Invalid, "name is required"},
 		{"taken", "TAKEN@example.com", "0123456789", "B", ErrEmailTaken, "already exists"},
 	}
 	for _, tt := range tests {
@@ -137,7 +138,7 @@ func TestLogoutAndExpiry(t *testing.T) {
 	if err := s.Logout(ctx, first.Token); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Authenticate(ctx, first.Token); !errors.Is(err, ErrUnauthenticated) {
+	if _, err := s.Authenticate(ctx, first.Token); !errors.Is(err, errkind.Unauthorized) {
 		t.Errorf("after logout Authenticate = %v", err)
 	}
 	if _, err := s.Authenticate(ctx, second.Token); err != nil {
@@ -146,10 +147,10 @@ func TestLogoutAndExpiry(t *testing.T) {
 	if _, err := s.store.db.Exec(ctx, `UPDATE sessions SET expires_at = now() - interval '1 second'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Authenticate(ctx, second.Token); !errors.Is(err, ErrUnauthenticated) {
+	if _, err := s.Authenticate(ctx, second.Token); !errors.Is(err, errkind.Unauthorized) {
 		t.Errorf("an expired session authenticates: %v", err)
 	}
-	if _, err := s.Authenticate(ctx, "made-up"); !errors.Is(err, ErrUnauthenticated) {
+	if _, err := s.Authenticate(ctx, "made-up"); !errors.Is(err, errkind.Unauthorized) {
 		t.Errorf("a made-up token: %v", err)
 	}
 }

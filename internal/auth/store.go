@@ -63,7 +63,7 @@ func (s store) principalBySession(ctx context.Context, tokenHash []byte) (Princi
 		WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`, tokenHash).
 		Scan(&p.AccountID, &p.Kind, &p.Email)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Principal{}, ErrUnauthenticated
+		return Principal{}, errUnauthenticated
 	}
 	if err != nil {
 		return Principal{}, fmt.Errorf("auth: look up session: %w", err)

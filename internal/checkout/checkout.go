@@ -23,18 +23,20 @@ package checkout
 import (
 	"errors"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
 // Errors returned by this package; internal/httpapi maps them to problems.
 // ErrPaymentDeclined and ErrPaymentUnavailable are in payments.go, the
-// Idempotency-Key errors in keys.go.
+// Idempotency-Key errors in keys.go. A malformed request is an errkind.Invalid
+// error, an order that is not the buyer's errkind.NotFound; a hold that is not
+// the buyer's is hold's errkind.NotFound, and one that cannot be checked out
+// hold.ErrNotActive.
 var (
-	// ErrInvalidInput wraps a description of what is wrong with the request.
-	ErrInvalidInput = errors.New("invalid checkout request")
-	// ErrNotFound: no such order for this buyer (another buyer's are not
-	// revealed). A hold that is not the buyer's is hold.ErrNotFound, and one
-	// that cannot be checked out hold.ErrNotActive.
-	ErrNotFound = errors.New("not found")
+	// errNotFound: no such order for this buyer (another buyer's are not
+	// revealed).
+	errNotFound = errkind.NotFoundf("no such order")
 	// ErrOrderReleased: the order's payment could not be confirmed, Payrail
 	// proved there was no charge, and the order was released with its hold:
 	// the seats went back on sale. Nothing stays charged (a charge that arrives

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/payrail"
 )
@@ -56,8 +57,8 @@ func TestBadRequestsWriteNothing(t *testing.T) {
 		{BuyerID: w.buyer, HoldID: h.ID, PaymentToken: "  "},
 		{BuyerID: w.buyer, HoldID: h.ID, PaymentToken: payrail.TokenVisa, IdempotencyKey: string(make([]byte, 256))},
 	} {
-		if _, err := w.checkout.Checkout(context.Background(), r); !errors.Is(err, ErrInvalidInput) {
-			t.Errorf("Checkout(%+v) = %v, want ErrInvalidInput", r, err)
+		if _, err := w.checkout.Checkout(context.Background(), r); !errors.Is(err, errkind.Invalid) {
+			t.Errorf("Checkout(%+v) = %v, want errkind.Invalid", r, err)
 		}
 	}
 	var orders, keys int

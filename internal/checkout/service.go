@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/outage"
 )
@@ -97,7 +97,7 @@ type Result struct {
 // was written, an *OrderError wrapping ErrPaymentDeclined (the hold is active
 // again), ErrPaymentUnavailable (Payrail certainly made no charge; the hold is
 // active again, and a retry with the same key tries again) or ErrOrderReleased;
-// or ErrInvalidInput, hold.ErrNotFound, hold.ErrNotActive,
+// or an errkind.Invalid or errkind.NotFound error (no such hold), hold.ErrNotActive,
 // ErrIdempotencyInProgress or ErrIdempotencyMismatch, having written nothing.
 //
 // Once the charge is under way the caller's cancellation no longer stops it: a
@@ -105,14 +105,14 @@ type Result struct {
 func (s *Service) Checkout(ctx context.Context, r Request) (Result, error) {
 	holdID, ok := ids.Parse(r.HoldID)
 	if !ok {
-		return Result{}, fmt.Errorf("%w: hold_id must be a hold's id", ErrInvalidInput)
+		return Result{}, errkind.Invalidf("hold_id must be a hold's id")
 	}
 	token := strings.TrimSpace(r.PaymentToken)
 	if token == "" || len(token) > 255 {
-		return Result{}, fmt.Errorf("%w: payment_token is required (at most 255 characters)", ErrInvalidInput)
+		return Result{}, errkind.Invalidf("payment_token is required (at most 255 characters)")
 	}
 	if len(r.IdempotencyKey) > MaxKeyLength {
-		return Result{}, fmt.Errorf("%w: Idempotency-Key must be 1 to %d characters", ErrInvalidInput, MaxKeyLength)
+		return Result{}, errkind.Invalidf("Idempotency-Key must be 1 to %d characters", MaxKeyLength)
 	}
 	if r.IdempotencyKey == "" {
 		return s.attempt(ctx, r.BuyerID, holdID, token, nil)
@@ -136,18 +136,18 @@ func (s *Service) Checkout(ctx context.Context, r Request) (Result, error) {
 	return s.attempt(ctx, r.BuyerID, holdID, token, key)
 }
 
-// Order returns one of the buyer's orders, or ErrNotFound.
+// Order returns one of the buyer's orders, or an errkind.NotFound error.
 func (s *Service) Order(ctx context.Context, buyerID, orderID string) (Order, error) {
 	orderID, ok := ids.Parse(orderID)
 	if !ok {
-		return Order{}, ErrNotFound
+		return Order{}, errNotFound
 	}
 	orders, err := s.store.orders(ctx, buyerID, orderID)
 	if err != nil {
 		return Order{}, err
 	}
 	if len(orders) == 0 {
-		return Order{}, ErrNotFound
+		return Order{}, errNotFound
 	}
 	return orders[0], nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stagedoor/stagedoor/internal/conn"
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/ids"
 )
@@ -64,7 +65,7 @@ func (s store) begin(ctx context.Context, buyerID, holdID string, key *claim, ti
 	switch {
 	case err == nil:
 		return o, nil
-	case errors.Is(err, hold.ErrNotFound), errors.Is(err, hold.ErrNotActive), errors.Is(err, ErrIdempotencyInProgress):
+	case errors.Is(err, errkind.NotFound), errors.Is(err, hold.ErrNotActive), errors.Is(err, ErrIdempotencyInProgress):
 		return pendingOrder{}, err
 	}
 	return pendingOrder{}, fmt.Errorf("checkout: begin: %w", err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -41,38 +42,20 @@ type Config struct {
 	ShutdownTimeout time.Duration // STAGEDOOR_SHUTDOWN_TIMEOUT: how long SIGTERM waits for requests
 	LogLevel        string        // STAGEDOOR_LOG_LEVEL: debug, info, warn or error
 
-	// Limits holds the starting setting of each named limit, from its variable.
-	Limits map[string]ratelimit.Limit
-}
-
-// LimitVariable ties a named limit to its variable, its default, and what it
-// does while Redis cannot answer.
-type LimitVariable struct {
-	Name, Variable, Default string
-	Policy                  ratelimit.Policy
-}
-
-// LimitVariables lists the limits of API.md in the order of its table. The
-// login limits protect bcrypt's CPU, so they fall back to in-process buckets;
-// the others protect fairness and fail open.
-var LimitVariables = []LimitVariable{
-	{"login-address", "STAGEDOOR_LIMIT_LOGIN_ADDRESS", "10/1m", ratelimit.Fallback},
-	{"login-email", "STAGEDOOR_LIMIT_LOGIN_EMAIL", "20/1h", ratelimit.Fallback},
-	{"hold-buyer", "STAGEDOOR_LIMIT_HOLD_BUYER", "10/1m", ratelimit.FailOpen},
-	{"hold-organizer", "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "200/1s", ratelimit.FailOpen},
-	{"scanner-key", "STAGEDOOR_LIMIT_SCANNER_KEY", "20/1s burst 50", ratelimit.FailOpen},
-	{"queue-join", "STAGEDOOR_LIMIT_QUEUE_JOIN", "5/1m", ratelimit.FailOpen},
+	// Limits holds the starting setting of each limit of internal/limits, from
+	// its variable.
+	Limits map[ratelimit.Name]ratelimit.Limit
 }
 
 // LimitDefinitions are the limiter's definitions of every limit, each starting
 // in enforce mode at the rate of its variable.
 func (c Config) LimitDefinitions() []ratelimit.Definition {
-	defs := make([]ratelimit.Definition, 0, len(LimitVariables))
-	for _, lv := range LimitVariables {
+	defs := make([]ratelimit.Definition, 0, len(limits.All))
+	for _, d := range limits.All {
 		defs = append(defs, ratelimit.Definition{
-			Name:    lv.Name,
-			Setting: ratelimit.Setting{Limit: c.Limits[lv.Name], Mode: ratelimit.Enforce},
-			Policy:  lv.Policy,
+			Name:    d.Name,
+			Setting: ratelimit.Setting{Limit: c.Limits[d.Name], Mode: ratelimit.Enforce},
+			Policy:  d.Policy,
 		})
 	}
 	return defs
@@ -117,11 +100,11 @@ func Load(getenv func(string) string) (Config, error) {
 		RecoveryAfter:   r.duration("STAGEDOOR_RECOVERY_AFTER", time.Minute),
 		ShutdownTimeout: r.duration("STAGEDOOR_SHUTDOWN_TIMEOUT", 20*time.Second),
 		LogLevel:        r.oneOf("STAGEDOOR_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
-		Limits:          make(map[string]ratelimit.Limit, len(LimitVariables)),
+		Limits:          make(map[ratelimit.Name]ratelimit.Limit, len(limits.All)),
 	}
 	c.PayrailDatabase = r.str("PAYRAIL_DATABASE_URL", c.DatabaseURL)
-	for _, lv := range LimitVariables {
-		c.Limits[lv.Name] = r.limit(lv.Variable, lv.Default)
+	for _, d := range limits.All {
+		c.Limits[d.Name] = r.limit(d.Variable, d.Default)
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		r.fail("STAGEDOOR_ADMIN_TOKEN", "(hidden)", "must be at least 16 characters")

@@ -24,7 +24,7 @@ func TestDefaults(t *testing.T) {
 		c.PaymentTimeout != 5*time.Second || c.PayrailDatabase != c.DatabaseURL || c.PayrailJitter != 0 || c.PayrailRecord != 0 {
 		t.Errorf("defaults differ from API.md: %+v", c)
 	}
-	want := map[string]ratelimit.Limit{
+	want := map[ratelimit.Name]ratelimit.Limit{
 		"login-address":  {Rate: 10, Period: time.Minute, Burst: 10},
 		"login-email":    {Rate: 20, Period: time.Hour, Burst: 20},
 		"hold-buyer":     {Rate: 10, Period: time.Minute, Burst: 10},

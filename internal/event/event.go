@@ -4,20 +4,19 @@
 package event
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
 // Errors returned by this package; internal/httpapi maps them to problems.
 var (
-	// ErrInvalidInput wraps a description of what is wrong with a new event.
-	ErrInvalidInput = errors.New("invalid event")
-	// ErrNotFound: no event has this id (a malformed id included).
-	ErrNotFound = errors.New("no such event")
+	// errNotFound: no event has this id (a malformed id included).
+	errNotFound = errkind.NotFoundf("no such event")
 )
 
 // Bounds of a new event.
@@ -122,7 +121,7 @@ func RowLabel(i int) string {
 }
 
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidInput}, args...)...)
+	return errkind.Invalidf(format, args...)
 }
 
 // normalize trims the draft's text, fills its defaults and checks every field.

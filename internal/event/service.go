@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ids"
 )
 
@@ -38,7 +39,7 @@ func NewService(db *pgxpool.Pool) *Service {
 	})
 	s.events = newSnapshots(SnapshotMaxAge, func(ctx context.Context, id string) (*Event, error) {
 		e, err := s.store.get(ctx, id)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, errkind.NotFound) {
 			return nil, nil // kept, like any snapshot: an unknown id stays unknown
 		}
 		if err != nil {
@@ -58,7 +59,7 @@ func (s *Service) SeatMapQueries() int64 { return s.queries.Load() }
 
 // Create validates the draft and stores the event with its generated seats:
 // for each section, rows A, B, … numbered 1..SeatsPerRow. It returns an error
-// wrapping ErrInvalidInput that says what is wrong, and then stores nothing.
+// of kind errkind.Invalid that says what is wrong, and then stores nothing.
 func (s *Service) Create(ctx context.Context, d Draft) (Event, error) {
 	if err := d.normalize(s.now()); err != nil {
 		return Event{}, err
@@ -86,48 +87,48 @@ func (s *Service) ListByOrganizer(ctx context.Context, organizerID string) ([]Ev
 }
 
 // Get returns one event with its sections and seat counts, from a snapshot at
-// most SnapshotMaxAge old, or ErrNotFound. Its Sections are shared with other
+// most SnapshotMaxAge old, or an errkind.NotFound error. Its Sections are shared with other
 // readers of the snapshot: never modify them.
 func (s *Service) Get(ctx context.Context, eventID string) (Event, error) {
 	id, ok := ids.Parse(eventID)
 	if !ok {
-		return Event{}, ErrNotFound
+		return Event{}, errNotFound
 	}
 	e, err := s.events.get(ctx, id)
 	if err != nil {
 		return Event{}, err
 	}
 	if e == nil {
-		return Event{}, ErrNotFound
+		return Event{}, errNotFound
 	}
 	return *e, nil
 }
 
 // SeatMap returns every seat of the event with its status, from a snapshot at
 // most SnapshotMaxAge old: however many read it at once, this instance sends
-// about one query a second per event. ErrNotFound when there is no such event.
+// about one query a second per event. An errkind.NotFound error when there is no such event.
 func (s *Service) SeatMap(ctx context.Context, eventID string) (*SeatMap, error) {
 	id, ok := ids.Parse(eventID)
 	if !ok {
-		return nil, ErrNotFound
+		return nil, errNotFound
 	}
 	m, err := s.seatMaps.get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if m == nil {
-		return nil, ErrNotFound
+		return nil, errNotFound
 	}
 	return m, nil
 }
 
 // Info returns what never changes about an event (its organizer, sale opening,
 // currency, waiting room), cached on this instance after the first read.
-// ErrNotFound when there is no such event.
+// An errkind.NotFound error when there is no such event.
 func (s *Service) Info(ctx context.Context, eventID string) (Info, error) {
 	id, ok := ids.Parse(eventID)
 	if !ok {
-		return Info{}, ErrNotFound
+		return Info{}, errNotFound
 	}
 	if in, ok := s.infos.Load(id); ok {
 		return in.(Info), nil

@@ -132,11 +132,11 @@ func (s store) list(ctx context.Context, where string, args ...any) ([]Event, er
 	return events, nil
 }
 
-// get returns one event with its sections, or ErrNotFound.
+// get returns one event with its sections, or an errkind.NotFound error.
 func (s store) get(ctx context.Context, id string) (Event, error) {
 	e, err := scanEvent(s.db.QueryRow(ctx, selectEvents+" WHERE e.id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Event{}, ErrNotFound
+		return Event{}, errNotFound
 	}
 	if err != nil {
 		return Event{}, fmt.Errorf("event: get: %w", err)
@@ -154,7 +154,7 @@ func (s store) get(ctx context.Context, id string) (Event, error) {
 	return e, nil
 }
 
-// info returns what never changes about an event, or ErrNotFound.
+// info returns what never changes about an event, or an errkind.NotFound error.
 func (s store) info(ctx context.Context, id string) (Info, error) {
 	in := Info{ID: id}
 	var admit *int32
@@ -162,7 +162,7 @@ func (s store) info(ctx context.Context, id string) (Info, error) {
 		SELECT organizer_id::text, on_sale_at, currency, admit_per_second FROM events WHERE id = $1`, id).
 		Scan(&in.OrganizerID, &in.OnSaleAt, &in.Currency, &admit)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Info{}, ErrNotFound
+		return Info{}, errNotFound
 	}
 	if err != nil {
 		return Info{}, fmt.Errorf("event: info: %w", err)

@@ -23,7 +23,7 @@ import (
 
 // BeginCheckout moves the buyer's hold from active to checking_out in tx and
 // returns it. The hold must be active, unexpired, and still own every seat; its
-// seats are then kept until EndCheckout. It returns ErrNotFound (also for
+// seats are then kept until EndCheckout. It returns an errkind.NotFound error (also for
 // another buyer's hold) or an error wrapping ErrNotActive that says why. holdID
 // must be a valid id.
 func BeginCheckout(ctx context.Context, tx pgx.Tx, buyerID, holdID string) (Hold, error) {
@@ -36,7 +36,7 @@ func BeginCheckout(ctx context.Context, tx pgx.Tx, buyerID, holdID string) (Hold
 		Scan(&h.ID, &h.EventID, &h.BuyerID, &h.SeatIDs, &h.Status, &h.TotalCents, &h.Currency,
 			&h.ExpiresAt, &h.CreatedAt, &expired)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Hold{}, ErrNotFound
+		return Hold{}, errNotFound
 	}
 	if err != nil {
 		return Hold{}, fmt.Errorf("hold: begin checkout: %w", err)

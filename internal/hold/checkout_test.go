@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
 // TestStatusesMatchTheCheckConstraint: the Go set of statuses is exactly what
@@ -145,8 +146,8 @@ func TestBeginCheckoutRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := newFixture(t).buyer // an id that is no buyer of this database
-	if err := begin(other, h.ID); !errors.Is(err, ErrNotFound) {
-		t.Errorf("another buyer's hold = %v, want ErrNotFound", err)
+	if err := begin(other, h.ID); !errors.Is(err, errkind.NotFound) {
+		t.Errorf("another buyer's hold = %v, want errkind.NotFound", err)
 	}
 	// Its time runs out (as it would after the hold's TTL).
 	if _, err := f.db.Exec(ctx, `

@@ -15,18 +15,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/event"
 )
 
 // Errors returned by this package; internal/httpapi maps them to problems.
+// Besides these, a request that is malformed (seat count, malformed or
+// duplicate ids, an unknown event, a seat of another event) is an
+// errkind.Invalid error saying what is wrong, and nothing is held; a hold that
+// is not the buyer's is errkind.NotFound (another buyer's are not revealed).
 var (
-	// ErrInvalidInput wraps a description of what is wrong with the request:
-	// seat count, malformed or duplicate ids, an unknown event, a seat of
-	// another event. Nothing was held.
-	ErrInvalidInput = errors.New("invalid hold request")
-	// ErrNotFound: no hold has this id for this buyer (another buyer's holds
-	// are not revealed).
-	ErrNotFound = errors.New("no such hold")
+	errNotFound = errkind.NotFoundf("no such hold")
+
 	// ErrSeatsUnavailable is what an *UnavailableError is: some seats were held
 	// or sold, and nothing was held.
 	ErrSeatsUnavailable = errors.New("seats unavailable")
@@ -94,6 +94,4 @@ type Plan struct {
 	Event event.Info
 }
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidInput}, args...)...)
-}
+func invalid(format string, args ...any) error { return errkind.Invalidf(format, args...) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/outage"
@@ -16,7 +17,7 @@ import (
 
 // Events is what placing a hold needs to know about events (*event.Service).
 type Events interface {
-	// Info returns the event's unchanging facts, or event.ErrNotFound.
+	// Info returns the event's unchanging facts, or errkind.NotFound.
 	Info(ctx context.Context, eventID string) (event.Info, error)
 }
 
@@ -35,7 +36,7 @@ func NewService(db *pgxpool.Pool, events Events, ttl time.Duration) *Service {
 
 // Plan checks a hold request without writing anything: 1 to MaxSeats distinct
 // seat ids, a known event whose sale has opened. It returns an error wrapping
-// ErrInvalidInput (saying what is wrong) or ErrNotOnSale. It reads the event
+// errkind.Invalid (saying what is wrong) or ErrNotOnSale. It reads the event
 // from a per-instance cache, so it usually costs no query.
 func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []string) (Plan, error) {
 	if eventID == "" {
@@ -62,7 +63,7 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 		canonical[i] = id
 	}
 	info, err := s.events.Info(ctx, evID)
-	if errors.Is(err, event.ErrNotFound) {
+	if errors.Is(err, errkind.NotFound) {
 		return Plan{}, invalid("event_id %s names no event", evID)
 	}
 	if err != nil {
@@ -79,29 +80,29 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 // or none. A seat is takeable when it is not sold and not held by an unexpired
 // hold. It returns an *UnavailableError (errors.Is ErrSeatsUnavailable) listing
 // exactly the seats that were not takeable, or an error wrapping
-// ErrInvalidInput when some seat ids are not seats of the event.
+// errkind.Invalid when some seat ids are not seats of the event.
 func (s *Service) Place(ctx context.Context, p Plan) (Hold, error) {
 	return s.store.place(ctx, ids.New(), p, s.ttl)
 }
 
-// Get returns the buyer's hold, or ErrNotFound (for another buyer's hold too).
+// Get returns the buyer's hold, or an errkind.NotFound error (for another buyer's hold too).
 // A hold whose time ran out reads as expired even before the sweeper marks it.
 func (s *Service) Get(ctx context.Context, buyerID, holdID string) (Hold, error) {
 	id, ok := ids.Parse(holdID)
 	if !ok {
-		return Hold{}, ErrNotFound
+		return Hold{}, errNotFound
 	}
 	return s.store.get(ctx, buyerID, id)
 }
 
 // Release ends the buyer's active hold and makes its seats available at once.
 // Releasing a hold that already expired or was released changes nothing and
-// succeeds. It returns ErrNotFound (for another buyer's hold too) or
+// succeeds. It returns an errkind.NotFound error (for another buyer's hold too) or
 // ErrNotActive for a hold in checkout or converted into an order.
 func (s *Service) Release(ctx context.Context, buyerID, holdID string) error {
 	id, ok := ids.Parse(holdID)
 	if !ok {
-		return ErrNotFound
+		return errNotFound
 	}
 	return s.store.release(ctx, buyerID, id)
 }

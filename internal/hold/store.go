@@ -121,7 +121,7 @@ func (s store) get(ctx context.Context, buyerID, holdID string) (Hold, error) {
 		Scan(&h.ID, &h.EventID, &h.BuyerID, &h.SeatIDs, &h.Status,
 			&h.TotalCents, &h.Currency, &h.ExpiresAt, &h.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Hold{}, ErrNotFound
+		return Hold{}, errNotFound
 	}
 	if err != nil {
 		return Hold{}, fmt.Errorf("hold: get: %w", err)
@@ -160,7 +160,7 @@ func (s store) release(ctx context.Context, buyerID, holdID string) error {
 	err = s.db.QueryRow(ctx, `SELECT status FROM holds WHERE id = $1 AND buyer_id = $2`, holdID, buyerID).Scan(&status)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return ErrNotFound
+		return errNotFound
 	case err != nil:
 		return fmt.Errorf("hold: release: %w", err)
 	case Status(status) == CheckingOut:

@@ -8,6 +8,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -62,9 +64,9 @@ func (s *Server) login(c echo.Context) error {
 	}
 	email := auth.NormalizeEmail(in.Email)
 	if email == "" || in.Password == "" {
-		return badRequest("email and password are required")
+		return errkind.Invalidf("email and password are required")
 	}
-	if err := s.enforce(c, ratelimit.Check{Limit: "login-email", Key: email}); err != nil {
+	if err := s.enforce(c, ratelimit.Check{Limit: limits.LoginEmail, Key: email}); err != nil {
 		return err
 	}
 	session, err := s.auth.Login(c.Request().Context(), email, in.Password)
@@ -81,7 +83,7 @@ func (s *Server) login(c echo.Context) error {
 
 // byClientAddress keys login-address on the client's address (behind trusted
 // proxies, the address they saw).
-func (s *Server) byClientAddress(limit string) checksFunc {
+func (s *Server) byClientAddress(limit ratelimit.Name) checksFunc {
 	return func(c echo.Context) ([]ratelimit.Check, error) {
 		addr := clientAddr(c.Request(), s.cfg.TrustedProxies)
 		return []ratelimit.Check{{Limit: limit, Key: addressKey(addr)}}, nil
@@ -111,14 +113,14 @@ func (s *Server) authenticate(kinds ...auth.Kind) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			token := bearerToken(c.Request())
 			if token == "" {
-				return errUnauthorizedf("send Authorization: Bearer <token>")
+				return errkind.Unauthorizedf("send Authorization: Bearer <token>")
 			}
 			p, err := s.auth.Authenticate(c.Request().Context(), token)
 			if err != nil {
 				return err
 			}
 			if len(kinds) > 0 && !kindIn(p.Kind, kinds) {
-				return errForbiddenf("this needs a %s account", kinds[0])
+				return errkind.Forbiddenf("this needs a %s account", kinds[0])
 			}
 			c.Set(principalKey, p)
 			return next(c)

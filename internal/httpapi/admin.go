@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/limitadmin"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
@@ -27,11 +28,11 @@ func (s *Server) adminOnly() echo.MiddlewareFunc {
 			}
 			token := bearerToken(c.Request())
 			if token == "" {
-				return errUnauthorizedf("send Authorization: Bearer <admin token>")
+				return errkind.Unauthorizedf("send Authorization: Bearer <admin token>")
 			}
 			got := sha256.Sum256([]byte(token))
 			if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-				return errUnauthorizedf("the admin token is not right")
+				return errkind.Unauthorizedf("the admin token is not right")
 			}
 			return next(c)
 		}
@@ -40,7 +41,7 @@ func (s *Server) adminOnly() echo.MiddlewareFunc {
 
 // limitSettingJSON is one limit as GET and PUT /v1/admin/limits show it.
 type limitSettingJSON struct {
-	Name      string         `json:"name"`
+	Name      ratelimit.Name `json:"name"`
 	Rate      int            `json:"rate"`
 	PeriodMS  int64          `json:"period_ms"`
 	Burst     int            `json:"burst"`
@@ -95,7 +96,7 @@ func (s *Server) putLimit(c echo.Context) error {
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
-	st, err := s.settings.Update(c.Request().Context(), c.Param("name"), limitadmin.Change{
+	st, err := s.settings.Update(c.Request().Context(), ratelimit.Name(c.Param("name")), limitadmin.Change{
 		Mode: in.Mode, Rate: in.Rate, PeriodMS: in.PeriodMS, Burst: in.Burst,
 	}, limitadmin.Actor{
 		Principal: "admin",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/event"
 )
 
@@ -46,7 +47,7 @@ func (in eventRequest) draft(organizerID string) (event.Draft, error) {
 	}
 	for i, sec := range in.Sections {
 		if sec.PriceCents == nil {
-			return d, badRequest("sections[%d].price_cents is required (0 for free seats)", i)
+			return d, errkind.Invalidf("sections[%d].price_cents is required (0 for free seats)", i)
 		}
 		d.Sections = append(d.Sections, event.Section{
 			Name: sec.Name, Rows: sec.Rows, SeatsPerRow: sec.SeatsPerRow, PriceCents: *sec.PriceCents})
@@ -64,7 +65,7 @@ func parseTime(field, value string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339, value)
 	if err != nil {
-		return time.Time{}, badRequest("%s %q must be an RFC 3339 time such as 2026-09-01T19:30:00Z", field, value)
+		return time.Time{}, errkind.Invalidf("%s %q must be an RFC 3339 time such as 2026-09-01T19:30:00Z", field, value)
 	}
 	return t.UTC(), nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/stagedoor/stagedoor/internal/hold"
+	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -61,8 +62,8 @@ func (s *Server) createHold(c echo.Context) error {
 		return err
 	}
 	if err := s.enforce(c,
-		ratelimit.Check{Limit: "hold-buyer", Key: buyer},
-		ratelimit.Check{Limit: "hold-organizer", Key: plan.Event.OrganizerID},
+		ratelimit.Check{Limit: limits.HoldBuyer, Key: buyer},
+		ratelimit.Check{Limit: limits.HoldOrganizer, Key: plan.Event.OrganizerID},
 	); err != nil {
 		return err
 	}

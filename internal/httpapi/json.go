@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
 // decodeJSON reads the request body, one JSON object, into v. Unknown fields,
@@ -23,7 +24,7 @@ func decodeJSON(c echo.Context, v any) error {
 		if errors.As(err, &maxErr) {
 			return jsonProblem(err)
 		}
-		return badRequest("the body must hold exactly one JSON object")
+		return errkind.Invalidf("the body must hold exactly one JSON object")
 	}
 	return nil
 }
@@ -36,22 +37,22 @@ func jsonProblem(err error) error {
 	)
 	switch {
 	case errors.As(err, &maxErr):
-		return badRequest("the request body is larger than 64 KiB")
+		return errkind.Invalidf("the request body is larger than 64 KiB")
 	case errors.Is(err, io.EOF):
-		return badRequest("the request body is empty; send a JSON object")
+		return errkind.Invalidf("the request body is empty; send a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return badRequest("the JSON body ends too soon")
+		return errkind.Invalidf("the JSON body ends too soon")
 	case errors.As(err, &syntaxErr):
-		return badRequest("malformed JSON at byte %d: %v", syntaxErr.Offset, syntaxErr)
+		return errkind.Invalidf("malformed JSON at byte %d: %v", syntaxErr.Offset, syntaxErr)
 	case errors.As(err, &typeErr):
 		if typeErr.Field == "" {
-			return badRequest("the body must be a JSON object")
+			return errkind.Invalidf("the body must be a JSON object")
 		}
-		return badRequest("field %q must be %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
+		return errkind.Invalidf("field %q must be %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return badRequest("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return errkind.Invalidf("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	default:
-		return badRequest("the body is not valid JSON: %v", err)
+		return errkind.Invalidf("the body is not valid JSON: %v", err)
 	}
 }
 

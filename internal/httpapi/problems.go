@@ -14,9 +14,8 @@ import (
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/checkout"
 	"github.com/stagedoor/stagedoor/internal/conn"
-	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/hold"
-	"github.com/stagedoor/stagedoor/internal/limitadmin"
 	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
@@ -67,71 +66,41 @@ var problemTypes = map[string]problemType{
 	"payment-unavailable":     {503, "Payment unavailable", "The payment provider failed or its circuit breaker is open, and certainly made no charge: the hold is active again. Retry after Retry-After seconds; a retry with the same Idempotency-Key tries again. (When the outcome is unknown the answer is not this but 202 Accepted with the pending order.)"},
 }
 
-// errorProblems maps the sentinel errors of the feature packages to problems, in
-// one place. An error that matches none is a 500 and its text is only logged.
-// The detail of a 4xx is the error's own text, written for the client. status,
-// when set, overrides the type's status; retryAfter, when set, is sent as
-// Retry-After.
+// errorProblems maps errors to problems, in one place, the first match
+// winning: first the named errors a client must tell apart from their kind,
+// then the kinds every package wraps (internal/errkind). An error that matches
+// none is a 500 and its text is only logged. The detail of a 4xx is the error's
+// own text, written for the client. status, when set, overrides the type's
+// status; retryAfter, when set, is sent as Retry-After.
 var errorProblems = []struct {
 	err        error
 	slug       string
 	status     int
 	retryAfter time.Duration
 }{
-	{err: errBadRequest, slug: "invalid-request"},
-	{err: errUnauthorized, slug: "unauthorized"},
-	{err: errForbidden, slug: "forbidden"},
-	{err: errNotFound, slug: "not-found"},
-	{err: auth.ErrInvalidInput, slug: "invalid-request"},
+	// Named: the same kind, but a client acts on the difference.
 	{err: auth.ErrEmailTaken, slug: "email-taken"},
 	{err: auth.ErrInvalidCredentials, slug: "invalid-credentials"},
-	{err: auth.ErrUnauthenticated, slug: "unauthorized"},
-	{err: event.ErrInvalidInput, slug: "invalid-request"},
-	{err: event.ErrNotFound, slug: "not-found"},
-	{err: hold.ErrInvalidInput, slug: "invalid-request"},
-	{err: hold.ErrNotFound, slug: "not-found"},
 	{err: hold.ErrSeatsUnavailable, slug: "seats-unavailable"}, // + unavailable_seat_ids, see problemExtensions
 	{err: hold.ErrNotOnSale, slug: "not-on-sale"},
 	{err: hold.ErrNotActive, slug: "hold-not-active"},
 	{err: waitroom.ErrNoRoom, slug: "no-waiting-room"},
-	{err: waitroom.ErrNotQueued, slug: "not-found"},
 	{err: waitroom.ErrNotAdmitted, slug: "not-admitted"},
 	{err: waitroom.ErrUnavailable, slug: "service-overloaded", retryAfter: waitroom.RetryAfter},
-	{err: checkout.ErrInvalidInput, slug: "invalid-request"},
-	{err: checkout.ErrNotFound, slug: "not-found"},
-	{err: checkout.ErrPaymentDeclined, slug: "payment-declined"},
+	{err: checkout.ErrPaymentDeclined, slug: "payment-declined"}, // + order_id
 	{err: checkout.ErrPaymentUnavailable, slug: "payment-unavailable", retryAfter: checkout.PaymentRetryAfter},
 	{err: checkout.ErrOrderReleased, slug: "order-released"},
 	{err: checkout.ErrIdempotencyInProgress, slug: "idempotency-in-progress"},
 	{err: checkout.ErrIdempotencyMismatch, slug: "idempotency-mismatch"},
-	{err: limitadmin.ErrUnknownLimit, slug: "not-found"},
-	{err: limitadmin.ErrInvalidSetting, slug: "invalid-request"},
-	{err: auth.ErrNotFound, slug: "not-found"},
-	{err: scan.ErrInvalidInput, slug: "invalid-request"},
-	{err: scan.ErrNotFound, slug: "not-found"},
 	{err: scan.ErrAlreadyScanned, slug: "scan-rejected"},                       // + result, first_scanned_at
 	{err: scan.ErrWrongEvent, slug: "scan-rejected"},                           // + result
 	{err: scan.ErrInvalid, slug: "scan-rejected", status: http.StatusNotFound}, // + result
-}
-
-var (
-	errBadRequest   = errors.New("invalid request")
-	errUnauthorized = errors.New("missing or invalid credential")
-	errForbidden    = errors.New("not allowed")
-	errNotFound     = errors.New("not found")
-)
-
-func errUnauthorizedf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{errUnauthorized}, args...)...)
-}
-
-func errForbiddenf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{errForbidden}, args...)...)
-}
-
-// badRequest is a 400 whose detail says what is wrong.
-func badRequest(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{errBadRequest}, args...)...)
+	// The kinds.
+	{err: errkind.Invalid, slug: "invalid-request"},
+	{err: errkind.NotFound, slug: "not-found"},
+	{err: errkind.Unauthorized, slug: "unauthorized"},
+	{err: errkind.Forbidden, slug: "forbidden"},
+	{err: errkind.Unavailable, slug: "service-unavailable", retryAfter: time.Second},
 }
 
 // problemExtensions are the members an error of errorProblems carries beyond
@@ -158,6 +127,9 @@ func problemFor(err error) (*Problem, bool) {
 	if errors.As(err, &p) {
 		return p, true
 	}
+	if conn.Unavailable(err) {
+		err = errkind.Unavailablef("%w", err) // PostgreSQL's outage, as its store reported it
+	}
 	for _, e := range errorProblems {
 		if errors.Is(err, e.err) {
 			t := problemTypes[e.slug]
@@ -168,10 +140,6 @@ func problemFor(err error) (*Problem, bool) {
 			}
 			return p, true
 		}
-	}
-	if conn.Unavailable(err) {
-		return &Problem{Slug: "service-unavailable", Status: http.StatusServiceUnavailable,
-			Detail: problemTypes["service-unavailable"].Description, RetryAfter: time.Second}, true
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
@@ -257,7 +225,7 @@ func (s *Server) problemDoc(c echo.Context) error {
 	slug := c.Param("slug")
 	t, ok := problemTypes[slug]
 	if !ok {
-		return fmt.Errorf("%w: there is no problem type %q", errNotFound, slug)
+		return errkind.NotFoundf("there is no problem type %q", slug)
 	}
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	c.Response().WriteHeader(http.StatusOK)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
 // The outer rings of DESIGN.md, outside in: request id, observe (access log and
@@ -148,7 +149,7 @@ func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		if req.ContentLength > maxBodyBytes {
-			return badRequest("the request body is larger than 64 KiB")
+			return errkind.Invalidf("the request body is larger than 64 KiB")
 		}
 		req.Body = http.MaxBytesReader(c.Response(), req.Body, maxBodyBytes)
 		return next(c)

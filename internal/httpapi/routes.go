@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/limits"
 )
 
 // routes is the whole API on one page: the rings every request passes, then each
@@ -27,7 +28,7 @@ func (s *Server) routes() {
 	// login route; login-email runs in the handler, before any password hash.
 	e.POST("/v1/buyers", s.createAccount(auth.Buyer))
 	e.POST("/v1/organizers", s.createAccount(auth.Organizer))
-	e.POST("/v1/login", s.login, s.limitBy(s.byClientAddress("login-address")))
+	e.POST("/v1/login", s.login, s.limitBy(s.byClientAddress(limits.LoginAddress)))
 	e.POST("/v1/logout", s.logout, s.authenticate())
 	e.GET("/v1/me", s.me, s.authenticate())
 
@@ -42,7 +43,7 @@ func (s *Server) routes() {
 	// Waiting room (events created with one; others answer 404 no-waiting-room
 	// before any token is spent). queue-join is keyed on the buyer and the
 	// event; polling is not limited. Redis unreachable: 503, fail closed.
-	e.POST("/v1/events/:id/queue", s.joinQueue, s.authenticate(auth.Buyer), s.limitBy(s.byBuyerAndRoom("queue-join")))
+	e.POST("/v1/events/:id/queue", s.joinQueue, s.authenticate(auth.Buyer), s.limitBy(s.byBuyerAndRoom(limits.QueueJoin)))
 	e.GET("/v1/events/:id/queue", s.queueStatus, s.authenticate(auth.Buyer))
 
 	// Holds. hold-buyer and hold-organizer are one decision, made in createHold

@@ -9,6 +9,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -86,11 +88,11 @@ func (s *Server) authenticateScanner() echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			key := strings.TrimSpace(c.Request().Header.Get("X-Api-Key"))
 			if key == "" {
-				return errUnauthorizedf("send X-Api-Key: <scanner key>")
+				return errkind.Unauthorizedf("send X-Api-Key: <scanner key>")
 			}
 			p, err := s.auth.AuthenticateScannerKey(c.Request().Context(), key)
-			if errors.Is(err, auth.ErrUnauthenticated) {
-				return errUnauthorizedf("the scanner key is unknown, malformed or revoked")
+			if errors.Is(err, errkind.Unauthorized) {
+				return errkind.Unauthorizedf("the scanner key is unknown, malformed or revoked")
 			}
 			if err != nil {
 				return err
@@ -104,5 +106,5 @@ func (s *Server) authenticateScanner() echo.MiddlewareFunc {
 // byScannerKey keys scanner-key on the scanner key's id, not the address: a
 // venue's phones share one Wi-Fi address and must not share one bucket.
 func (s *Server) byScannerKey(c echo.Context) ([]ratelimit.Check, error) {
-	return []ratelimit.Check{{Limit: "scanner-key", Key: principalOf(c).ScannerKeyID}}, nil
+	return []ratelimit.Check{{Limit: limits.ScannerKey, Key: principalOf(c).ScannerKeyID}}, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/scan"
 )
@@ -64,7 +65,7 @@ func (s *Server) listScans(c echo.Context) error {
 	if raw := c.QueryParam("limit"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil {
-			return badRequest("limit %q must be a whole number from 1 to %d", raw, scan.MaxPageSize)
+			return errkind.Invalidf("limit %q must be a whole number from 1 to %d", raw, scan.MaxPageSize)
 		}
 		limit = n
 		if n == 0 {

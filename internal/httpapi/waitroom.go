@@ -54,7 +54,7 @@ func (s *Server) roomEvent(c echo.Context) (event.Info, error) {
 
 // byBuyerAndRoom keys queue-join on the buyer and the event. An unknown event
 // or one without a waiting room is refused first and spends no token.
-func (s *Server) byBuyerAndRoom(limit string) checksFunc {
+func (s *Server) byBuyerAndRoom(limit ratelimit.Name) checksFunc {
 	return func(c echo.Context) ([]ratelimit.Check, error) {
 		ev, err := s.roomEvent(c)
 		if err != nil {

@@ -23,7 +23,6 @@ package limitadmin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -33,16 +32,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
-)
-
-// The errors of Update; each wraps a message written for the client.
-var (
-	// ErrUnknownLimit is returned for a name that is no limit of the Limiter.
-	ErrUnknownLimit = errors.New("no such limit")
-	// ErrInvalidSetting is returned for a missing mode or a value out of range;
-	// the message names the field.
-	ErrInvalidSetting = errors.New("invalid limit setting")
 )
 
 // Bounds of a Change, beyond which a value is surely a mistake. The Limiter's
@@ -56,7 +47,7 @@ const (
 
 // Stored is a limit's setting as stored, with who changed it last and when.
 type Stored struct {
-	Name      string
+	Name      ratelimit.Name
 	Setting   ratelimit.Setting
 	UpdatedAt time.Time
 	UpdatedBy string // "environment" until an admin changes it
@@ -103,8 +94,8 @@ type Service struct {
 	listenTo *pgx.ConnConfig
 	poll     time.Duration
 
-	mu  sync.Mutex                   // one refresh at a time, so the newest read is applied last
-	bad map[string]ratelimit.Setting // stored settings the Limiter refused, logged once
+	mu  sync.Mutex                           // one refresh at a time, so the newest read is applied last
+	bad map[ratelimit.Name]ratelimit.Setting // stored settings the Limiter refused, logged once
 }
 
 // New returns a Service on db for limiter. Nothing is read until Start.
@@ -121,7 +112,7 @@ func New(db *pgxpool.Pool, limiter *ratelimit.Limiter, opts Options) *Service {
 		gauge:    settingGauge(opts.Registerer),
 		listenTo: listenTo,
 		poll:     opts.PollInterval,
-		bad:      map[string]ratelimit.Setting{},
+		bad:      map[ratelimit.Name]ratelimit.Setting{},
 	}
 	if s.logger == nil {
 		s.logger = slog.Default()
@@ -153,7 +144,7 @@ func (s *Service) List(ctx context.Context) ([]Stored, error) {
 	if err != nil {
 		return nil, err
 	}
-	byName := make(map[string]Stored, len(stored))
+	byName := make(map[ratelimit.Name]Stored, len(stored))
 	for _, st := range stored {
 		byName[st.Name] = st
 	}
@@ -171,12 +162,12 @@ func (s *Service) List(ctx context.Context) ([]Stored, error) {
 
 // Update stores change for the named limit, applies it on this instance at once
 // and announces it to the others, and returns the new stored setting. It returns
-// an error wrapping ErrUnknownLimit for a name that is no limit, or
-// ErrInvalidSetting for a bad change; nothing is changed then.
-func (s *Service) Update(ctx context.Context, name string, change Change, by Actor) (Stored, error) {
+// an errkind.NotFound error for a name that is no limit, or an errkind.Invalid
+// error naming the field for a bad change; nothing is changed then.
+func (s *Service) Update(ctx context.Context, name ratelimit.Name, change Change, by Actor) (Stored, error) {
 	inForce, ok := s.limiter.Setting(name)
 	if !ok {
-		return Stored{}, fmt.Errorf("%w: there is no limit named %q", ErrUnknownLimit, name)
+		return Stored{}, errkind.NotFoundf("there is no limit named %q", name)
 	}
 	if err := change.check(); err != nil {
 		return Stored{}, err // bad on its own: no need to ask the database
@@ -214,7 +205,7 @@ func (c Change) check() error {
 }
 
 // apply returns the setting that change makes of old, or an error wrapping
-// ErrInvalidSetting that names the field.
+// errkind.Invalid that names the field.
 func (c Change) apply(old ratelimit.Setting) (ratelimit.Setting, error) {
 	if err := c.check(); err != nil {
 		return ratelimit.Setting{}, err
@@ -236,5 +227,5 @@ func (c Change) apply(old ratelimit.Setting) (ratelimit.Setting, error) {
 }
 
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidSetting}, args...)...)
+	return errkind.Invalidf(format, args...)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
@@ -111,21 +112,21 @@ func TestUpdateRefusesBadChanges(t *testing.T) {
 	before, _ := svc.List(context.Background())
 	for _, tt := range []struct {
 		name   string
-		limit  string
+		limit  ratelimit.Name
 		change Change
 		want   error
 		field  string
 	}{
-		{"unknown limit", "gamma", Change{Mode: "off"}, ErrUnknownLimit, "gamma"},
-		{"no mode", "alpha", Change{Rate: ptr(5)}, ErrInvalidSetting, "mode"},
-		{"bad mode", "alpha", Change{Mode: "Enforce"}, ErrInvalidSetting, "mode"},
-		{"zero rate", "alpha", Change{Mode: "enforce", Rate: ptr(0)}, ErrInvalidSetting, "rate"},
-		{"huge rate", "alpha", Change{Mode: "enforce", Rate: ptr(MaxRate + 1)}, ErrInvalidSetting, "rate"},
-		{"negative period", "alpha", Change{Mode: "enforce", PeriodMS: ptr(int64(-1))}, ErrInvalidSetting, "period_ms"},
-		{"period over a year", "alpha", Change{Mode: "enforce", PeriodMS: ptr(MaxPeriodMS + 1)}, ErrInvalidSetting, "period_ms"},
-		{"zero burst", "alpha", Change{Mode: "enforce", Burst: ptr(0)}, ErrInvalidSetting, "burst"},
-		{"rate over one a microsecond", "alpha", Change{Mode: "enforce", Rate: ptr(2000), PeriodMS: ptr(int64(1))}, ErrInvalidSetting, "rate"},
-		{"a year to fill", "alpha", Change{Mode: "enforce", Rate: ptr(1), PeriodMS: ptr(MaxPeriodMS), Burst: ptr(2)}, ErrInvalidSetting, "burst"},
+		{"unknown limit", "gamma", Change{Mode: "off"}, errkind.NotFound, "gamma"},
+		{"no mode", "alpha", Change{Rate: ptr(5)}, errkind.Invalid, "mode"},
+		{"bad mode", "alpha", Change{Mode: "Enforce"}, errkind.Invalid, "mode"},
+		{"zero rate", "alpha", Change{Mode: "enforce", Rate: ptr(0)}, errkind.Invalid, "rate"},
+		{"huge rate", "alpha", Change{Mode: "enforce", Rate: ptr(MaxRate + 1)}, errkind.Invalid, "rate"},
+		{"negative period", "alpha", Change{Mode: "enforce", PeriodMS: ptr(int64(-1))}, errkind.Invalid, "period_ms"},
+		{"period over a year", "alpha", Change{Mode: "enforce", PeriodMS: ptr(MaxPeriodMS + 1)}, errkind.Invalid, "period_ms"},
+		{"zero burst", "alpha", Change{Mode: "enforce", Burst: ptr(0)}, errkind.Invalid, "burst"},
+		{"rate over one a microsecond", "alpha", Change{Mode: "enforce", Rate: ptr(2000), PeriodMS: ptr(int64(1))}, errkind.Invalid, "rate"},
+		{"a year to fill", "alpha", Change{Mode: "enforce", Rate: ptr(1), PeriodMS: ptr(MaxPeriodMS), Burst: ptr(2)}, errkind.Invalid, "burst"},
 	} {
 		_, err := svc.Update(context.Background(), tt.limit, tt.change, admin)
 		if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.field) {

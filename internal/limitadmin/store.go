@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -61,7 +62,7 @@ func (s store) list(ctx context.Context) ([]Stored, error) {
 // sends the NOTIFY, so that no instance hears of a change that did not commit.
 // A missing row is first inserted as fallback. An error of change is returned
 // as it is, and nothing is written.
-func (s store) update(ctx context.Context, name string, fallback ratelimit.Setting,
+func (s store) update(ctx context.Context, name ratelimit.Name, fallback ratelimit.Setting,
 	change func(ratelimit.Setting) (ratelimit.Setting, error), by string) (old, next Stored, err error) {
 	err = pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
 		l := fallback.Limit
@@ -93,7 +94,7 @@ func (s store) update(ctx context.Context, name string, fallback ratelimit.Setti
 		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, name)
 		return err
 	})
-	if errors.Is(err, ErrInvalidSetting) {
+	if errors.Is(err, errkind.Invalid) {
 		return Stored{}, Stored{}, err
 	}
 	if err != nil {

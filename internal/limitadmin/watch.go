@@ -150,13 +150,13 @@ func (s *Service) apply(st Stored) {
 var modes = []ratelimit.Mode{ratelimit.Enforce, ratelimit.Shadow, ratelimit.Off}
 
 // setGauge shows mode as the one in force for the limit: 1 for it, 0 for the others.
-func (s *Service) setGauge(limit string, mode ratelimit.Mode) {
+func (s *Service) setGauge(limit ratelimit.Name, mode ratelimit.Mode) {
 	for _, m := range modes {
 		v := 0.0
 		if m == mode {
 			v = 1
 		}
-		s.gauge.WithLabelValues(limit, string(m)).Set(v)
+		s.gauge.WithLabelValues(string(limit), string(m)).Set(v)
 	}
 }
 

@@ -76,7 +76,7 @@ func BenchmarkThroughput(b *testing.B) {
 			lim.Allow(ctx, Check{Limit: "buyer", Key: id}, Check{Limit: "org", Key: id2})
 		})
 	})
-	for _, name := range []string{"buyer", "org"} {
+	for _, name := range []Name{"buyer", "org"} {
 		if n := count(lim, name, OutcomeDenied) + count(lim, name, OutcomeFailOpen); n != 0 {
 			b.Fatalf("%s: %d decisions refused or failed open; the figures mean nothing", name, n)
 		}

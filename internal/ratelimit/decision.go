@@ -2,10 +2,14 @@ package ratelimit
 
 import "time"
 
+// Name names a limit, such as "hold-buyer". A program defines its names once,
+// as constants, so that a misspelt name does not compile.
+type Name string
+
 // Check names one bucket a request must pass: the limit, and the identity it is
 // keyed on, such as {Limit: "hold-buyer", Key: "8812"}.
 type Check struct {
-	Limit string
+	Limit Name
 	Key   string
 }
 
@@ -52,7 +56,7 @@ func (o Outcome) index() int {
 // "10/1m" (10 tokens, one more every 6 s).
 type Result struct {
 	// Limit is the limit's name, such as "hold-buyer".
-	Limit string
+	Limit Name
 	// Key is the identity the bucket is keyed on, such as "8812".
 	Key string
 	// Setting is the limit's setting when the request was decided, such as 10/1m
@@ -95,8 +99,8 @@ type Decision struct {
 
 // Violated returns the names of the limits that refused the request, in the order
 // of the checks; none when it was allowed.
-func (d Decision) Violated() []string {
-	var names []string
+func (d Decision) Violated() []Name {
+	var names []Name
 	for _, r := range d.Results {
 		if !r.Allowed {
 			names = append(names, r.Limit)

@@ -8,13 +8,13 @@ import (
 func TestTightest(t *testing.T) {
 	t.Parallel()
 	enforce := Setting{Limit: PerMinute(10), Mode: Enforce}
-	r := func(name string, o Outcome, allowed bool, rem int, retry time.Duration) Result {
+	r := func(name Name, o Outcome, allowed bool, rem int, retry time.Duration) Result {
 		return Result{Limit: name, Setting: enforce, Outcome: o, Allowed: allowed, Remaining: rem,
 			ResetAfter: time.Duration(10-rem) * time.Second, RetryAfter: retry}
 	}
 	tests := []struct {
 		results []Result
-		want    string
+		want    Name
 	}{
 		{[]Result{r("a", OutcomeAllowed, true, 7, 0), r("b", OutcomeAllowed, true, 150, 0)}, "a"},
 		{[]Result{r("a", OutcomeAllowed, true, 0, 0), r("b", OutcomeDenied, false, 0, time.Millisecond)}, "b"},

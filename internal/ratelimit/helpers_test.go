@@ -57,7 +57,7 @@ func (c *countingScripter) ScriptLoad(ctx context.Context, script string) *redis
 }
 
 // def is a Definition from a spec such as "10/1m", enforced and failing open.
-func def(t testing.TB, name, spec string, mode Mode, policy Policy) Definition {
+func def(t testing.TB, name Name, spec string, mode Mode, policy Policy) Definition {
 	t.Helper()
 	l, err := ParseLimit(spec)
 	if err != nil {
@@ -89,7 +89,7 @@ func sharedRedis(t testing.TB, poolSize int) (*redis.Client, string) {
 }
 
 // count reads one decision counter of l.
-func count(l *Limiter, limit string, o Outcome) int {
+func count(l *Limiter, limit Name, o Outcome) int {
 	return int(testutil.ToFloat64(l.limits[limit].counts[o.index()]))
 }
 

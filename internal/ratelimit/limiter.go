@@ -78,7 +78,7 @@ func (s Setting) String() string { return s.Limit.String() + " " + string(s.Mode
 // Definition declares one named limit, such as
 // {Name: "hold-buyer", Setting: {PerMinute(10), Enforce}, Policy: FailOpen}.
 type Definition struct {
-	Name    string
+	Name    Name
 	Setting Setting
 	Policy  Policy
 }
@@ -116,7 +116,7 @@ type Options struct {
 
 // Validate reports whether New would accept the options.
 func (o Options) Validate() error {
-	seen := make(map[string]bool, len(o.Limits))
+	seen := make(map[Name]bool, len(o.Limits))
 	for _, d := range o.Limits {
 		switch {
 		case d.Name == "":
@@ -145,8 +145,8 @@ type Limiter struct {
 	timeout    time.Duration
 	split      bool
 	breaker    *gobreaker.CircuitBreaker[struct{}]
-	limits     map[string]*limitState
-	names      []string
+	limits     map[Name]*limitState
+	names      []Name
 	local      *localBuckets
 	clock      func() time.Time
 	epoch      time.Time
@@ -155,7 +155,7 @@ type Limiter struct {
 
 // limitState is one named limit; cfg is swapped whole by SetSetting.
 type limitState struct {
-	name   string
+	name   Name
 	policy Policy
 	cfg    atomic.Pointer[limitConfig]
 	counts [len(outcomes)]prometheus.Counter
@@ -179,7 +179,7 @@ func New(rdb Scripter, opts Options) *Limiter {
 		prefix:     opts.Prefix,
 		timeout:    orDefault(opts.Timeout, 50*time.Millisecond),
 		split:      opts.SplitBySlot,
-		limits:     make(map[string]*limitState, len(opts.Limits)),
+		limits:     make(map[Name]*limitState, len(opts.Limits)),
 		local:      newLocalBuckets(orDefault(opts.MaxLocalBuckets, 100_000)),
 		clock:      opts.Clock,
 		maxDenials: orDefault(opts.MaxDenials, 100_000),
@@ -204,7 +204,7 @@ func New(rdb Scripter, opts Options) *Limiter {
 	for _, d := range opts.Limits {
 		st := &limitState{name: d.Name, policy: d.Policy}
 		for i, o := range outcomes {
-			st.counts[i] = vec.WithLabelValues(d.Name, string(o))
+			st.counts[i] = vec.WithLabelValues(string(d.Name), string(o))
 		}
 		st.cfg.Store(l.config(d.Setting))
 		l.limits[d.Name] = st
@@ -253,7 +253,7 @@ func (l *Limiter) config(s Setting) *limitConfig {
 // forgets this instance's cached denials of that limit. Buckets already in Redis
 // are kept and read under the new setting. It returns an error for an unknown name
 // or an invalid setting, and changes nothing then.
-func (l *Limiter) SetSetting(name string, s Setting) error {
+func (l *Limiter) SetSetting(name Name, s Setting) error {
 	st, ok := l.limits[name]
 	if !ok {
 		return fmt.Errorf("ratelimit: no limit named %q", name)
@@ -267,7 +267,7 @@ func (l *Limiter) SetSetting(name string, s Setting) error {
 
 // Setting returns the setting in force for the named limit, and false if there is
 // no such limit.
-func (l *Limiter) Setting(name string) (Setting, bool) {
+func (l *Limiter) Setting(name Name) (Setting, bool) {
 	st, ok := l.limits[name]
 	if !ok {
 		return Setting{}, false
@@ -276,11 +276,11 @@ func (l *Limiter) Setting(name string) (Setting, bool) {
 }
 
 // Names returns the names of the limits, in the order they were defined.
-func (l *Limiter) Names() []string { return slices.Clone(l.names) }
+func (l *Limiter) Names() []Name { return slices.Clone(l.names) }
 
 // key is the Redis key of a bucket: <prefix>rl:{<limit>:<identity>}.
-func (l *Limiter) key(limit, identity string) string {
-	return l.prefix + "rl:{" + limit + ":" + identity + "}"
+func (l *Limiter) key(limit Name, identity string) string {
+	return l.prefix + "rl:{" + string(limit) + ":" + identity + "}"
 }
 
 // now is the limiter's clock in µs (monotonic with the default clock).

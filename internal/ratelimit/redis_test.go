@@ -172,7 +172,7 @@ func allOrNothing(t *testing.T, rdb Scripter, raw redis.Cmdable, opts Options) {
 	before := raw.Get(ctx, wideKey).Val()
 
 	d = l.Allow(ctx, both...)
-	if d.Allowed || !slices.Equal(d.Violated(), []string{"narrow"}) {
+	if d.Allowed || !slices.Equal(d.Violated(), []Name{"narrow"}) {
 		t.Fatalf("second request: %+v", d)
 	}
 	if r := d.Results[0]; !r.Allowed || r.Outcome != OutcomeAllowed || r.Remaining != 9 {

@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
 // Result is what a scan decided; it is the "result" member of API.md's replies.
@@ -35,10 +37,8 @@ const (
 // A scan that admits nothing returns a *Rejection, which matches one of
 // ErrAlreadyScanned, ErrInvalid and ErrWrongEvent with errors.Is.
 var (
-	// ErrInvalidInput wraps a description of what is wrong with the request.
-	ErrInvalidInput = errors.New("invalid scan request")
-	// ErrNotFound: no such event of this organizer (another's is not revealed).
-	ErrNotFound = errors.New("no such event of yours")
+	// errNotFound: no such event of this organizer (another's is not revealed).
+	errNotFound = errkind.NotFoundf("no such event of yours")
 
 	ErrAlreadyScanned = errors.New("the ticket was already scanned")
 	ErrInvalid        = errors.New("no ticket of yours has this code")

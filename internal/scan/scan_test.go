@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
 func TestClassify(t *testing.T) {
@@ -62,8 +64,8 @@ func TestParseCode(t *testing.T) {
 		t.Errorf("the prefix is whole characters: %q, %v", c.prefix, err)
 	}
 	for _, bad := range []string{"", "   ", "A\x00B", "A\tB", strings.Repeat("A", MaxCodeBytes+1)} {
-		if _, err := parseCode(bad); !errors.Is(err, ErrInvalidInput) {
-			t.Errorf("parseCode(%q) = %v, want ErrInvalidInput", bad, err)
+		if _, err := parseCode(bad); !errors.Is(err, errkind.Invalid) {
+			t.Errorf("parseCode(%q) = %v, want errkind.Invalid", bad, err)
 		}
 	}
 	if _, err := parseCode(strings.Repeat("A", MaxCodeBytes)); err != nil {

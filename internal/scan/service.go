@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ids"
 )
 
@@ -28,7 +28,7 @@ func NewService(db *pgxpool.Pool) *Service {
 // Scan admits the ticket with this code, exactly once, and records the attempt.
 // It returns the Admission, or a *Rejection (errors.Is ErrAlreadyScanned,
 // ErrInvalid or ErrWrongEvent) after recording it too, or an error wrapping
-// ErrInvalidInput for an empty, overlong or unprintable code (not recorded).
+// An errkind.Invalid error for an empty, overlong or unprintable code (not recorded).
 //
 // An admission costs one statement; a rejection three (the write that admitted
 // nothing, the read that tells why, the audit row).
@@ -62,24 +62,24 @@ func (s *Service) Scan(ctx context.Context, sc Scanner, rawCode string) (Admissi
 
 // Attempts returns a page of the audit of the organizer's event, newest first:
 // at most limit attempts (0 means DefaultPageSize; at most MaxPageSize) older
-// than the cursor before (empty: from the newest). ErrNotFound for an unknown
-// event or another organizer's; ErrInvalidInput for a bad limit or cursor.
+// than the cursor before (empty: from the newest). An errkind.NotFound error for an
+// unknown event or another organizer's; errkind.Invalid for a bad limit or cursor.
 func (s *Service) Attempts(ctx context.Context, organizerID, eventID string, limit int, before string) (Page, error) {
 	id, ok := ids.Parse(eventID)
 	if !ok {
-		return Page{}, ErrNotFound
+		return Page{}, errNotFound
 	}
 	if limit == 0 {
 		limit = DefaultPageSize
 	}
 	if limit < 1 || limit > MaxPageSize {
-		return Page{}, fmt.Errorf("%w: limit must be 1 to %d", ErrInvalidInput, MaxPageSize)
+		return Page{}, errkind.Invalidf("limit must be 1 to %d", MaxPageSize)
 	}
 	cursor := int64(math.MaxInt64)
 	if before != "" {
 		n, err := strconv.ParseInt(before, 10, 64)
 		if err != nil || n < 1 {
-			return Page{}, fmt.Errorf("%w: before %q is not a cursor this list handed out", ErrInvalidInput, before)
+			return Page{}, errkind.Invalidf("before %q is not a cursor this list handed out", before)
 		}
 		cursor = n
 	}
@@ -92,11 +92,11 @@ func parseCode(raw string) (code, error) {
 	text := strings.TrimSpace(raw)
 	switch {
 	case text == "":
-		return code{}, fmt.Errorf("%w: code is required", ErrInvalidInput)
+		return code{}, errkind.Invalidf("code is required")
 	case len(text) > MaxCodeBytes:
-		return code{}, fmt.Errorf("%w: code is longer than %d bytes; no ticket has such a code", ErrInvalidInput, MaxCodeBytes)
+		return code{}, errkind.Invalidf("code is longer than %d bytes; no ticket has such a code", MaxCodeBytes)
 	case strings.IndexFunc(text, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
-		return code{}, fmt.Errorf("%w: code must be printable text", ErrInvalidInput)
+		return code{}, errkind.Invalidf("code must be printable text")
 	}
 	sum := sha256.Sum256([]byte(text))
 	prefix := text

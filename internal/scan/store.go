@@ -93,7 +93,7 @@ func (s store) record(ctx context.Context, sc Scanner, c code, r Rejection) erro
 }
 
 // attempts returns a page of the event's audit, newest first, when the event is
-// the organizer's; ErrNotFound otherwise.
+// the organizer's; an errkind.NotFound error otherwise.
 func (s store) attempts(ctx context.Context, organizerID, eventID string, limit int, before int64) (Page, error) {
 	var mine bool
 	if err := s.db.QueryRow(ctx, `
@@ -102,7 +102,7 @@ func (s store) attempts(ctx context.Context, organizerID, eventID string, limit 
 		return Page{}, fmt.Errorf("scan: read event: %w", err)
 	}
 	if !mine {
-		return Page{}, ErrNotFound
+		return Page{}, errNotFound
 	}
 	rows, err := s.db.Query(ctx, `
 		SELECT sc.id, sc.scanner_key_id::text, k.label, coalesce(sc.ticket_id::text, ''),

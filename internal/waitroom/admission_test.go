@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/testenv"
@@ -45,8 +46,8 @@ func TestAdmissionLapses(t *testing.T) {
 	if err := s.CheckAdmitted(ctx, ev, "ada"); !errors.Is(err, ErrNotAdmitted) || !strings.Contains(err.Error(), "lapsed") {
 		t.Errorf("CheckAdmitted after the admission = %v, want ErrNotAdmitted saying it lapsed", err)
 	}
-	if _, err := s.Status(ctx, ev, "ada"); !errors.Is(err, ErrNotQueued) {
-		t.Errorf("Status after the admission = %v, want ErrNotQueued", err)
+	if _, err := s.Status(ctx, ev, "ada"); !errors.Is(err, errkind.NotFound) {
+		t.Errorf("Status after the admission = %v, want errkind.NotFound", err)
 	}
 	next, err := s.Join(ctx, ev, "ada")
 	if err != nil || next.State != Admitted || !next.AdmittedUntil.After(st.AdmittedUntil) {

@@ -66,7 +66,7 @@
 // # After an admission
 //
 // A buyer whose admission lapsed is no longer in the queue: Status answers
-// ErrNotQueued, CheckAdmitted ErrNotAdmitted, and Join puts her at the back as
+// errkind.NotFound, CheckAdmitted ErrNotAdmitted, and Join puts her at the back as
 // a new late joiner (her old entry is removed, and n with it, so nobody else
 // moves relative to the admissions). An admission gates placing holds only: a
 // hold placed while admitted lives its own time and may be checked out after

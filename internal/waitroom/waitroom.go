@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/event"
 )
 
@@ -19,9 +20,6 @@ var (
 	// ErrNoRoom: the event has no waiting room (there is no queue to join;
 	// its seats are held directly).
 	ErrNoRoom = errors.New("the event has no waiting room")
-	// ErrNotQueued: the buyer is not in the event's queue (she never joined, or
-	// her admission lapsed and she has not joined again).
-	ErrNotQueued = errors.New("not in the queue")
 	// ErrNotAdmitted: the event has a waiting room and the buyer holds no
 	// current admission to it.
 	ErrNotAdmitted = errors.New("not admitted")
@@ -172,12 +170,12 @@ func (s *Service) Join(ctx context.Context, ev event.Info, buyerID string) (Stat
 }
 
 // Status returns the buyer's place in the event's queue, or an error wrapping
-// ErrNoRoom, ErrNotQueued (never joined, or her admission lapsed) or
+// ErrNoRoom, an errkind.NotFound error (never joined, or her admission lapsed) or
 // ErrUnavailable.
 func (s *Service) Status(ctx context.Context, ev event.Info, buyerID string) (Status, error) {
 	st, why, err := s.status(ctx, ev, buyerID)
 	if err == nil && why != "" {
-		err = fmt.Errorf("%w: %s", ErrNotQueued, why)
+		err = errkind.NotFoundf("not in the queue: %s", why)
 	}
 	return st, err
 }

@@ -1,0 +1,40 @@
+// Package limits is the one place where Stagedoor's rate limits are defined:
+// each limit's name, the environment variable that sets it at start, its
+// default, and what it does while Redis cannot answer. Code names a limit by
+// its constant here, never by a string, so a typo does not compile; a test in
+// internal/httpapi checks that every limit is decided somewhere and nothing
+// else is.
+package limits
+
+import "github.com/stagedoor/stagedoor/internal/ratelimit"
+
+// The limits of the HTTP contract.
+const (
+	LoginAddress  ratelimit.Name = "login-address"  // client address, before any password hash
+	LoginEmail    ratelimit.Name = "login-email"    // normalized email of a login, before any hash
+	HoldBuyer     ratelimit.Name = "hold-buyer"     // buyer id, on placing a hold
+	HoldOrganizer ratelimit.Name = "hold-organizer" // the event's organizer, on placing a hold
+	ScannerKey    ratelimit.Name = "scanner-key"    // scanner key id, on a scan
+	QueueJoin     ratelimit.Name = "queue-join"     // buyer and event, on joining a waiting room
+)
+
+// Definition is one limit: its name, the variable that sets it at start, that
+// variable's default, and its policy while Redis is unreachable.
+type Definition struct {
+	Name     ratelimit.Name
+	Variable string
+	Default  string
+	Policy   ratelimit.Policy
+}
+
+// All lists every limit, in the order of the contract's table. The login
+// limits protect bcrypt's CPU, so they fall back to in-process buckets; the
+// others protect fairness and fail open.
+var All = []Definition{
+	{LoginAddress, "STAGEDOOR_LIMIT_LOGIN_ADDRESS", "10/1m", ratelimit.Fallback},
+	{LoginEmail, "STAGEDOOR_LIMIT_LOGIN_EMAIL", "20/1h", ratelimit.Fallback},
+	{HoldBuyer, "STAGEDOOR_LIMIT_HOLD_BUYER", "10/1m", ratelimit.FailOpen},
+	{HoldOrganizer, "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "200/1s", ratelimit.FailOpen},
+	{ScannerKey, "STAGEDOOR_LIMIT_SCANNER_KEY", "20/1s burst 50", ratelimit.FailOpen},
+	{QueueJoin, "STAGEDOOR_LIMIT_QUEUE_JOIN", "5/1m", ratelimit.FailOpen},
+}
