@@ -1,43 +1,43 @@
 package checkout
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stagedoor/stagedoor/internal/metrics"
+)
 
-// metrics are the checkout's counters: how attempts end, what recovery and
+// checkoutMetrics are the checkout's counters: how attempts end, what recovery and
 // reconciliation do, and how many orders wait for an answer.
-type metrics struct {
+type checkoutMetrics struct {
 	attempts  *prometheus.CounterVec
 	recovered *prometheus.CounterVec
 	refunds   prometheus.Counter
 	unsettled prometheus.Gauge
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
-	m := &metrics{
-		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+func newMetrics(reg prometheus.Registerer) *checkoutMetrics {
+	m := &checkoutMetrics{
+		attempts: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stagedoor_checkout_attempts_total",
 			Help: "Checkout attempts that wrote an order, by how the attempt left it: confirmed, declined, failed (certainly not charged) or pending (outcome unknown, or not written in time).",
-		}, []string{"outcome"}),
-		recovered: prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, []string{"outcome"})),
+		recovered: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stagedoor_recovery_orders_total",
 			Help: "Pending orders recovery looked at, by result: confirmed (Payrail has the charge), released (Payrail proves there is none) or unknown (Payrail cannot tell yet, or could not be asked; the order waits).",
-		}, []string{"result"}),
-		refunds: prometheus.NewCounter(prometheus.CounterOpts{
+		}, []string{"result"})),
+		refunds: metrics.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "stagedoor_reconciliation_refunds_total",
 			Help: "Charges found at Payrail for orders that were not confirmed (late charges), refunded.",
-		}),
-		unsettled: prometheus.NewGauge(prometheus.GaugeOpts{
+		})),
+		unsettled: metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "stagedoor_orders_unsettled",
 			Help: "Pending orders older than STAGEDOOR_RECOVERY_AFTER at the last recovery pass: charges whose outcome nobody knows yet. Alert when it stays above 0.",
-		}),
+		})),
 	}
 	for _, outcome := range []string{Confirmed, Declined, Failed, Pending} {
 		m.attempts.WithLabelValues(outcome)
 	}
 	for _, result := range []string{"confirmed", "released", "unknown"} {
 		m.recovered.WithLabelValues(result)
-	}
-	if reg != nil {
-		reg.MustRegister(m.attempts, m.recovered, m.refunds, m.unsettled)
 	}
 	return m
 }

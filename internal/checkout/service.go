@@ -21,7 +21,7 @@ type Service struct {
 	recoverAfter time.Duration
 	lease        time.Duration
 	logger       *slog.Logger
-	metrics      *metrics
+	metrics      *checkoutMetrics
 	payrail      *outage.Reporter // Payrail failing to answer a charge
 	database     *outage.Reporter // PostgreSQL failing to take a charge's outcome
 	unsettled    *outage.Reporter // orders recovery cannot settle: Payrail cannot tell

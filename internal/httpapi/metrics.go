@@ -1,6 +1,9 @@
 package httpapi
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stagedoor/stagedoor/internal/metrics"
+)
 
 // httpMetrics are the counters of the outer rings.
 type httpMetrics struct {
@@ -10,21 +13,19 @@ type httpMetrics struct {
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
-	m := &httpMetrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+	return &httpMetrics{
+		requests: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stagedoor_http_requests_total",
 			Help: "HTTP requests answered, by route template and status, refusals included.",
-		}, []string{"route", "status"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		}, []string{"route", "status"})),
+		duration: metrics.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "stagedoor_http_request_duration_seconds",
 			Help:    "Time to answer an HTTP request, by route template.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-		}, []string{"route"}),
-		shed: prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, []string{"route"})),
+		shed: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stagedoor_shed_total",
 			Help: "Requests refused with 503 at a bound of this instance, by bound.",
-		}, []string{"bound"}),
+		}, []string{"bound"})),
 	}
-	reg.MustRegister(m.requests, m.duration, m.shed)
-	return m
 }

@@ -2,7 +2,6 @@ package limitadmin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stagedoor/stagedoor/internal/metrics"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -161,21 +161,8 @@ func (s *Service) setGauge(limit ratelimit.Name, mode ratelimit.Mode) {
 }
 
 func settingGauge(reg prometheus.Registerer) *prometheus.GaugeVec {
-	vec := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	return metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "stagedoor_ratelimit_setting",
 		Help: "The mode in force of each limit on this instance: 1 for the mode in force, 0 for the others.",
-	}, []string{"limit", "mode"})
-	if reg == nil {
-		return vec
-	}
-	if err := reg.Register(vec); err != nil {
-		var already prometheus.AlreadyRegisteredError
-		if errors.As(err, &already) {
-			if existing, ok := already.ExistingCollector.(*prometheus.GaugeVec); ok {
-				return existing
-			}
-		}
-		panic(fmt.Errorf("limitadmin: register metrics: %w", err))
-	}
-	return vec
+	}, []string{"limit", "mode"}))
 }

@@ -2,9 +2,9 @@ package ratelimit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Allow decides one request against every limit named in checks, all or nothing:
@@ -83,10 +83,6 @@ func (l *Limiter) Allow(ctx context.Context, checks ...Check) Decision {
 	return d
 }
 
-// errCallerGone replaces the error of a Redis call when the caller's own context
-// ended first: that is no failure of Redis, and the breaker does not count it.
-var errCallerGone = errors.New("ratelimit: the caller's context ended")
-
 // The state of one bucket in decideRemote.
 const (
 	unasked = iota // not asked: an earlier slot refused
@@ -110,8 +106,7 @@ func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check,
 		}
 	}
 
-	rctx, cancel := context.WithTimeout(ctx, l.timeout)
-	defer cancel()
+	deadline := time.Now().Add(l.guard.Timeout()) // one deadline for the whole decision
 	vs := make([]verdict, len(bs))
 	state := make([]int8, len(bs))
 	veto := false
@@ -126,12 +121,10 @@ func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check,
 			gb = pick(bs, g)
 		}
 		var got []verdict
-		_, err := l.breaker.Execute(func() (struct{}, error) {
+		err := l.guard.DoUntil(ctx, deadline, func(rctx context.Context) error {
 			var err error
-			if _, got, err = take(rctx, l.rdb, gb); err != nil && ctx.Err() != nil {
-				err = errCallerGone
-			}
-			return struct{}{}, err
+			_, got, err = take(rctx, l.rdb, gb)
+			return err
 		})
 		for k, j := range g {
 			if err != nil {
@@ -194,8 +187,8 @@ func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check,
 // refund gives back the tokens spent by the groups in spent, one refund script per
 // group, and corrects their verdicts. A refund that fails leaves its token spent.
 func (l *Limiter) refund(ctx context.Context, bs []bucket, vs []verdict, spent [][]int) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
-	defer cancel()
+	ctx = context.WithoutCancel(ctx) // a refund is owed whether or not the caller stays
+	deadline := time.Now().Add(l.guard.Timeout())
 	for _, g := range spent {
 		var back []int
 		for _, j := range g {
@@ -203,8 +196,8 @@ func (l *Limiter) refund(ctx context.Context, bs []bucket, vs []verdict, spent [
 				back = append(back, j)
 			}
 		}
-		_, err := l.breaker.Execute(func() (struct{}, error) {
-			return struct{}{}, refund(rctx, l.rdb, pick(bs, back))
+		err := l.guard.DoUntil(ctx, deadline, func(rctx context.Context) error {
+			return refund(rctx, l.rdb, pick(bs, back))
 		})
 		if err != nil {
 			continue

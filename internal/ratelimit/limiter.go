@@ -9,7 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
-	"github.com/sony/gobreaker/v2"
+	"github.com/stagedoor/stagedoor/internal/guard"
+	"github.com/stagedoor/stagedoor/internal/metrics"
 )
 
 // Mode is what a limit does with its decisions, changed at run time by SetSetting.
@@ -142,9 +143,8 @@ func (o Options) Validate() error {
 type Limiter struct {
 	rdb        Scripter
 	prefix     string
-	timeout    time.Duration
 	split      bool
-	breaker    *gobreaker.CircuitBreaker[struct{}]
+	guard      *guard.Guard // the deadline and breaker of every Redis call
 	limits     map[Name]*limitState
 	names      []Name
 	local      *localBuckets
@@ -177,7 +177,6 @@ func New(rdb Scripter, opts Options) *Limiter {
 	l := &Limiter{
 		rdb:        rdb,
 		prefix:     opts.Prefix,
-		timeout:    orDefault(opts.Timeout, 50*time.Millisecond),
 		split:      opts.SplitBySlot,
 		limits:     make(map[Name]*limitState, len(opts.Limits)),
 		local:      newLocalBuckets(orDefault(opts.MaxLocalBuckets, 100_000)),
@@ -191,15 +190,8 @@ func New(rdb Scripter, opts Options) *Limiter {
 		l.clock = time.Now
 	}
 	l.epoch = l.clock()
-	failures := uint32(orDefault(opts.BreakerFailures, 5))
-	l.breaker = gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
-		Name:        "ratelimit-redis",
-		MaxRequests: 1,
-		Timeout:     orDefault(opts.BreakerCooldown, time.Second),
-		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
-		// A caller that gave up is not a failure of Redis.
-		IsExcluded: func(err error) bool { return errors.Is(err, errCallerGone) },
-	})
+	l.guard = guard.New(guard.Options{Name: "ratelimit-redis", Timeout: opts.Timeout,
+		Failures: opts.BreakerFailures, Cooldown: opts.BreakerCooldown})
 	vec := decisionsCounter(opts.Registerer)
 	for _, d := range opts.Limits {
 		st := &limitState{name: d.Name, policy: d.Policy}
@@ -223,24 +215,11 @@ func orDefault[T comparable](v, d T) T {
 }
 
 func decisionsCounter(reg prometheus.Registerer) *prometheus.CounterVec {
-	vec := prometheus.NewCounterVec(prometheus.CounterOpts{
+	return metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "stagedoor_ratelimit_decisions_total",
 		Help: "Rate-limit decisions, one per limit per request, by limit and decision " +
 			"(allowed, denied, shadow_denied, fail_open, fallback_allowed, fallback_denied, off).",
-	}, []string{"limit", "decision"})
-	if reg == nil {
-		return vec
-	}
-	if err := reg.Register(vec); err != nil {
-		var already prometheus.AlreadyRegisteredError
-		if errors.As(err, &already) {
-			if existing, ok := already.ExistingCollector.(*prometheus.CounterVec); ok {
-				return existing
-			}
-		}
-		panic(fmt.Errorf("ratelimit: register metrics: %w", err))
-	}
-	return vec
+	}, []string{"limit", "decision"}))
 }
 
 func (l *Limiter) config(s Setting) *limitConfig {

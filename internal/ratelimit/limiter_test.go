@@ -71,7 +71,7 @@ func TestBreakerOpenMakesNoCall(t *testing.T) {
 	for range 5 {
 		l.Allow(context.Background(), Check{Limit: "open", Key: "k"})
 	}
-	if st := l.breaker.State(); st != gobreaker.StateOpen {
+	if st := l.guard.State(); st != gobreaker.StateOpen {
 		t.Fatalf("after 5 failures the breaker is %v", st)
 	}
 	calls := counter.calls.Load()
@@ -99,7 +99,7 @@ func TestBreakerRecovers(t *testing.T) {
 	for range 5 {
 		l.Allow(context.Background(), Check{Limit: "open", Key: "k"})
 	}
-	if st := l.breaker.State(); st != gobreaker.StateOpen {
+	if st := l.guard.State(); st != gobreaker.StateOpen {
 		t.Fatalf("breaker %v", st)
 	}
 	server.Start()
@@ -277,7 +277,7 @@ func TestCallerGoneDoesNotTripBreaker(t *testing.T) {
 			t.Fatalf("cancelled caller: %+v", d)
 		}
 	}
-	if st := l.breaker.State(); st != gobreaker.StateClosed {
+	if st := l.guard.State(); st != gobreaker.StateClosed {
 		t.Fatalf("breaker %v after cancelled callers", st)
 	}
 	if d := l.Allow(context.Background(), Check{Limit: "open", Key: "k"}); d.Results[0].Outcome != OutcomeAllowed {

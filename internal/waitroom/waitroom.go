@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/sony/gobreaker/v2"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/guard"
 )
 
 // Errors returned by this package; internal/httpapi maps them to problems.
@@ -89,42 +89,20 @@ type Options struct {
 type Service struct {
 	rdb       redis.Scripter
 	prefix    string
-	timeout   time.Duration
 	admission time.Duration
 	lottery   func() float64 // a buyer's place among early joiners, in [0, 1)
-	breaker   *gobreaker.CircuitBreaker[reply]
+	guard     *guard.Guard   // the deadline and breaker of every Redis call
 }
 
 // New returns a Service on rdb (a *redis.Client, *redis.ClusterClient or
 // redis.UniversalClient).
 func New(rdb redis.Scripter, o Options) *Service {
-	s := &Service{rdb: rdb, prefix: o.Prefix, timeout: o.Timeout, admission: o.Admission, lottery: rand.Float64}
-	if s.timeout <= 0 {
-		s.timeout = 50 * time.Millisecond
-	}
+	s := &Service{rdb: rdb, prefix: o.Prefix, admission: o.Admission, lottery: rand.Float64,
+		guard: guard.New(guard.Options{Name: "waitroom-redis", Timeout: o.Timeout,
+			Failures: o.BreakerFailures, Cooldown: o.BreakerCooldown, Logger: o.Logger})}
 	if s.admission <= 0 {
 		s.admission = DefaultAdmission
 	}
-	failures := uint32(max(o.BreakerFailures, 0))
-	if failures == 0 {
-		failures = 5
-	}
-	cooldown := o.BreakerCooldown
-	if cooldown <= 0 {
-		cooldown = time.Second
-	}
-	s.breaker = gobreaker.NewCircuitBreaker[reply](gobreaker.Settings{
-		Name:        "waitroom-redis",
-		MaxRequests: 1,
-		Timeout:     cooldown,
-		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
-		IsExcluded:  func(err error) bool { return errors.Is(err, errCallerGone) },
-		OnStateChange: func(name string, from, to gobreaker.State) {
-			if o.Logger != nil {
-				o.Logger.Warn("waiting room breaker", "from", from.String(), "to", to.String())
-			}
-		},
-	})
 	return s
 }
 
@@ -241,24 +219,18 @@ func WaitSeconds(d time.Duration) int64 {
 	return int64((max(d, 0) + time.Second - 1) / time.Second)
 }
 
-// errCallerGone replaces a failed call's error when the caller's own context
-// ended first: no failure of Redis, so the breaker does not count it.
-var errCallerGone = errors.New("waitroom: the caller's context ended")
-
-// call runs the room's script under the deadline and the breaker.
+// call runs the room's script under the deadline and the breaker. When the
+// caller's context ends first, its error is returned as it is.
 func (s *Service) call(ctx context.Context, r room, op, buyerID string) (reply, error) {
-	rep, err := s.breaker.Execute(func() (reply, error) {
-		rctx, cancel := context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-		rep, err := s.run(rctx, r, op, buyerID)
-		if err != nil && ctx.Err() != nil {
-			return rep, errCallerGone
-		}
-		return rep, err
+	var rep reply
+	err := s.guard.Do(ctx, func(rctx context.Context) error {
+		var err error
+		rep, err = s.run(rctx, r, op, buyerID)
+		return err
 	})
 	switch {
-	case errors.Is(err, errCallerGone):
-		return reply{}, ctx.Err()
+	case err != nil && ctx.Err() != nil:
+		return reply{}, err
 	case err != nil:
 		return reply{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
