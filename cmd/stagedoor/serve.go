@@ -10,83 +10,30 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-
-	"github.com/stagedoor/stagedoor/internal/auth"
-	"github.com/stagedoor/stagedoor/internal/checkout"
+	"github.com/stagedoor/stagedoor/internal/app"
 	"github.com/stagedoor/stagedoor/internal/config"
-	"github.com/stagedoor/stagedoor/internal/conn"
-	"github.com/stagedoor/stagedoor/internal/event"
-	"github.com/stagedoor/stagedoor/internal/hold"
-	"github.com/stagedoor/stagedoor/internal/httpapi"
-	"github.com/stagedoor/stagedoor/internal/ratelimit"
-	"github.com/stagedoor/stagedoor/internal/scan"
-	"github.com/stagedoor/stagedoor/internal/waitroom"
 	"github.com/stagedoor/stagedoor/migrations"
 )
 
 // wrapHandler lets the whole-program tests add a slow route around the API.
 var wrapHandler = func(h http.Handler) http.Handler { return h }
 
-// serve applies pending migrations (unless STAGEDOOR_AUTO_MIGRATE=false), wires
-// the server from its parts, and serves until ctx ends (SIGTERM).
+// serve applies pending migrations (unless STAGEDOOR_AUTO_MIGRATE=false),
+// builds the instance (internal/app), starts its background loops, and serves
+// until ctx ends (SIGTERM); the loops stop after the last request in flight.
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	if cfg.AutoMigrate {
 		if err := migrate(ctx, cfg, logger); err != nil {
 			return err
 		}
 	}
-	db, err := conn.Postgres(ctx, cfg.DatabaseURL, cfg.DBPool)
+	a, err := app.New(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	rdb, err := conn.Redis(cfg.RedisURL)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-
-	registry := prometheus.NewRegistry()
-	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	limiter := ratelimit.New(rdb, ratelimit.Options{
-		Prefix:     cfg.RedisPrefix,
-		Timeout:    cfg.RedisTimeout,
-		Registerer: registry,
-		Limits:     cfg.LimitDefinitions(),
-	})
-	settings, stopSettings, err := startLimitSettings(ctx, cfg, db, limiter, registry, logger)
-	if err != nil {
-		return err
-	}
-	defer stopSettings()
-	events := event.NewService(db)
-	holds := hold.NewService(db, events, cfg.HoldTTL)
-	defer runInBackground(ctx, func(ctx context.Context) { // expired holds marked expired
-		holds.RunSweeper(ctx, hold.DefaultSweepEvery, logger)
-	})()
-	orders := checkout.NewService(db,
-		checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL, Timeout: cfg.PaymentTimeout}),
-		checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: registry})
-	// Orders left pending settled, late charges refunded.
-	defer runInBackground(ctx, orders.RunRecovery)()
-	api := httpapi.New(httpapi.Deps{
-		Config:   cfg,
-		Logger:   logger,
-		DB:       db,
-		Redis:    rdb,
-		Registry: registry,
-		Limiter:  limiter,
-		Auth:     auth.NewService(db, cfg.BcryptCost),
-		Settings: settings,
-		Events:   events,
-		Holds:    holds,
-		Checkout: orders,
-		Scans:    scan.NewService(db),
-		WaitRoom: waitroom.New(rdb, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout, Logger: logger}),
-	})
-	return serveHTTP(ctx, cfg.Addr, wrapHandler(api), cfg.ShutdownTimeout, logger)
+	defer a.Close()
+	defer a.Start(ctx, app.All)()
+	return serveHTTP(ctx, cfg.Addr, wrapHandler(a.Handler), cfg.ShutdownTimeout, logger)
 }
 
 // migrate applies every pending migration, under a lock shared by all instances.

@@ -1,4 +1,4 @@
-package httpapi
+package httpapi_test
 
 import (
 	"context"
@@ -107,13 +107,13 @@ func TestEleventhLoginFromOneAddress(t *testing.T) {
 			t.Fatalf("attempt %d = %d %v", i, resp.StatusCode, body)
 		}
 	}
-	hashes := ts.auth.Hashes()
+	hashes := ts.Auth.Hashes()
 	resp, body := ts.do(t, "POST", "/v1/login", loginBody("b@example.com", "correct horse"))
 	if resp.StatusCode != 429 || body["limit"] != "login-address" || resp.Header.Get("Retry-After") != "6" {
 		t.Fatalf("11th attempt = %d %v Retry-After %q, want 429 login-address, Retry-After: 6",
 			resp.StatusCode, body, resp.Header.Get("Retry-After"))
 	}
-	if got := ts.auth.Hashes() - hashes; got != 0 {
+	if got := ts.Auth.Hashes() - hashes; got != 0 {
 		t.Errorf("the refused login computed %d bcrypt hashes, want 0", got)
 	}
 }
@@ -165,13 +165,13 @@ func TestLoginEmailLimitAcrossAddresses(t *testing.T) {
 			t.Fatalf("attempt %d = %d", i, resp.StatusCode)
 		}
 	}
-	hashes := ts.auth.Hashes()
+	hashes := ts.Auth.Hashes()
 	resp, body := ts.do(t, "POST", "/v1/login", loginBody("victim@example.com", "correct horse"),
 		"X-Forwarded-For", "198.51.100.21")
 	if resp.StatusCode != 429 || body["limit"] != "login-email" {
 		t.Fatalf("21st = %d %v, want 429 login-email", resp.StatusCode, body)
 	}
-	if ts.auth.Hashes() != hashes {
+	if ts.Auth.Hashes() != hashes {
 		t.Error("a login refused by login-email computed a hash")
 	}
 	if resp, _ := ts.do(t, "POST", "/v1/login", loginBody("other@example.com", "whatever12"),
@@ -253,7 +253,7 @@ func TestAccountBadInput(t *testing.T) {
 		})
 	}
 	var accounts int
-	if err := ts.db.QueryRow(context.Background(), `SELECT count(*) FROM accounts`).Scan(&accounts); err != nil || accounts != 0 {
+	if err := ts.DB.QueryRow(context.Background(), `SELECT count(*) FROM accounts`).Scan(&accounts); err != nil || accounts != 0 {
 		t.Errorf("%d accounts stored after bad input (%v), want 0", accounts, err)
 	}
 }

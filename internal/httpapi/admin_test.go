@@ -1,4 +1,4 @@
-package httpapi
+package httpapi_test
 
 import (
 	"context"
@@ -160,7 +160,7 @@ func TestLimitSettingsReachEveryInstance(t *testing.T) {
 
 	// A restarted instance keeps the stored setting, not the environment's 3/1h.
 	three := startInstance(t, in)
-	if s, _ := three.limiter.Setting("login-address"); s.String() != "1/1h enforce" {
+	if s, _ := three.Limiter.Setting("login-address"); s.String() != "1/1h enforce" {
 		t.Errorf("restarted instance runs login-address at %s, want the stored 1/1h enforce", s)
 	}
 	if l := three.limits(t); l[0]["name"] != "login-address" || l[0]["rate"] != 1.0 || l[0]["burst"] != 1.0 {
@@ -205,7 +205,7 @@ func TestAdminToken(t *testing.T) {
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("GET /v1/admin/limits lists %v, want API.md's order %v", names, want)
 	}
-	if s, _ := ts.limiter.Setting("login-address"); s.Mode != ratelimit.Enforce {
+	if s, _ := ts.Limiter.Setting("login-address"); s.Mode != ratelimit.Enforce {
 		t.Errorf("a refused PUT changed the mode to %s", s.Mode)
 	}
 }
@@ -250,7 +250,7 @@ func TestAdminPutBadBodies(t *testing.T) {
 	if after := ts.limits(t); !reflect.DeepEqual(before, after) {
 		t.Errorf("refused PUTs changed the settings:\nbefore %v\nafter  %v", before, after)
 	}
-	if s, _ := ts.limiter.Setting("login-address"); s.String() != "10/1m enforce" {
+	if s, _ := ts.Limiter.Setting("login-address"); s.String() != "10/1m enforce" {
 		t.Errorf("refused PUTs changed login-address in force to %s", s)
 	}
 }

@@ -1,4 +1,4 @@
-package httpapi
+package httpapi_test
 
 import (
 	"context"
@@ -26,11 +26,11 @@ func newAccount(t testing.TB, ts *testServer, kind auth.Kind) testAccount {
 	t.Helper()
 	ctx := context.Background()
 	email := fmt.Sprintf("%s-%s@example.com", kind, ids.New())
-	a, err := ts.auth.Register(ctx, kind, email, "correct horse", "Test "+string(kind))
+	a, err := ts.Auth.Register(ctx, kind, email, "correct horse", "Test "+string(kind))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ts.auth.Login(ctx, email, "correct horse")
+	s, err := ts.Auth.Login(ctx, email, "correct horse")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func newEvent(t testing.TB, ts *testServer, org testAccount, body string) (strin
 		t.Fatalf("create event = %d %v", resp.StatusCode, out)
 	}
 	id := out["id"].(string)
-	rows, err := ts.db.Query(context.Background(), `SELECT id::text FROM seats WHERE event_id = $1 ORDER BY position`, id)
+	rows, err := ts.DB.Query(context.Background(), `SELECT id::text FROM seats WHERE event_id = $1 ORDER BY position`, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,13 +222,13 @@ func TestSeatMapStampedeCostsOneQuery(t *testing.T) {
 	}
 	start := time.Now()
 	burst(200)
-	if q := ts.events.SeatMapQueries(); q != 1 && time.Since(start) < time.Second {
+	if q := ts.Events.SeatMapQueries(); q != 1 && time.Since(start) < time.Second {
 		t.Errorf("200 concurrent seat-map reads within a second sent %d queries, want 1", q)
 	}
 	time.Sleep(time.Second)
-	before := ts.events.SeatMapQueries()
+	before := ts.Events.SeatMapQueries()
 	burst(100)
-	if q := ts.events.SeatMapQueries() - before; q != 1 {
+	if q := ts.Events.SeatMapQueries() - before; q != 1 {
 		t.Errorf("the next burst, a second later, sent %d queries, want 1", q)
 	}
 }
@@ -281,7 +281,7 @@ func TestCreateEventBadInput(t *testing.T) {
 		})
 	}
 	var events, seats int
-	if err := ts.db.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM seats)`).Scan(&events, &seats); err != nil || events+seats != 0 {
+	if err := ts.DB.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM seats)`).Scan(&events, &seats); err != nil || events+seats != 0 {
 		t.Errorf("%d events and %d seats stored after bad input (%v), want none", events, seats, err)
 	}
 }
@@ -294,7 +294,7 @@ func (ts *testServer) serve(method, path, body string, header ...string) *httpte
 		req.Header.Set(header[i], header[i+1])
 	}
 	rec := httptest.NewRecorder()
-	ts.ServeHTTP(rec, req)
+	ts.Handler.ServeHTTP(rec, req)
 	return rec
 }
 

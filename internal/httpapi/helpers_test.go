@@ -1,4 +1,4 @@
-package httpapi
+package httpapi_test
 
 import (
 	"context"
@@ -12,24 +12,19 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/stagedoor/stagedoor/internal/auth"
-	"github.com/stagedoor/stagedoor/internal/checkout"
+	"github.com/stagedoor/stagedoor/internal/app"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/conn"
-	"github.com/stagedoor/stagedoor/internal/event"
-	"github.com/stagedoor/stagedoor/internal/hold"
-	"github.com/stagedoor/stagedoor/internal/ratelimit"
-	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/testenv"
-	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
 
-// testServer is a Server on real services, served by an httptest server.
+// testServer is an instance built by app.New, as serve builds it, on real
+// services, served by an httptest server.
 type testServer struct {
-	*Server
+	*app.App
 	http *httptest.Server
 }
 
@@ -41,8 +36,9 @@ type instance struct {
 	db          *pgxpool.Pool
 	rdb         redis.UniversalClient
 	redisPrefix string
-	admission   time.Duration // how long a waiting-room admission lasts; zero: 15 minutes
-	logs        io.Writer     // where the server logs, as JSON at debug level; nil discards
+	admission   time.Duration    // how long a waiting-room admission lasts; zero: 15 minutes
+	logs        io.Writer        // where the server logs, as JSON at debug level; nil discards
+	routes      func(*echo.Echo) // routes added behind the API's rings
 }
 
 func newTestServer(t *testing.T, env map[string]string, db *pgxpool.Pool, rdb redis.UniversalClient) *testServer {
@@ -50,9 +46,21 @@ func newTestServer(t *testing.T, env map[string]string, db *pgxpool.Pool, rdb re
 	return startInstance(t, instance{env: env, db: db, rdb: rdb})
 }
 
+// startInstance builds an instance with app.New and runs its limit-settings
+// watcher, as serve does (the sweeper and recovery are left to the tests that
+// want them, which call them directly).
 func startInstance(t testing.TB, in instance) *testServer {
 	t.Helper()
-	env := map[string]string{"STAGEDOOR_BCRYPT_COST": "4"}
+	if in.db == nil {
+		in.db = testenv.Postgres(t)
+	}
+	if in.rdb == nil {
+		in.rdb = redisClient(t, testenv.RedisURL(t))
+	}
+	if in.redisPrefix == "" {
+		in.redisPrefix = testenv.RedisPrefix(t)
+	}
+	env := map[string]string{"STAGEDOOR_BCRYPT_COST": "4", "STAGEDOOR_REDIS_PREFIX": in.redisPrefix}
 	for k, v := range in.env {
 		env[k] = v
 	}
@@ -60,50 +68,18 @@ func startInstance(t testing.TB, in instance) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.db == nil {
-		in.db = testenv.Postgres(t)
-	}
-	if in.rdb == nil {
-		in.rdb, err = conn.Redis(testenv.RedisURL(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { in.rdb.Close() })
-	}
-	if in.redisPrefix == "" {
-		in.redisPrefix = testenv.RedisPrefix(t)
-	}
-	registry := prometheus.NewRegistry()
-	events := event.NewService(in.db)
 	if in.logs == nil {
 		in.logs = io.Discard
 	}
 	logger := slog.New(slog.NewJSONHandler(in.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s := New(Deps{
-		Config:   cfg,
-		Logger:   logger,
-		DB:       in.db,
-		Redis:    in.rdb,
-		Registry: registry,
-		Limiter: ratelimit.New(in.rdb, ratelimit.Options{
-			Prefix:     in.redisPrefix,
-			Timeout:    cfg.RedisTimeout,
-			Registerer: registry,
-			Limits:     cfg.LimitDefinitions(),
-		}),
-		Auth:   auth.NewService(in.db, cfg.BcryptCost),
-		Events: events,
-		Holds:  hold.NewService(in.db, events, cfg.HoldTTL), // no sweeper: tests start one where needed
-		Checkout: checkout.NewService(in.db,
-			checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL, Timeout: cfg.PaymentTimeout}),
-			checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: registry}),
-		Scans: scan.NewService(in.db),
-		WaitRoom: waitroom.New(in.rdb, waitroom.Options{Prefix: in.redisPrefix, Timeout: cfg.RedisTimeout,
-			Admission: in.admission}),
-	})
-	s.settings = runLimitSettings(t, cfg, in.db, s.limiter, registry) // as serve does, before serving
-	ts := &testServer{Server: s}
-	ts.http = httptest.NewServer(s)
+	a, err := app.New(context.Background(), cfg, logger,
+		app.WithDB(in.db), app.WithRedis(in.rdb), app.WithAdmission(in.admission), app.WithRoutes(in.routes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	t.Cleanup(a.Start(context.Background(), app.SettingsWatcher))
+	ts := &testServer{App: a, http: httptest.NewServer(a.Handler)}
 	t.Cleanup(ts.http.Close)
 	return ts
 }

@@ -1,4 +1,4 @@
-package httpapi
+package httpapi_test
 
 import (
 	"encoding/json"
@@ -193,14 +193,14 @@ func BenchmarkSeatMapWhileHolding(b *testing.B) {
 		})
 	}
 	path := "/v1/events/" + e.eventID + "/seats"
-	queries := e.ts.events.SeatMapQueries()
+	queries := e.ts.Events.SeatMapQueries()
 	b.SetParallelism(parallelism(100))
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			w := &discardResponse{header: http.Header{}}
-			e.ts.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+			e.ts.Handler.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
 			if w.status != http.StatusOK || w.bytes < 5000*100 {
 				b.Errorf("seat map = %d, %d bytes", w.status, w.bytes)
 			}
@@ -210,7 +210,7 @@ func BenchmarkSeatMapWhileHolding(b *testing.B) {
 	b.StopTimer()
 	close(stop)
 	wg.Wait()
-	queries = e.ts.events.SeatMapQueries() - queries
+	queries = e.ts.Events.SeatMapQueries() - queries
 	b.ReportMetric(float64(b.N)/elapsed, "reads/s")
 	b.ReportMetric(float64(queries), "queries")
 	b.ReportMetric(float64(queries)/elapsed, "queries/s")

@@ -1,4 +1,4 @@
-package httpapi
+package httpapi_test
 
 import (
 	"context"
@@ -83,7 +83,7 @@ func TestHoldRace(t *testing.T) {
 			}
 		}
 		inDB := map[string]string{} // seat → hold, from the database
-		rows, err := ts.db.Query(context.Background(), `
+		rows, err := ts.DB.Query(context.Background(), `
 			SELECT s.id::text, s.hold_id::text FROM seats s JOIN holds h ON h.id = s.hold_id
 			WHERE s.event_id = $1 AND s.held_until > now() AND h.status = 'active'`, event)
 		if err != nil {
@@ -121,7 +121,7 @@ func TestHoldRace(t *testing.T) {
 			}
 		}
 		var doubled int
-		if err := ts.db.QueryRow(context.Background(), `
+		if err := ts.DB.QueryRow(context.Background(), `
 			SELECT count(*) FROM (
 			    SELECT seat FROM holds, unnest(seat_ids) AS seat
 			    WHERE status = 'active' AND expires_at > now()

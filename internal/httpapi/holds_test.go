@@ -1,4 +1,4 @@
-package httpapi
+package httpapi_test
 
 import (
 	"context"
@@ -104,7 +104,7 @@ func TestHoldLifecycle(t *testing.T) {
 func heldSeats(t *testing.T, ts *testServer, eventID string) int {
 	t.Helper()
 	var n int
-	if err := ts.db.QueryRow(context.Background(),
+	if err := ts.DB.QueryRow(context.Background(),
 		`SELECT count(*) FROM seats WHERE event_id = $1 AND held_until > now()`, eventID).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestHoldBadInput(t *testing.T) {
 		}
 	}
 	var holds, held int
-	if err := ts.db.QueryRow(context.Background(),
+	if err := ts.DB.QueryRow(context.Background(),
 		`SELECT (SELECT count(*) FROM holds), (SELECT count(*) FROM seats WHERE hold_id IS NOT NULL)`).Scan(&holds, &held); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestSixthBuyerOnOneOrganizer(t *testing.T) {
 		if placed != 5 || refused < 0 {
 			t.Fatalf("six buyers at once on one organizer (in %s): %v, want five 201 and one 429 hold-organizer", elapsed, statuses)
 		}
-		d := ts.limiter.Allow(context.Background(), ratelimit.Check{Limit: "hold-buyer", Key: buyers[refused].id})
+		d := ts.Limiter.Allow(context.Background(), ratelimit.Check{Limit: "hold-buyer", Key: buyers[refused].id})
 		if r := d.Results[0]; !d.Allowed || r.Remaining != 9 {
 			t.Errorf("the refused buyer's bucket: allowed %v, %d left after one more; want 9 (the refusal spent nothing)", d.Allowed, r.Remaining)
 		}
@@ -298,7 +298,7 @@ func TestExpiredHoldFreesItsSeatsAtOnce(t *testing.T) {
 	swept := make(chan struct{})
 	go func() {
 		defer close(swept)
-		ts.holds.RunSweeper(ctx, 100*time.Millisecond, ts.logger)
+		ts.Holds.RunSweeper(ctx, 100*time.Millisecond, ts.Logger)
 	}()
 	t.Cleanup(func() { stop(); <-swept })
 
@@ -322,7 +322,7 @@ func TestExpiredHoldFreesItsSeatsAtOnce(t *testing.T) {
 	}
 	waitFor(t, time.Second, "the sweeper to mark Ada's hold expired", func() bool {
 		var status string
-		err := ts.db.QueryRow(context.Background(), `SELECT status FROM holds WHERE id = $1`, h["id"]).Scan(&status)
+		err := ts.DB.QueryRow(context.Background(), `SELECT status FROM holds WHERE id = $1`, h["id"]).Scan(&status)
 		return err == nil && status == "expired"
 	})
 	if resp, _ := ts.do(t, "DELETE", "/v1/holds/"+h["id"].(string), "", ada.bearer()...); resp.StatusCode != 204 || heldSeats(t, ts, event) != 1 {

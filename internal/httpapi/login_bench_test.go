@@ -1,4 +1,4 @@
-package httpapi
+package httpapi_test
 
 import (
 	"net/http/httptest"
@@ -18,20 +18,20 @@ func BenchmarkLoginRefused(b *testing.B) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("POST", "/v1/login", strings.NewReader(body))
 		req.RemoteAddr = "203.0.113.9:4000"
-		ts.ServeHTTP(rec, req)
+		ts.Handler.ServeHTTP(rec, req)
 		return rec.Code
 	}
 	for range 10 {
 		serve()
 	}
-	hashes := ts.auth.Hashes()
+	hashes := ts.Auth.Hashes()
 	b.ReportAllocs()
 	for b.Loop() {
 		if code := serve(); code != 429 {
 			b.Fatalf("status %d, want 429", code)
 		}
 	}
-	if ts.auth.Hashes() != hashes {
+	if ts.Auth.Hashes() != hashes {
 		b.Fatal("a refused login computed a hash")
 	}
 }

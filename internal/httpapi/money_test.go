@@ -1,4 +1,4 @@
-package httpapi
+package httpapi_test
 
 import (
 	"context"
@@ -27,7 +27,7 @@ var fastRecovery = []string{"STAGEDOOR_PAYMENT_TIMEOUT", "500ms", "STAGEDOOR_REC
 func (s *shop) recoverUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
 	waitFor(t, limit, what, func() bool {
-		if _, err := s.testServer.checkout.Recover(context.Background()); err != nil {
+		if _, err := s.Checkout.Recover(context.Background()); err != nil {
 			t.Fatalf("recover: %v", err)
 		}
 		return cond()
@@ -103,7 +103,7 @@ func TestProblemsOfASettledOrderNameIt(t *testing.T) {
 func TestOneKeyFromTwoInstancesAtOnceChargesOnce(t *testing.T) {
 	t.Parallel()
 	a := newShop(t, 300*time.Millisecond)
-	b := startInstance(t, instance{env: limitEnv("PAYRAIL_URL", a.payrail.url, "STAGEDOOR_LIMIT_HOLD_BUYER", "100/1s"), db: a.db})
+	b := startInstance(t, instance{env: limitEnv("PAYRAIL_URL", a.payrail.url, "STAGEDOOR_LIMIT_HOLD_BUYER", "100/1s"), db: a.DB})
 	ada := newAccount(t, a.testServer, auth.Buyer)
 	holdID := a.hold(t, ada, a.seats[5], a.seats[6])
 	body := orderBody(holdID, "tok_visa")
@@ -141,7 +141,7 @@ func TestOneKeyFromTwoInstancesAtOnceChargesOnce(t *testing.T) {
 		}
 	}
 	var orders int
-	_ = a.db.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&orders)
+	_ = a.DB.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&orders)
 	if created != 1 || orders != 1 || len(a.payrail.charges(t)) != 1 {
 		t.Errorf("%d created, %d orders, %d charges; want one of each", created, orders, len(a.payrail.charges(t)))
 	}

@@ -1,4 +1,4 @@
-package httpapi
+package httpapi_test
 
 import (
 	"bytes"
@@ -97,7 +97,7 @@ func newShopWith(t *testing.T, cfg payrail.Config, env ...string) *shop {
 // noViolations fails the test when the money invariant does not hold.
 func (s *shop) noViolations(t *testing.T) {
 	t.Helper()
-	if v := testenv.MoneyViolations(t, s.db); len(v) > 0 {
+	if v := testenv.MoneyViolations(t, s.DB); len(v) > 0 {
 		t.Errorf("the money invariant is violated:\n%s", strings.Join(v, "\n"))
 	}
 }
@@ -250,7 +250,7 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Errorf("Payrail has %d charges, want 1", n)
 	}
 	var orders int
-	_ = s.db.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&orders)
+	_ = s.DB.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&orders)
 	if orders != 1 {
 		t.Errorf("%d orders, want 1", orders)
 	}
@@ -352,7 +352,7 @@ func TestPaymentBreaker(t *testing.T) {
 	}
 	posts := s.payrail.posts.Load()
 	var ordersBefore, ordersAfter int
-	_ = s.db.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&ordersBefore)
+	_ = s.DB.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&ordersBefore)
 	for i := range 5 {
 		resp, p := s.checkout(t, ada, orderBody(holdID, "tok_visa"), fmt.Sprint("open-", i))
 		if resp.StatusCode != 503 || p["type"] != "/problems/payment-unavailable" {
@@ -362,7 +362,7 @@ func TestPaymentBreaker(t *testing.T) {
 	if n := s.payrail.posts.Load() - posts; n != 0 {
 		t.Errorf("Payrail was called %d times with the breaker open, want 0", n)
 	}
-	if _ = s.db.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&ordersAfter); ordersAfter != ordersBefore {
+	if _ = s.DB.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&ordersAfter); ordersAfter != ordersBefore {
 		t.Errorf("%d orders written while the breaker was open, want none: a refusal writes nothing", ordersAfter-ordersBefore)
 	}
 	if resp, h := s.do(t, "GET", "/v1/holds/"+holdID, "", ada.bearer()...); h["status"] != "active" {

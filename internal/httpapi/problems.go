@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"maps"
 	"net/http"
 	"strconv"
 	"time"
@@ -33,15 +34,18 @@ type Problem struct {
 
 func (p *Problem) Error() string { return p.Slug + ": " + p.Detail }
 
-// problemType is one entry of the catalogue that GET /problems/{slug} serves.
-type problemType struct {
+// ProblemType is one entry of the catalogue that GET /problems/{slug} serves.
+type ProblemType struct {
 	Status      int
 	Title       string
 	Description string
 }
 
+// ProblemTypes returns the catalogue of every problem Stagedoor sends, by slug.
+func ProblemTypes() map[string]ProblemType { return maps.Clone(problemTypes) }
+
 // problemTypes lists every problem Stagedoor sends, by slug.
-var problemTypes = map[string]problemType{
+var problemTypes = map[string]ProblemType{
 	"invalid-request":         {400, "Invalid request", "The request could not be read: malformed JSON, an unknown or missing field, a value out of range, or a body over 64 KiB. The detail says which. Nothing was changed."},
 	"unauthorized":            {401, "Unauthorized", "The request carries no credential, or one that is unknown, expired or revoked. Send Authorization: Bearer <token> (or X-Api-Key for scanners)."},
 	"invalid-credentials":     {401, "Invalid credentials", "The email and password do not match an account. Unknown emails and wrong passwords get the same answer."},
@@ -230,7 +234,7 @@ func (s *Server) problemDoc(c echo.Context) error {
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	c.Response().WriteHeader(http.StatusOK)
 	return problemPage.Execute(c.Response(), struct {
-		problemType
+		ProblemType
 		Slug string
 	}{t, slug})
 }

@@ -1,37 +1,59 @@
-package httpapi
+package httpapi_test
 
 import (
+	"context"
 	"net/http"
-	"sync/atomic"
 	"testing"
 
-	"github.com/labstack/echo/v4"
-
+	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
-// limitedServer has GET /test/limited, limited by hold-buyer on the X-Buyer
-// header and hold-organizer on X-Organizer, and counts the handler's runs.
-func limitedServer(t *testing.T, env map[string]string) (*testServer, *atomic.Int64) {
-	ts := newTestServer(t, env, nil, nil)
-	var ran atomic.Int64
-	checks := func(c echo.Context) ([]ratelimit.Check, error) {
-		cs := []ratelimit.Check{{Limit: "hold-buyer", Key: c.Request().Header.Get("X-Buyer")}}
-		if org := c.Request().Header.Get("X-Organizer"); org != "" {
-			cs = append(cs, ratelimit.Check{Limit: "hold-organizer", Key: org})
-		}
-		return cs, nil
+// limitedShop is a server whose holds are limited by hold-buyer and
+// hold-organizer (set by env), with an organizer's event of 100 seats, each
+// hold taking the next seat.
+type limitedShop struct {
+	*testServer
+	event string
+	seats []string
+	next  int
+}
+
+func newLimitedShop(t *testing.T, env ...string) *limitedShop {
+	t.Helper()
+	ts := newTestServer(t, limitEnv(env...), nil, nil)
+	s := &limitedShop{testServer: ts}
+	s.event, s.seats = newEvent(t, ts, newAccount(t, ts, auth.Organizer), eventBody(10, 10))
+	return s
+}
+
+// hold asks for the next seat of event (the shop's own when empty) as buyer.
+func (s *limitedShop) hold(t *testing.T, buyer testAccount, event string, seats []string) (*http.Response, map[string]any) {
+	t.Helper()
+	if event == "" {
+		event, seats = s.event, s.seats
 	}
-	ts.echo.GET("/test/limited", func(c echo.Context) error {
-		ran.Add(1)
-		return c.NoContent(http.StatusNoContent)
-	}, ts.limitBy(checks))
-	return ts, &ran
+	seat := seats[s.next%len(seats)]
+	s.next++
+	return s.do(t, "POST", "/v1/holds", holdBody(event, seat), buyer.bearer()...)
+}
+
+// holdsPlaced counts the holds in the database: the requests that got past
+// the limits to the handler.
+func (s *limitedShop) holdsPlaced(t *testing.T) int {
+	t.Helper()
+	var n int
+	if err := s.DB.QueryRow(context.Background(), `SELECT count(*) FROM holds`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestRateLimitHeadersAndRefusal(t *testing.T) {
 	t.Parallel()
-	ts, ran := limitedServer(t, nil) // hold-buyer 10/1m, hold-organizer 200/1s
+	s := newLimitedShop(t) // hold-buyer 10/1m, hold-organizer 200/1s
+	buyer := newAccount(t, s.testServer, auth.Buyer)
 
 	type want struct {
 		status                         int
@@ -39,16 +61,16 @@ func TestRateLimitHeadersAndRefusal(t *testing.T) {
 		limit, remaining, reset, retry string
 	}
 	steps := []want{
-		{204, `"hold-buyer";q=10;w=60`, `"hold-buyer";r=9;t=6`, "10", "9", "6", ""},
-		{204, `"hold-buyer";q=10;w=60`, `"hold-buyer";r=8;t=12`, "10", "8", "12", ""},
+		{201, `"hold-buyer";q=10;w=60`, `"hold-buyer";r=9;t=6`, "10", "9", "6", ""},
+		{201, `"hold-buyer";q=10;w=60`, `"hold-buyer";r=8;t=12`, "10", "8", "12", ""},
 	}
 	for i := 3; i <= 10; i++ {
-		steps = append(steps, want{status: 204})
+		steps = append(steps, want{status: 201})
 	}
 	steps = append(steps, want{429, `"hold-buyer";q=10;w=60`, `"hold-buyer";r=0;t=60`, "10", "0", "60", "6"})
 
 	for i, w := range steps {
-		resp, body := ts.do(t, "GET", "/test/limited", "", "X-Buyer", "b1", "X-Organizer", "o1")
+		resp, body := s.hold(t, buyer, "", nil)
 		if resp.StatusCode != w.status {
 			t.Fatalf("request %d: status %d, want %d (%v)", i+1, resp.StatusCode, w.status, body)
 		}
@@ -72,45 +94,49 @@ func TestRateLimitHeadersAndRefusal(t *testing.T) {
 			}
 		}
 	}
-	if got := ran.Load(); got != 10 {
-		t.Errorf("the handler ran %d times, want 10: a refusal must not reach it", got)
+	if got := s.holdsPlaced(t); got != 10 {
+		t.Errorf("%d holds placed, want 10: a refusal must not reach the handler", got)
 	}
 }
 
 func TestRateLimitTightestOfTwoAndNothingSpentOnRefusal(t *testing.T) {
 	t.Parallel()
-	ts, ran := limitedServer(t, map[string]string{"STAGEDOOR_LIMIT_HOLD_ORGANIZER": "2/1m"})
+	s := newLimitedShop(t, "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "2/1m")
+	b1, b2, b3 := newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer)
 
-	resp, _ := ts.do(t, "GET", "/test/limited", "", "X-Buyer", "b1", "X-Organizer", "o1")
+	resp, _ := s.hold(t, b1, "", nil)
 	if got := resp.Header.Get("RateLimit"); got != `"hold-organizer";r=1;t=30` {
 		t.Errorf("headers show %q, want the tighter hold-organizer", got)
 	}
-	ts.do(t, "GET", "/test/limited", "", "X-Buyer", "b2", "X-Organizer", "o1")
-	resp, body := ts.do(t, "GET", "/test/limited", "", "X-Buyer", "b3", "X-Organizer", "o1")
+	s.hold(t, b2, "", nil)
+	resp, body := s.hold(t, b3, "", nil)
 	if resp.StatusCode != 429 || body["limit"] != "hold-organizer" || resp.Header.Get("Retry-After") != "30" {
 		t.Fatalf("third buyer on the organizer = %d %v Retry-After %q", resp.StatusCode, body, resp.Header.Get("Retry-After"))
 	}
 	// b3 was refused by the organizer: its own bucket must still be full.
-	resp, _ = ts.do(t, "GET", "/test/limited", "", "X-Buyer", "b3")
-	if got := resp.Header.Get("X-RateLimit-Remaining"); resp.StatusCode != 204 || got != "9" {
-		t.Errorf("b3 alone: %d, remaining %q; want 204 and 9 (the refusal spent no buyer token)", resp.StatusCode, got)
+	d := s.Limiter.Allow(context.Background(), ratelimit.Check{Limit: limits.HoldBuyer, Key: b3.id})
+	if r := d.Results[0]; !d.Allowed || r.Remaining != 9 {
+		t.Errorf("b3's bucket after its refusal: %+v; want 9 left after this check (the refusal spent no buyer token)", r)
 	}
-	if got := ran.Load(); got != 3 {
-		t.Errorf("handler ran %d times, want 3", got)
+	if got := s.holdsPlaced(t); got != 2 {
+		t.Errorf("%d holds placed, want 2", got)
 	}
 }
 
 func TestRetryAfterRoundsUpToWholeSeconds(t *testing.T) {
 	t.Parallel()
-	ts, _ := limitedServer(t, map[string]string{"STAGEDOOR_LIMIT_HOLD_BUYER": "5/1s"})
+	s := newLimitedShop(t, "STAGEDOOR_LIMIT_HOLD_BUYER", "5/1s")
+	fast := newAccount(t, s.testServer, auth.Buyer)
 	var resp *http.Response
 	var body map[string]any
-	for range 6 {
-		resp, body = ts.do(t, "GET", "/test/limited", "", "X-Buyer", "fast")
+	for range 20 { // the 6th, unless the machine is so slow that a token came back meanwhile
+		if resp, body = s.hold(t, fast, "", nil); resp.StatusCode != 201 {
+			break
+		}
 	}
 	ms, _ := body["retry_after_ms"].(float64)
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "1" || ms < 1 || ms > 200 {
-		t.Errorf("6th of 5/1s = %d, Retry-After %q, retry_after_ms %v; want 429, 1, at most 200",
+		t.Errorf("the first refusal of 5/1s = %d, Retry-After %q, retry_after_ms %v; want 429, 1, at most 200",
 			resp.StatusCode, resp.Header.Get("Retry-After"), ms)
 	}
 }

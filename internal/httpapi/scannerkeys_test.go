@@ -1,4 +1,4 @@
-package httpapi
+package httpapi_test
 
 import (
 	"context"
@@ -67,7 +67,7 @@ func TestScannerKeys(t *testing.T) {
 
 	// Stored only as its SHA-256; never listed.
 	var stored int
-	if err := ts.db.QueryRow(context.Background(), `SELECT count(*) FROM scanner_keys WHERE key_hash = sha256($1::text::bytea)`, key).Scan(&stored); err != nil || stored != 1 {
+	if err := ts.DB.QueryRow(context.Background(), `SELECT count(*) FROM scanner_keys WHERE key_hash = sha256($1::text::bytea)`, key).Scan(&stored); err != nil || stored != 1 {
 		t.Errorf("keys stored as the key's SHA-256: %d (%v), want 1", stored, err)
 	}
 	resp, raw := ts.raw(t, "GET", "/v1/scanner-keys") // no credential

@@ -1,4 +1,4 @@
-package httpapi
+package httpapi_test
 
 import (
 	"context"
@@ -151,7 +151,7 @@ func TestScanResults(t *testing.T) {
 		t.Errorf("the other event's audit = %v", got)
 	}
 	var attempts int
-	if err := v.db.QueryRow(context.Background(), `SELECT count(*) FROM scans`).Scan(&attempts); err != nil || attempts != 8 {
+	if err := v.DB.QueryRow(context.Background(), `SELECT count(*) FROM scans`).Scan(&attempts); err != nil || attempts != 8 {
 		t.Errorf("%d attempts recorded (%v), want 8: every one that reached the handler with a code", attempts, err)
 	}
 }

@@ -25,7 +25,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
 
-// Deps are what the server is built from; main makes each of them once.
+// Deps are what the server is built from; internal/app makes each of them once.
 type Deps struct {
 	Config   config.Config
 	Logger   *slog.Logger
@@ -40,6 +40,9 @@ type Deps struct {
 	Checkout *checkout.Service
 	Scans    *scan.Service
 	WaitRoom *waitroom.Service // the on-sale waiting rooms, in Redis
+	// Routes, when set, adds routes behind the same rings as the API's (tests
+	// add slow, failing and panicking ones).
+	Routes func(*echo.Echo)
 }
 
 // Server answers Stagedoor's HTTP API. It is an http.Handler.
@@ -91,6 +94,9 @@ func New(d Deps) *Server {
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
 	s.routes()
+	if d.Routes != nil {
+		d.Routes(s.echo)
+	}
 	return s
 }
 

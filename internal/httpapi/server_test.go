@@ -1,22 +1,20 @@
-package httpapi
+package httpapi_test
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/conn"
+	"github.com/stagedoor/stagedoor/internal/httpapi"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
@@ -49,15 +47,26 @@ func TestReadinessWithRedisDownIsDegraded(t *testing.T) {
 	}
 }
 
+// TestReadinessWithPostgresDownIs503: an instance that started on its database
+// loses it (its connections terminated, new ones refused): /readyz says 503.
 func TestReadinessWithPostgresDownIs503(t *testing.T) {
 	t.Parallel()
-	db, err := conn.Postgres(context.Background(),
-		fmt.Sprintf("postgres://postgres@127.0.0.1:%d/none?connect_timeout=1", testenv.FreePort(t)), 2)
+	ts := newTestServer(t, nil, nil, nil)
+	ctx := context.Background()
+	cfg := ts.DB.Config().ConnConfig.Copy()
+	name := cfg.Database
+	cfg.Database = "postgres"
+	admin, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(db.Close)
-	ts := newTestServer(t, nil, db, nil)
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, `ALTER DATABASE `+pgx.Identifier{name}.Sanitize()+` ALLOW_CONNECTIONS false`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name); err != nil {
+		t.Fatal(err)
+	}
 	resp, body := ts.do(t, "GET", "/readyz", "")
 	if resp.StatusCode != 503 || body["postgres"] != "unavailable" {
 		t.Fatalf("readyz with PostgreSQL down = %d %v, want 503", resp.StatusCode, body)
@@ -77,24 +86,16 @@ func TestRequestIDIsEchoedWhenSane(t *testing.T) {
 	}
 }
 
+// TestProblems: errors of the rings and of the router, a handler's panic and
+// an unknown error are problems; a 5xx never shows internals.
 func TestProblems(t *testing.T) {
 	t.Parallel()
-	ts := newTestServer(t, nil, nil, nil)
-	ts.echo.POST("/test/echo", func(c echo.Context) error {
-		var in struct {
-			Name  string `json:"name"`
-			Count int    `json:"count"`
-		}
-		if err := decodeJSON(c, &in); err != nil {
-			return err
-		}
-		return c.JSON(200, in)
-	})
-	ts.echo.GET("/test/panic", func(c echo.Context) error { panic("secret internals") })
-	ts.echo.GET("/test/fail", func(c echo.Context) error {
-		return fmt.Errorf("pq: relation \"secret_table\" does not exist")
-	})
-
+	ts := startInstance(t, instance{routes: func(e *echo.Echo) {
+		e.GET("/test/panic", func(c echo.Context) error { panic("secret internals") })
+		e.GET("/test/fail", func(c echo.Context) error {
+			return fmt.Errorf("pq: relation \"secret_table\" does not exist")
+		})
+	}})
 	tests := []struct {
 		name, method, path, body string
 		status                   int
@@ -102,14 +103,9 @@ func TestProblems(t *testing.T) {
 	}{
 		{"unknown route", "GET", "/nowhere", "", 404, "not-found", "no route"},
 		{"wrong method", "DELETE", "/healthz", "", 405, "method-not-allowed", ""},
-		{"malformed JSON", "POST", "/test/echo", `{"name":`, 400, "invalid-request", "ends too soon"},
-		{"syntax error", "POST", "/test/echo", `{"name" "x"}`, 400, "invalid-request", "malformed JSON"},
-		{"unknown field", "POST", "/test/echo", `{"name":"x","admin":true}`, 400, "invalid-request", `unknown field "admin"`},
-		{"wrong type", "POST", "/test/echo", `{"count":"many"}`, 400, "invalid-request", `"count" must be a number`},
-		{"empty body", "POST", "/test/echo", ``, 400, "invalid-request", "empty"},
-		{"two objects", "POST", "/test/echo", `{} {}`, 400, "invalid-request", "exactly one"},
-		{"not an object", "POST", "/test/echo", `[1,2]`, 400, "invalid-request", "object"},
-		{"70 KiB body", "POST", "/test/echo", `{"name":"` + strings.Repeat("x", 70<<10) + `"}`, 400, "invalid-request", "64 KiB"},
+		{"malformed JSON", "POST", "/v1/buyers", `{"name":`, 400, "invalid-request", "ends too soon"},
+		{"unknown field", "POST", "/v1/buyers", `{"name":"x","admin":true}`, 400, "invalid-request", `unknown field "admin"`},
+		{"70 KiB body", "POST", "/v1/buyers", `{"name":"` + strings.Repeat("x", 70<<10) + `"}`, 400, "invalid-request", "64 KiB"},
 		{"panic", "GET", "/test/panic", "", 500, "internal-error", ""},
 		{"driver error", "GET", "/test/fail", "", 500, "internal-error", ""},
 	}
@@ -139,7 +135,7 @@ func TestProblems(t *testing.T) {
 func TestProblemPages(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, nil, nil, nil)
-	for slug, pt := range problemTypes {
+	for slug, pt := range httpapi.ProblemTypes() {
 		resp, err := http.Get(ts.http.URL + "/problems/" + slug)
 		if err != nil {
 			t.Fatal(err)
@@ -160,15 +156,16 @@ func TestProblemPages(t *testing.T) {
 // request is refused with 503 and Retry-After: 1, and /healthz still answers.
 func TestInFlightBound(t *testing.T) {
 	t.Parallel()
-	ts := newTestServer(t, map[string]string{"STAGEDOOR_MAX_IN_FLIGHT": "2"}, nil, nil)
 	release := make(chan struct{})
 	var entered sync.WaitGroup
 	entered.Add(2)
-	ts.echo.GET("/test/slow", func(c echo.Context) error {
-		entered.Done()
-		<-release
-		return c.NoContent(204)
-	})
+	ts := startInstance(t, instance{env: map[string]string{"STAGEDOOR_MAX_IN_FLIGHT": "2"}, routes: func(e *echo.Echo) {
+		e.GET("/test/slow", func(c echo.Context) error {
+			entered.Done()
+			<-release
+			return c.NoContent(204)
+		})
+	}})
 	var done sync.WaitGroup
 	for range 2 {
 		done.Add(1)
@@ -195,11 +192,11 @@ func TestInFlightBound(t *testing.T) {
 			t.Errorf("%s while at the bound = %d, want 200", path, resp.StatusCode)
 		}
 	}
-	if got := testutil.ToFloat64(ts.metrics.shed.WithLabelValues("in_flight")); got != 1 {
-		t.Errorf("stagedoor_shed_total{bound=in_flight} = %v, want 1", got)
+	if got := metricValue(t, ts, `stagedoor_shed_total{bound="in_flight"}`); got != "1" {
+		t.Errorf("stagedoor_shed_total{bound=in_flight} = %q, want 1", got)
 	}
-	if got := testutil.ToFloat64(ts.metrics.requests.WithLabelValues("/test/slow", "503")); got != 1 {
-		t.Errorf("the refusal was not counted in stagedoor_http_requests_total: %v", got)
+	if got := metricValue(t, ts, `stagedoor_http_requests_total{route="/test/slow",status="503"}`); got != "1" {
+		t.Errorf("the refusal was not counted in stagedoor_http_requests_total: %q", got)
 	}
 	close(release)
 	done.Wait()
@@ -232,20 +229,18 @@ func TestMetricsPage(t *testing.T) {
 
 // BenchmarkShedRefusal measures the server time of a 503 at the in-flight bound.
 func BenchmarkShedRefusal(b *testing.B) {
-	cfg, _ := config.Load(func(k string) string {
-		return map[string]string{"STAGEDOOR_MAX_IN_FLIGHT": "1"}[k]
-	})
-	s := New(Deps{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry()})
 	release := make(chan struct{})
 	entered := make(chan struct{})
-	s.echo.GET("/test/slow", func(c echo.Context) error { close(entered); <-release; return nil })
-	go s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/test/slow", nil))
+	ts := startInstance(b, instance{env: map[string]string{"STAGEDOOR_MAX_IN_FLIGHT": "1"}, routes: func(e *echo.Echo) {
+		e.GET("/test/slow", func(c echo.Context) error { close(entered); <-release; return nil })
+	}})
+	go ts.Handler.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/test/slow", nil))
 	<-entered
 	defer close(release)
 	b.ReportAllocs()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
-		s.ServeHTTP(rec, httptest.NewRequest("GET", "/test/slow", nil))
+		ts.Handler.ServeHTTP(rec, httptest.NewRequest("GET", "/test/slow", nil))
 		if rec.Code != 503 {
 			b.Fatalf("status %d", rec.Code)
 		}

@@ -1,0 +1,202 @@
+// Package app is Stagedoor's composition root: New builds the whole server from
+// a config.Config (its connections, services, limits, background loops and HTTP
+// handler) in this one place, which `stagedoor serve`, the whole-program tests
+// and every HTTP test use, so that a change to the wiring cannot pass the tests
+// and break the binary. Tests change only what they must, through Options.
+//
+// It owns no table and no rule: it only connects the packages that do.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/checkout"
+	"github.com/stagedoor/stagedoor/internal/config"
+	"github.com/stagedoor/stagedoor/internal/conn"
+	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/hold"
+	"github.com/stagedoor/stagedoor/internal/httpapi"
+	"github.com/stagedoor/stagedoor/internal/limitadmin"
+	"github.com/stagedoor/stagedoor/internal/metrics"
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
+	"github.com/stagedoor/stagedoor/internal/scan"
+	"github.com/stagedoor/stagedoor/internal/waitroom"
+)
+
+// App is one Stagedoor instance: its parts, built and connected. Its fields
+// are for reading (tests look at the database and the services); Close ends it.
+type App struct {
+	Config   config.Config
+	Logger   *slog.Logger
+	DB       *pgxpool.Pool
+	Redis    redis.UniversalClient
+	Registry *prometheus.Registry
+	Limiter  *ratelimit.Limiter
+	Settings *limitadmin.Service
+	Auth     *auth.Service
+	Events   *event.Service
+	Holds    *hold.Service
+	Checkout *checkout.Service
+	Scans    *scan.Service
+	WaitRoom *waitroom.Service
+	// Handler answers the HTTP API.
+	Handler *httpapi.Server
+
+	closers []func()
+}
+
+// Option changes what New builds, for tests.
+type Option func(*options)
+
+type options struct {
+	db        *pgxpool.Pool
+	rdb       redis.UniversalClient
+	admission time.Duration
+	routes    func(*echo.Echo)
+}
+
+// WithDB makes the app use db instead of opening DATABASE_URL, and not close
+// it: several instances of one test share one database.
+func WithDB(db *pgxpool.Pool) Option { return func(o *options) { o.db = db } }
+
+// WithRedis makes the app use rdb instead of opening REDIS_URL, and not close
+// it: a test's private redis-server, or one that is down.
+func WithRedis(rdb redis.UniversalClient) Option { return func(o *options) { o.rdb = rdb } }
+
+// WithAdmission makes waiting-room admissions last d instead of 15 minutes.
+func WithAdmission(d time.Duration) Option { return func(o *options) { o.admission = d } }
+
+// WithRoutes adds routes behind the same rings as the API's: tests add slow,
+// failing and panicking ones.
+func WithRoutes(add func(*echo.Echo)) Option { return func(o *options) { o.routes = add } }
+
+// settingsStartTimeout bounds reading the limits' stored settings at start.
+const settingsStartTimeout = 10 * time.Second
+
+// New builds an instance from cfg. It does not migrate the database (serve
+// does that first) and starts no background loop (Start does). It fails when
+// PostgreSQL or Redis cannot be opened, or when the limits' stored settings
+// cannot be read: an instance that ignored an operator's kill switch must not
+// start.
+func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Option) (a *App, err error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	a = &App{Config: cfg, Logger: logger, DB: o.db, Redis: o.rdb}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	if a.DB == nil {
+		if a.DB, err = conn.Postgres(ctx, cfg.DatabaseURL, cfg.DBPool); err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, a.DB.Close)
+	}
+	if a.Redis == nil {
+		if a.Redis, err = conn.Redis(cfg.RedisURL); err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, func() { a.Redis.Close() })
+	}
+
+	a.Registry = prometheus.NewRegistry()
+	metrics.Register(a.Registry, collectors.NewGoCollector())
+	metrics.Register(a.Registry, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.Limiter = ratelimit.New(a.Redis, ratelimit.Options{
+		Prefix:     cfg.RedisPrefix,
+		Timeout:    cfg.RedisTimeout,
+		Registerer: a.Registry,
+		Limits:     cfg.LimitDefinitions(),
+	})
+	a.Settings = limitadmin.New(a.DB, a.Limiter, limitadmin.Options{Registerer: a.Registry, Logger: logger})
+	startCtx, cancel := context.WithTimeout(ctx, settingsStartTimeout)
+	defer cancel()
+	if err := a.Settings.Start(startCtx, cfg.LimitDefinitions()); err != nil {
+		return nil, fmt.Errorf("limit settings: %w", err)
+	}
+
+	a.Auth = auth.NewService(a.DB, cfg.BcryptCost)
+	a.Events = event.NewService(a.DB)
+	a.Holds = hold.NewService(a.DB, a.Events, cfg.HoldTTL)
+	a.Checkout = checkout.NewService(a.DB,
+		checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL, Timeout: cfg.PaymentTimeout}),
+		checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: a.Registry})
+	a.Scans = scan.NewService(a.DB)
+	a.WaitRoom = waitroom.New(a.Redis, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout,
+		Admission: o.admission, Logger: logger})
+	a.Handler = httpapi.New(httpapi.Deps{
+		Config:   cfg,
+		Logger:   logger,
+		DB:       a.DB,
+		Redis:    a.Redis,
+		Registry: a.Registry,
+		Limiter:  a.Limiter,
+		Auth:     a.Auth,
+		Settings: a.Settings,
+		Events:   a.Events,
+		Holds:    a.Holds,
+		Checkout: a.Checkout,
+		Scans:    a.Scans,
+		WaitRoom: a.WaitRoom,
+		Routes:   o.routes,
+	})
+	return a, nil
+}
+
+// Loops name the background loops of an instance.
+type Loops uint8
+
+// The loops; serve runs All.
+const (
+	// SettingsWatcher keeps the limits' settings in step with every other
+	// instance (LISTEN/NOTIFY and a re-read every second).
+	SettingsWatcher Loops = 1 << iota
+	// HoldSweeper marks expired holds expired, every hold.DefaultSweepEvery.
+	HoldSweeper
+	// Recovery settles orders left pending and reconciles Payrail's charges.
+	Recovery
+	All = SettingsWatcher | HoldSweeper | Recovery
+)
+
+// Start runs the loops in the background until the returned stop is called;
+// stop waits for them to return. They outlive ctx (SIGTERM), so that they go on
+// while the requests in flight finish: serve stops them after the last one.
+func (a *App) Start(ctx context.Context, loops Loops) (stop func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	if loops&SettingsWatcher != 0 {
+		wg.Go(func() { a.Settings.Run(ctx) })
+	}
+	if loops&HoldSweeper != 0 {
+		wg.Go(func() { a.Holds.RunSweeper(ctx, hold.DefaultSweepEvery, a.Logger) })
+	}
+	if loops&Recovery != 0 {
+		wg.Go(func() { a.Checkout.RunRecovery(ctx) })
+	}
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// Close closes what New opened (not what Options gave it), last opened first.
+func (a *App) Close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+}
