@@ -13,10 +13,9 @@ import (
 
 func register(t *testing.T, ts *testServer, kind, email string) {
 	t.Helper()
-	resp, body := ts.do(t, "POST", "/v1/"+kind+"s",
-		fmt.Sprintf(`{"email":%q,"password":"correct horse","name":"Test"}`, email))
-	if resp.StatusCode != 201 {
-		t.Fatalf("register %s: %d %v", email, resp.StatusCode, body)
+	a := ts.request(t, "POST", "/v1/"+kind+"s", fmt.Sprintf(`{"email":%q,"password":"correct horse","name":"Test"}`, email))
+	if a.StatusCode != 201 {
+		t.Fatalf("register %s: %d %s", email, a.StatusCode, a.raw)
 	}
 }
 
@@ -26,54 +25,57 @@ func loginBody(email, password string) string {
 
 func login(t *testing.T, ts *testServer, email string) string {
 	t.Helper()
-	resp, body := ts.do(t, "POST", "/v1/login", loginBody(email, "correct horse"))
-	if resp.StatusCode != 200 {
-		t.Fatalf("login %s: %d %v", email, resp.StatusCode, body)
+	a := ts.request(t, "POST", "/v1/login", loginBody(email, "correct horse"))
+	if a.StatusCode != 200 {
+		t.Fatalf("login %s: %d %s", email, a.StatusCode, a.raw)
 	}
-	return body["token"].(string)
+	return as[sessionJSON](t, a).Token
 }
 
 func TestAccountsAndSessions(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, nil, nil, nil)
-	resp, body := ts.do(t, "POST", "/v1/buyers", `{"email":" Ada@Example.com","password":"correct horse","name":"Ada"}`)
-	if resp.StatusCode != 201 || body["email"] != "ada@example.com" || body["id"] == "" || body["name"] != "Ada" {
-		t.Fatalf("POST /v1/buyers = %d %v", resp.StatusCode, body)
-	}
-	resp, body = ts.do(t, "POST", "/v1/organizers", `{"email":"ADA@example.com","password":"another one","name":"Ada Org"}`)
-	if resp.StatusCode != 409 || body["type"] != "/problems/email-taken" {
-		t.Errorf("taken email = %d %v", resp.StatusCode, body)
-	}
+	t.Run("an email is normalized and taken once", func(t *testing.T) {
+		a := ts.request(t, "POST", "/v1/buyers", `{"email":" Ada@Example.com","password":"correct horse","name":"Ada"}`)
+		if acct := as[accountJSON](t, a); a.StatusCode != 201 || acct.Email != "ada@example.com" || acct.ID == "" || acct.Name != "Ada" {
+			t.Fatalf("POST /v1/buyers = %d %s", a.StatusCode, a.raw)
+		}
+		a = ts.request(t, "POST", "/v1/organizers", `{"email":"ADA@example.com","password":"another one","name":"Ada Org"}`)
+		if a.StatusCode != 409 || !a.problem(t).is("email-taken") {
+			t.Errorf("taken email = %d %s", a.StatusCode, a.raw)
+		}
+	})
 	register(t, ts, "organizer", "org@example.com")
 
-	resp, body = ts.do(t, "POST", "/v1/login", loginBody("ada@EXAMPLE.com", "correct horse"))
-	principal, _ := body["principal"].(map[string]any)
-	if resp.StatusCode != 200 || body["token_type"] != "Bearer" || body["expires_at"] == nil ||
-		principal["kind"] != "buyer" || principal["email"] != "ada@example.com" {
-		t.Fatalf("login = %d %v", resp.StatusCode, body)
-	}
-	token := body["token"].(string)
-
-	resp, body = ts.do(t, "GET", "/v1/me", "", "Authorization", "Bearer "+token)
-	if resp.StatusCode != 200 || body["kind"] != "buyer" || body["id"] != principal["id"] {
-		t.Errorf("GET /v1/me = %d %v", resp.StatusCode, body)
-	}
-	for _, header := range []string{"", "Bearer", "Bearer nonsense", "Basic " + token} {
-		resp, body = ts.do(t, "GET", "/v1/me", "", "Authorization", header)
-		if resp.StatusCode != 401 || body["type"] != "/problems/unauthorized" {
-			t.Errorf("GET /v1/me with %q = %d %v", header, resp.StatusCode, body)
+	a := ts.request(t, "POST", "/v1/login", loginBody("ada@EXAMPLE.com", "correct horse"))
+	session := as[sessionJSON](t, a)
+	t.Run("a login opens a session", func(t *testing.T) {
+		if a.StatusCode != 200 || session.TokenType != "Bearer" || session.ExpiresAt.IsZero() ||
+			session.Principal.Kind != "buyer" || session.Principal.Email != "ada@example.com" {
+			t.Fatalf("login = %d %s", a.StatusCode, a.raw)
 		}
-	}
-
-	for _, tt := range []struct{ email, password string }{
-		{"ada@example.com", "wrong password"},
-		{"nobody@example.com", "correct horse"},
-	} {
-		resp, body = ts.do(t, "POST", "/v1/login", loginBody(tt.email, tt.password))
-		if resp.StatusCode != 401 || body["type"] != "/problems/invalid-credentials" {
-			t.Errorf("login %s/%s = %d %v", tt.email, tt.password, resp.StatusCode, body)
+	})
+	t.Run("the session names its principal; anything else is 401", func(t *testing.T) {
+		a := ts.request(t, "GET", "/v1/me", "", "Authorization", "Bearer "+session.Token)
+		if me := as[principalJSON](t, a); a.StatusCode != 200 || me.Kind != "buyer" || me.ID != session.Principal.ID {
+			t.Errorf("GET /v1/me = %d %s", a.StatusCode, a.raw)
 		}
-	}
+		for _, header := range []string{"", "Bearer", "Bearer nonsense", "Basic " + session.Token} {
+			if a := ts.request(t, "GET", "/v1/me", "", "Authorization", header); a.StatusCode != 401 || !a.problem(t).is("unauthorized") {
+				t.Errorf("GET /v1/me with %q = %d %s", header, a.StatusCode, a.raw)
+			}
+		}
+	})
+	t.Run("a wrong password and an unknown email are the same answer", func(t *testing.T) {
+		for _, tt := range []struct{ email, password string }{
+			{"ada@example.com", "wrong password"},
+			{"nobody@example.com", "correct horse"},
+		} {
+			if a := ts.request(t, "POST", "/v1/login", loginBody(tt.email, tt.password)); a.StatusCode != 401 || !a.problem(t).is("invalid-credentials") {
+				t.Errorf("login %s/%s = %d %s", tt.email, tt.password, a.StatusCode, a.raw)
+			}
+		}
+	})
 }
 
 // TestLogoutIsSeenByAnotherInstanceAtOnce: two instances on one database.
@@ -84,14 +86,14 @@ func TestLogoutIsSeenByAnotherInstanceAtOnce(t *testing.T) {
 	two := startInstance(t, instance{db: db})
 	register(t, one, "buyer", "b@example.com")
 	token := login(t, one, "b@example.com")
-	if resp, _ := two.do(t, "GET", "/v1/me", "", "Authorization", "Bearer "+token); resp.StatusCode != 200 {
-		t.Fatalf("the second instance does not know the session: %d", resp.StatusCode)
+	if a := two.request(t, "GET", "/v1/me", "", "Authorization", "Bearer "+token); a.StatusCode != 200 {
+		t.Fatalf("the second instance does not know the session: %d", a.StatusCode)
 	}
-	if resp, _ := one.do(t, "POST", "/v1/logout", "", "Authorization", "Bearer "+token); resp.StatusCode != 204 {
-		t.Fatalf("logout = %d", resp.StatusCode)
+	if a := one.request(t, "POST", "/v1/logout", "", "Authorization", "Bearer "+token); a.StatusCode != 204 {
+		t.Fatalf("logout = %d", a.StatusCode)
 	}
-	if resp, _ := two.do(t, "GET", "/v1/me", "", "Authorization", "Bearer "+token); resp.StatusCode != 401 {
-		t.Errorf("after logout the second instance answers %d, want 401", resp.StatusCode)
+	if a := two.request(t, "GET", "/v1/me", "", "Authorization", "Bearer "+token); a.StatusCode != 401 {
+		t.Errorf("after logout the second instance answers %d, want 401", a.StatusCode)
 	}
 }
 
@@ -102,16 +104,15 @@ func TestEleventhLoginFromOneAddress(t *testing.T) {
 	ts := newTestServer(t, nil, nil, nil)
 	register(t, ts, "buyer", "b@example.com")
 	for i := 1; i <= 10; i++ {
-		resp, body := ts.do(t, "POST", "/v1/login", loginBody("b@example.com", "wrong password"))
-		if resp.StatusCode != 401 {
-			t.Fatalf("attempt %d = %d %v", i, resp.StatusCode, body)
+		if a := ts.request(t, "POST", "/v1/login", loginBody("b@example.com", "wrong password")); a.StatusCode != 401 {
+			t.Fatalf("attempt %d = %d %s", i, a.StatusCode, a.raw)
 		}
 	}
 	hashes := ts.Auth.Hashes()
-	resp, body := ts.do(t, "POST", "/v1/login", loginBody("b@example.com", "correct horse"))
-	if resp.StatusCode != 429 || body["limit"] != "login-address" || resp.Header.Get("Retry-After") != "6" {
-		t.Fatalf("11th attempt = %d %v Retry-After %q, want 429 login-address, Retry-After: 6",
-			resp.StatusCode, body, resp.Header.Get("Retry-After"))
+	a := ts.request(t, "POST", "/v1/login", loginBody("b@example.com", "correct horse"))
+	if a.StatusCode != 429 || a.problem(t).Limit != "login-address" || a.Header.Get("Retry-After") != "6" {
+		t.Fatalf("11th attempt = %d %s Retry-After %q, want 429 login-address, Retry-After: 6",
+			a.StatusCode, a.raw, a.Header.Get("Retry-After"))
 	}
 	if got := ts.Auth.Hashes() - hashes; got != 0 {
 		t.Errorf("the refused login computed %d bcrypt hashes, want 0", got)
@@ -124,9 +125,8 @@ func TestEleventhLoginFromOneAddress(t *testing.T) {
 func TestForwardedForIsBelievedOnlyFromTrustedProxies(t *testing.T) {
 	t.Parallel()
 	attempt := func(ts *testServer, forwardedFor string) int {
-		resp, _ := ts.do(t, "POST", "/v1/login", loginBody("x@example.com", "wrong password"),
-			"X-Forwarded-For", forwardedFor)
-		return resp.StatusCode
+		return ts.request(t, "POST", "/v1/login", loginBody("x@example.com", "wrong password"),
+			"X-Forwarded-For", forwardedFor).StatusCode
 	}
 
 	direct := newTestServer(t, nil, nil, nil)
@@ -159,24 +159,22 @@ func TestLoginEmailLimitAcrossAddresses(t *testing.T) {
 	ts := newTestServer(t, map[string]string{"STAGEDOOR_TRUSTED_PROXIES": "127.0.0.1/32, ::1/128"}, nil, nil)
 	register(t, ts, "buyer", "victim@example.com")
 	for i := 1; i <= 20; i++ {
-		resp, _ := ts.do(t, "POST", "/v1/login", loginBody("Victim@example.com", "guess"+fmt.Sprint(i)+"xxxxx"),
-			"X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i))
-		if resp.StatusCode != 401 {
-			t.Fatalf("attempt %d = %d", i, resp.StatusCode)
+		if a := ts.request(t, "POST", "/v1/login", loginBody("Victim@example.com", "guess"+fmt.Sprint(i)+"xxxxx"),
+			"X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i)); a.StatusCode != 401 {
+			t.Fatalf("attempt %d = %d", i, a.StatusCode)
 		}
 	}
 	hashes := ts.Auth.Hashes()
-	resp, body := ts.do(t, "POST", "/v1/login", loginBody("victim@example.com", "correct horse"),
-		"X-Forwarded-For", "198.51.100.21")
-	if resp.StatusCode != 429 || body["limit"] != "login-email" {
-		t.Fatalf("21st = %d %v, want 429 login-email", resp.StatusCode, body)
+	a := ts.request(t, "POST", "/v1/login", loginBody("victim@example.com", "correct horse"), "X-Forwarded-For", "198.51.100.21")
+	if a.StatusCode != 429 || a.problem(t).Limit != "login-email" {
+		t.Fatalf("21st = %d %s, want 429 login-email", a.StatusCode, a.raw)
 	}
 	if ts.Auth.Hashes() != hashes {
 		t.Error("a login refused by login-email computed a hash")
 	}
-	if resp, _ := ts.do(t, "POST", "/v1/login", loginBody("other@example.com", "whatever12"),
-		"X-Forwarded-For", "198.51.100.21"); resp.StatusCode != 401 {
-		t.Errorf("another email from that address = %d, want 401", resp.StatusCode)
+	if a := ts.request(t, "POST", "/v1/login", loginBody("other@example.com", "whatever12"),
+		"X-Forwarded-For", "198.51.100.21"); a.StatusCode != 401 {
+		t.Errorf("another email from that address = %d, want 401", a.StatusCode)
 	}
 }
 
@@ -190,13 +188,13 @@ func TestLoginLimitsFallBackWhenRedisStops(t *testing.T) {
 	private.Stop()
 
 	for i := 1; i <= 10; i++ {
-		if resp, body := ts.do(t, "POST", "/v1/login", loginBody("b@example.com", "wrong password")); resp.StatusCode != 401 {
-			t.Fatalf("attempt %d with Redis down = %d %v", i, resp.StatusCode, body)
+		if a := ts.request(t, "POST", "/v1/login", loginBody("b@example.com", "wrong password")); a.StatusCode != 401 {
+			t.Fatalf("attempt %d with Redis down = %d %s", i, a.StatusCode, a.raw)
 		}
 	}
-	resp, body := ts.do(t, "POST", "/v1/login", loginBody("b@example.com", "correct horse"))
-	if resp.StatusCode != 429 || body["limit"] != "login-address" {
-		t.Fatalf("11th with Redis down = %d %v, want 429 login-address", resp.StatusCode, body)
+	a := ts.request(t, "POST", "/v1/login", loginBody("b@example.com", "correct horse"))
+	if a.StatusCode != 429 || a.problem(t).Limit != "login-address" {
+		t.Fatalf("11th with Redis down = %d %s, want 429 login-address", a.StatusCode, a.raw)
 	}
 	metric := metricValue(t, ts, `stagedoor_ratelimit_decisions_total{decision="fallback_denied",limit="login-address"}`)
 	if metric != "1" {
@@ -245,10 +243,9 @@ func TestAccountBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, body := ts.do(t, "POST", tt.path, tt.body)
-			detail, _ := body["detail"].(string)
-			if resp.StatusCode != 400 || body["type"] != "/problems/invalid-request" || !strings.Contains(detail, tt.says) {
-				t.Errorf("= %d %v, want 400 invalid-request saying %q", resp.StatusCode, body, tt.says)
+			a := ts.request(t, "POST", tt.path, tt.body)
+			if p := a.problem(t); a.StatusCode != 400 || !p.is("invalid-request") || !strings.Contains(p.Detail, tt.says) {
+				t.Errorf("= %d %s, want 400 invalid-request saying %q", a.StatusCode, a.raw, tt.says)
 			}
 		})
 	}

@@ -1,74 +1,37 @@
 package httpapi_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
 	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/stagedoor/stagedoor/internal/config"
-	"github.com/stagedoor/stagedoor/internal/limitadmin"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 const adminToken = "admin-token-for-tests-0123456789"
 
-// runLimitSettings starts the limit settings of one test instance as serve does:
-// stored settings applied before serving, kept in step until the test ends. A
-// database that does not answer (a test of readiness) is only logged.
-func runLimitSettings(t testing.TB, cfg config.Config, db *pgxpool.Pool, limiter *ratelimit.Limiter,
-	registry prometheus.Registerer) *limitadmin.Service {
-	t.Helper()
-	svc := limitadmin.New(db, limiter, limitadmin.Options{
-		Registerer: registry,
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err := svc.Start(context.Background(), cfg.LimitDefinitions()); err != nil {
-		t.Logf("limit settings not started: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); svc.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return svc
-}
-
 // limits answers GET /v1/admin/limits with the admin token.
-func (ts *testServer) limits(t *testing.T) []map[string]any {
+func (ts *testServer) limits(t *testing.T) []limitJSON {
 	t.Helper()
-	req, _ := http.NewRequest("GET", ts.http.URL+"/v1/admin/limits", nil)
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	a := ts.request(t, "GET", "/v1/admin/limits", "", "Authorization", "Bearer "+adminToken)
+	if a.StatusCode != 200 {
+		t.Fatalf("GET /v1/admin/limits = %d %s", a.StatusCode, a.raw)
 	}
-	defer resp.Body.Close()
-	var out []map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("GET /v1/admin/limits = %d, %v", resp.StatusCode, err)
-	}
-	return out
+	return as[[]limitJSON](t, a)
 }
 
 // putLimit sends PUT /v1/admin/limits/{name} with the admin token and wants 200.
-func (ts *testServer) putLimit(t *testing.T, name, body string) map[string]any {
+func (ts *testServer) putLimit(t *testing.T, name, body string) limitJSON {
 	t.Helper()
-	resp, got := ts.do(t, "PUT", "/v1/admin/limits/"+name, body, "Authorization", "Bearer "+adminToken)
-	if resp.StatusCode != 200 {
-		t.Fatalf("PUT %s %s = %d %v", name, body, resp.StatusCode, got)
+	a := ts.request(t, "PUT", "/v1/admin/limits/"+name, body, "Authorization", "Bearer "+adminToken)
+	if a.StatusCode != 200 {
+		t.Fatalf("PUT %s %s = %d %s", name, body, a.StatusCode, a.raw)
 	}
-	return got
+	return as[limitJSON](t, a)
 }
 
 // eventually polls cond for up to 2 s, the propagation API.md promises.
@@ -97,11 +60,11 @@ func TestLimitSettingsReachEveryInstance(t *testing.T) {
 
 	// A login from addr, on an email of its own so that login-email never refuses.
 	var n atomic.Int64
-	attempt := func(ts *testServer, addr string) (*http.Response, map[string]any) {
-		return ts.do(t, "POST", "/v1/login", loginBody(fmt.Sprintf("u%d@example.com", n.Add(1)), "wrong password"),
+	attempt := func(ts *testServer, addr string) answer {
+		return ts.request(t, "POST", "/v1/login", loginBody(fmt.Sprintf("u%d@example.com", n.Add(1)), "wrong password"),
 			"X-Forwarded-For", addr)
 	}
-	status := func(ts *testServer, addr string) int { resp, _ := attempt(ts, addr); return resp.StatusCode }
+	status := func(ts *testServer, addr string) int { return attempt(ts, addr).StatusCode }
 	const addr = "198.51.100.1"
 	for i := range 3 {
 		if got := status(one, addr); got != 401 {
@@ -114,8 +77,8 @@ func TestLimitSettingsReachEveryInstance(t *testing.T) {
 
 	// off on one: two stops refusing (its denial cache cleared too).
 	got := one.putLimit(t, "login-address", `{"mode":"off"}`)
-	if got["mode"] != "off" || got["rate"] != 3.0 || got["period_ms"] != 3600000.0 || got["burst"] != 3.0 {
-		t.Errorf("PUT off answered %v", got)
+	if got.Mode != "off" || got.Rate != 3 || got.PeriodMS != 3600000 || got.Burst != 3 {
+		t.Errorf("PUT off answered %+v", got)
 	}
 	eventually(t, "two allows login-address once off", func() bool { return status(two, addr) == 401 })
 	const gauge = `stagedoor_ratelimit_setting{limit="login-address",mode="%s"}`
@@ -136,21 +99,21 @@ func TestLimitSettingsReachEveryInstance(t *testing.T) {
 	// enforce again on one: two refuses again.
 	one.putLimit(t, "login-address", `{"mode":"enforce"}`)
 	eventually(t, "two refuses once enforcing", func() bool {
-		resp, body := attempt(two, addr)
-		return resp.StatusCode == 429 && body["limit"] == "login-address"
+		a := attempt(two, addr)
+		return a.StatusCode == 429 && a.problem(t).Limit == "login-address"
 	})
 
 	// A new rate on two (burst kept unless given): 1/1h on both instances.
 	got = two.putLimit(t, "login-address", `{"mode":"enforce","rate":1,"burst":1}`)
-	if got["rate"] != 1.0 || got["burst"] != 1.0 || got["period_ms"] != 3600000.0 || got["updated_by"] == "" {
-		t.Errorf("PUT rate answered %v", got)
+	if got.Rate != 1 || got.Burst != 1 || got.PeriodMS != 3600000 || got.UpdatedBy == "" {
+		t.Errorf("PUT rate answered %+v", got)
 	}
 	var addrs atomic.Int64
 	oneAllowed := func(ts *testServer) func() bool {
 		return func() bool {
 			k := addrs.Add(1)
 			fresh := fmt.Sprintf("10.0.%d.%d", k/250, k%250+1)
-			first, _ := attempt(ts, fresh)
+			first := attempt(ts, fresh)
 			return first.StatusCode == 401 && first.Header.Get("RateLimit-Policy") == `"login-address";q=1;w=3600` &&
 				status(ts, fresh) == 429
 		}
@@ -163,8 +126,8 @@ func TestLimitSettingsReachEveryInstance(t *testing.T) {
 	if s, _ := three.Limiter.Setting("login-address"); s.String() != "1/1h enforce" {
 		t.Errorf("restarted instance runs login-address at %s, want the stored 1/1h enforce", s)
 	}
-	if l := three.limits(t); l[0]["name"] != "login-address" || l[0]["rate"] != 1.0 || l[0]["burst"] != 1.0 {
-		t.Errorf("restarted instance lists %v", l[0])
+	if l := three.limits(t); l[0].Name != "login-address" || l[0].Rate != 1 || l[0].Burst != 1 {
+		t.Errorf("restarted instance lists %+v", l[0])
 	}
 	if !oneAllowed(three)() {
 		t.Error("restarted instance does not enforce the stored 1/1h")
@@ -178,9 +141,9 @@ func TestAdminToken(t *testing.T) {
 	t.Parallel()
 	off := newTestServer(t, nil, nil, nil)
 	for _, r := range []struct{ method, path string }{{"GET", "/v1/admin/limits"}, {"PUT", "/v1/admin/limits/login-address"}} {
-		resp, body := off.do(t, r.method, r.path, `{"mode":"off"}`, "Authorization", "Bearer "+adminToken)
-		if resp.StatusCode != 404 || body["type"] != "/problems/not-found" {
-			t.Errorf("no token configured: %s %s = %d %v, want 404", r.method, r.path, resp.StatusCode, body)
+		a := off.request(t, r.method, r.path, `{"mode":"off"}`, "Authorization", "Bearer "+adminToken)
+		if a.StatusCode != 404 || !a.problem(t).is("not-found") {
+			t.Errorf("no token configured: %s %s = %d %s, want 404", r.method, r.path, a.StatusCode, a.raw)
 		}
 	}
 
@@ -188,17 +151,17 @@ func TestAdminToken(t *testing.T) {
 	for _, header := range []string{"", "Bearer", "Bearer wrong-token-of-some-length", "Bearer " + adminToken + "x",
 		"Bearer " + adminToken[:len(adminToken)-1], "Basic " + adminToken} {
 		for _, r := range []struct{ method, path string }{{"GET", "/v1/admin/limits"}, {"PUT", "/v1/admin/limits/login-address"}} {
-			resp, body := ts.do(t, r.method, r.path, `{"mode":"off"}`, "Authorization", header)
-			if resp.StatusCode != 401 || body["type"] != "/problems/unauthorized" {
-				t.Errorf("%s %s with %q = %d %v, want 401", r.method, r.path, header, resp.StatusCode, body)
+			a := ts.request(t, r.method, r.path, `{"mode":"off"}`, "Authorization", header)
+			if a.StatusCode != 401 || !a.problem(t).is("unauthorized") {
+				t.Errorf("%s %s with %q = %d %s, want 401", r.method, r.path, header, a.StatusCode, a.raw)
 			}
 		}
 	}
 	var names []string
 	for _, l := range ts.limits(t) {
-		names = append(names, l["name"].(string))
-		if l["mode"] != "enforce" || l["updated_by"] != "environment" {
-			t.Errorf("limit at start: %v", l)
+		names = append(names, l.Name)
+		if l.Mode != "enforce" || l.UpdatedBy != "environment" {
+			t.Errorf("limit at start: %+v", l)
 		}
 	}
 	want := []string{"login-address", "login-email", "hold-buyer", "hold-organizer", "scanner-key", "queue-join"}
@@ -237,15 +200,14 @@ func TestAdminPutBadBodies(t *testing.T) {
 		{`[]`, "must be a JSON object"},
 		{``, "empty"},
 	} {
-		resp, body := ts.do(t, "PUT", "/v1/admin/limits/login-address", tt.body, "Authorization", "Bearer "+adminToken)
-		detail, _ := body["detail"].(string)
-		if resp.StatusCode != 400 || body["type"] != "/problems/invalid-request" || !strings.Contains(detail, tt.detail) {
-			t.Errorf("PUT %s = %d %v, want 400 saying %q", tt.body, resp.StatusCode, body, tt.detail)
+		a := ts.request(t, "PUT", "/v1/admin/limits/login-address", tt.body, "Authorization", "Bearer "+adminToken)
+		if p := a.problem(t); a.StatusCode != 400 || !p.is("invalid-request") || !strings.Contains(p.Detail, tt.detail) {
+			t.Errorf("PUT %s = %d %s, want 400 saying %q", tt.body, a.StatusCode, a.raw, tt.detail)
 		}
 	}
-	resp, body := ts.do(t, "PUT", "/v1/admin/limits/login-everything", `{"mode":"off"}`, "Authorization", "Bearer "+adminToken)
-	if resp.StatusCode != 404 || body["type"] != "/problems/not-found" {
-		t.Errorf("PUT an unknown limit = %d %v, want 404", resp.StatusCode, body)
+	a := ts.request(t, "PUT", "/v1/admin/limits/login-everything", `{"mode":"off"}`, "Authorization", "Bearer "+adminToken)
+	if a.StatusCode != 404 || !a.problem(t).is("not-found") {
+		t.Errorf("PUT an unknown limit = %d %s, want 404", a.StatusCode, a.raw)
 	}
 	if after := ts.limits(t); !reflect.DeepEqual(before, after) {
 		t.Errorf("refused PUTs changed the settings:\nbefore %v\nafter  %v", before, after)

@@ -2,10 +2,7 @@ package httpapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -54,11 +51,11 @@ func eventBody(rows, perRow int, onSale ...time.Time) string {
 // ids in seat-map order, read from the database (no snapshot involved).
 func newEvent(t testing.TB, ts *testServer, org testAccount, body string) (string, []string) {
 	t.Helper()
-	resp, out := ts.doTB(t, "POST", "/v1/events", body, org.bearer()...)
-	if resp.StatusCode != 201 {
-		t.Fatalf("create event = %d %v", resp.StatusCode, out)
+	a := ts.request(t, "POST", "/v1/events", body, org.bearer()...)
+	if a.StatusCode != 201 {
+		t.Fatalf("create event = %d %s", a.StatusCode, a.raw)
 	}
-	id := out["id"].(string)
+	id := as[eventJSON](t, a).ID
 	rows, err := ts.DB.Query(context.Background(), `SELECT id::text FROM seats WHERE event_id = $1 ORDER BY position`, id)
 	if err != nil {
 		t.Fatal(err)
@@ -85,72 +82,77 @@ func TestEventsAndSeatMap(t *testing.T) {
 		            {"name":"Box","rows":1,"seats_per_row":2,"price_cents":0}],
 		"waiting_room":{"admit_per_second":50}}`, time.Now().Add(48*time.Hour).Format(time.RFC3339))
 
-	resp, ev := ts.do(t, "POST", "/v1/events", body, org.bearer()...)
-	if resp.StatusCode != 201 || ev["name"] != "Gala" || ev["currency"] != "USD" || ev["organizer_id"] != org.id ||
-		ev["seats_total"] != 8.0 || ev["seats_available"] != 8.0 ||
-		resp.Header.Get("Location") != "/v1/events/"+fmt.Sprint(ev["id"]) {
-		t.Fatalf("POST /v1/events = %d %v", resp.StatusCode, ev)
-	}
-	if wr, _ := ev["waiting_room"].(map[string]any); wr["admit_per_second"] != 50.0 {
-		t.Errorf("waiting_room = %v, want admit_per_second 50", ev["waiting_room"])
-	}
-	onSale, err := time.Parse(time.RFC3339, ev["on_sale_at"].(string))
-	if err != nil || time.Since(onSale) > time.Minute {
-		t.Errorf("on_sale_at = %v (%v), want about now when not given", ev["on_sale_at"], err)
-	}
-	id := ev["id"].(string)
+	a := ts.request(t, "POST", "/v1/events", body, org.bearer()...)
+	ev := as[eventJSON](t, a)
+	t.Run("an organizer creates an event", func(t *testing.T) {
+		if a.StatusCode != 201 || ev.Name != "Gala" || ev.Currency != "USD" || ev.OrganizerID != org.id ||
+			ev.SeatsTotal != 8 || ev.SeatsAvailable != 8 || a.Header.Get("Location") != "/v1/events/"+ev.ID {
+			t.Fatalf("POST /v1/events = %d %s", a.StatusCode, a.raw)
+		}
+		if ev.WaitingRoom == nil || ev.WaitingRoom.AdmitPerSecond != 50 {
+			t.Errorf("waiting_room = %+v, want admit_per_second 50", ev.WaitingRoom)
+		}
+		if time.Since(ev.OnSaleAt) > time.Minute {
+			t.Errorf("on_sale_at = %v, want about now when not given", ev.OnSaleAt)
+		}
+	})
+	id := ev.ID
 
-	resp, got := ts.do(t, "GET", "/v1/events/"+id, "")
-	sections, _ := got["sections"].([]any)
-	if resp.StatusCode != 200 || got["venue"] != "Opera" || len(sections) != 2 || got["waiting_room"] == nil {
-		t.Errorf("GET /v1/events/{id} = %d %v", resp.StatusCode, got)
-	}
-	resp, list := ts.do(t, "GET", "/v1/events", "")
-	events, _ := list["events"].([]any)
-	if resp.StatusCode != 200 || len(events) != 1 || events[0].(map[string]any)["seats_available"] != 8.0 {
-		t.Errorf("GET /v1/events = %d %v", resp.StatusCode, list)
-	}
+	t.Run("anyone reads it and the list", func(t *testing.T) {
+		a := ts.request(t, "GET", "/v1/events/"+id, "")
+		if got := as[eventJSON](t, a); a.StatusCode != 200 || got.Venue != "Opera" || len(got.Sections) != 2 || got.WaitingRoom == nil {
+			t.Errorf("GET /v1/events/{id} = %d %s", a.StatusCode, a.raw)
+		}
+		a = ts.request(t, "GET", "/v1/events", "")
+		if list := as[eventList](t, a).Events; a.StatusCode != 200 || len(list) != 1 || list[0].SeatsAvailable != 8 {
+			t.Errorf("GET /v1/events = %d %s", a.StatusCode, a.raw)
+		}
+	})
 
 	seats := seatMap(t, ts, id)
-	if len(seats) != 8 {
-		t.Fatalf("seat map has %d seats, want 8", len(seats))
-	}
-	want := []string{"Stalls A1", "Stalls A2", "Stalls A3", "Stalls B1", "Stalls B2", "Stalls B3", "Box A1", "Box A2"}
-	for i, s := range seats {
-		if label := fmt.Sprintf("%v %v%v", s["section"], s["row"], s["number"]); label != want[i] || s["status"] != "available" {
-			t.Errorf("seat %d = %v, want %s available", i, s, want[i])
+	t.Run("the seat map lists every seat by section, row and number", func(t *testing.T) {
+		if len(seats) != 8 {
+			t.Fatalf("seat map has %d seats, want 8", len(seats))
 		}
-	}
-	if seats[0]["price_cents"] != 5000.0 || seats[7]["price_cents"] != 0.0 {
-		t.Errorf("prices %v and %v, want 5000 and 0", seats[0]["price_cents"], seats[7]["price_cents"])
-	}
+		want := []string{"Stalls A1", "Stalls A2", "Stalls A3", "Stalls B1", "Stalls B2", "Stalls B3", "Box A1", "Box A2"}
+		for i, s := range seats {
+			if label := fmt.Sprintf("%s %s%d", s.Section, s.Row, s.Number); label != want[i] || s.Status != "available" {
+				t.Errorf("seat %d = %+v, want %s available", i, s, want[i])
+			}
+		}
+		if seats[0].PriceCents != 5000 || seats[7].PriceCents != 0 {
+			t.Errorf("prices %d and %d, want 5000 and 0", seats[0].PriceCents, seats[7].PriceCents)
+		}
+	})
 
-	// A hold shows on the seat map within a second and in the organizer's counts at once.
-	admitted(t, ts, buyer, id) // the event has a waiting room
-	resp, h := ts.do(t, "POST", "/v1/holds", fmt.Sprintf(`{"event_id":%q,"seat_ids":[%q,%q]}`, id, seats[0]["id"], seats[6]["id"]), buyer.bearer()...)
-	if resp.StatusCode != 201 || h["total_cents"] != 5000.0 {
-		t.Fatalf("hold = %d %v", resp.StatusCode, h)
-	}
-	resp, mine := ts.do(t, "GET", "/v1/organizer/events", "", org.bearer()...)
-	own, _ := mine["events"].([]any)
-	if resp.StatusCode != 200 || len(own) != 1 {
-		t.Fatalf("GET /v1/organizer/events = %d %v", resp.StatusCode, mine)
-	}
-	if e := own[0].(map[string]any); e["seats_held"] != 2.0 || e["seats_sold"] != 0.0 || e["seats_available"] != 6.0 {
-		t.Errorf("organizer's event = %v, want 2 held, 0 sold, 6 available", e)
-	}
-	statuses := func() string {
-		var b strings.Builder
-		for _, s := range seatMap(t, ts, id) {
-			b.WriteString(s["status"].(string)[:1])
+	t.Run("a hold shows on the seat map within a second and in the organizer's counts at once", func(t *testing.T) {
+		admitted(t, ts, buyer, id) // the event has a waiting room
+		a := ts.request(t, "POST", "/v1/holds", fmt.Sprintf(`{"event_id":%q,"seat_ids":[%q,%q]}`, id, seats[0].ID, seats[6].ID), buyer.bearer()...)
+		h := as[holdJSON](t, a)
+		if a.StatusCode != 201 || h.TotalCents != 5000 {
+			t.Fatalf("hold = %d %s", a.StatusCode, a.raw)
 		}
-		return b.String()
-	}
-	waitFor(t, 1100*time.Millisecond, "the seat map to show the hold", func() bool { return statuses() == "haaaaaha" })
-	if resp, _ := ts.do(t, "DELETE", "/v1/holds/"+h["id"].(string), "", buyer.bearer()...); resp.StatusCode != 204 {
-		t.Fatalf("DELETE hold = %d", resp.StatusCode)
-	}
-	waitFor(t, 1100*time.Millisecond, "the seat map to show the release", func() bool { return statuses() == "aaaaaaaa" })
+		a = ts.request(t, "GET", "/v1/organizer/events", "", org.bearer()...)
+		own := as[eventList](t, a).Events
+		if a.StatusCode != 200 || len(own) != 1 {
+			t.Fatalf("GET /v1/organizer/events = %d %s", a.StatusCode, a.raw)
+		}
+		if e := own[0]; e.SeatsHeld != 2 || e.SeatsSold != 0 || e.SeatsAvailable != 6 {
+			t.Errorf("organizer's event = %+v, want 2 held, 0 sold, 6 available", e)
+		}
+		statuses := func() string {
+			var b strings.Builder
+			for _, s := range seatMap(t, ts, id) {
+				b.WriteString(s.Status[:1])
+			}
+			return b.String()
+		}
+		waitFor(t, 1100*time.Millisecond, "the seat map to show the hold", func() bool { return statuses() == "haaaaaha" })
+		if a := ts.request(t, "DELETE", "/v1/holds/"+h.ID, "", buyer.bearer()...); a.StatusCode != 204 {
+			t.Fatalf("DELETE hold = %d", a.StatusCode)
+		}
+		waitFor(t, 1100*time.Millisecond, "the seat map to show the release", func() bool { return statuses() == "aaaaaaaa" })
+	})
 
 	// Rights and unknown ids.
 	for _, tt := range []struct {
@@ -167,25 +169,21 @@ func TestEventsAndSeatMap(t *testing.T) {
 		{"GET", "/v1/events/" + ids.New() + "/seats", nil, 404},
 		{"GET", "/v1/events/'%3B%20DROP%20TABLE%20seats/seats", nil, 404},
 	} {
-		resp, body := ts.do(t, tt.method, tt.path, body, tt.header...)
-		if resp.StatusCode != tt.status || body["type"] == nil {
-			t.Errorf("%s %s = %d %v, want %d problem", tt.method, tt.path, resp.StatusCode, body, tt.status)
+		if a := ts.request(t, tt.method, tt.path, body, tt.header...); a.StatusCode != tt.status || a.problem(t).Status != tt.status {
+			t.Errorf("%s %s = %d %s, want %d problem", tt.method, tt.path, a.StatusCode, a.raw, tt.status)
 		}
 	}
 }
 
 // seatMap reads GET /v1/events/{id}/seats.
-func seatMap(t *testing.T, ts *testServer, eventID string) []map[string]any {
+func seatMap(t *testing.T, ts *testServer, eventID string) []seatJSON {
 	t.Helper()
-	resp, raw := ts.raw(t, "GET", "/v1/events/"+eventID+"/seats")
-	var out struct {
-		EventID string           `json:"event_id"`
-		Seats   []map[string]any `json:"seats"`
+	a := ts.request(t, "GET", "/v1/events/"+eventID+"/seats", "")
+	m := as[seatMapJSON](t, a)
+	if a.StatusCode != 200 || m.EventID != eventID {
+		t.Fatalf("seat map = %d %s", a.StatusCode, a.raw)
 	}
-	if err := json.Unmarshal(raw, &out); resp.StatusCode != 200 || err != nil || out.EventID != eventID {
-		t.Fatalf("seat map = %d %s (%v)", resp.StatusCode, raw, err)
-	}
-	return out.Seats
+	return m.Seats
 }
 
 func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
@@ -213,8 +211,8 @@ func TestSeatMapStampedeCostsOneQuery(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if resp, raw := ts.raw(t, "GET", "/v1/events/"+id+"/seats"); resp.StatusCode != 200 || len(raw) < 500*50 {
-					t.Errorf("seat map = %d, %d bytes", resp.StatusCode, len(raw))
+				if a := ts.request(t, "GET", "/v1/events/"+id+"/seats", ""); a.StatusCode != 200 || len(a.raw) < 500*50 {
+					t.Errorf("seat map = %d, %d bytes", a.StatusCode, len(a.raw))
 				}
 			}()
 		}
@@ -273,10 +271,9 @@ func TestCreateEventBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, body := ts.do(t, "POST", "/v1/events", tt.body, org.bearer()...)
-			detail, _ := body["detail"].(string)
-			if resp.StatusCode != 400 || body["type"] != "/problems/invalid-request" || !strings.Contains(detail, tt.says) {
-				t.Errorf("= %d %v, want 400 invalid-request saying %q", resp.StatusCode, body, tt.says)
+			a := ts.request(t, "POST", "/v1/events", tt.body, org.bearer()...)
+			if p := a.problem(t); a.StatusCode != 400 || !p.is("invalid-request") || !strings.Contains(p.Detail, tt.says) {
+				t.Errorf("= %d %s, want 400 invalid-request saying %q", a.StatusCode, a.raw, tt.says)
 			}
 		})
 	}
@@ -296,32 +293,4 @@ func (ts *testServer) serve(method, path, body string, header ...string) *httpte
 	rec := httptest.NewRecorder()
 	ts.Handler.ServeHTTP(rec, req)
 	return rec
-}
-
-// doTB is do for tests and benchmarks alike, served in-process.
-func (ts *testServer) doTB(t testing.TB, method, path, body string, header ...string) (*http.Response, map[string]any) {
-	t.Helper()
-	rec := ts.serve(method, path, body, header...)
-	var decoded map[string]any
-	_ = json.Unmarshal(rec.Body.Bytes(), &decoded)
-	return rec.Result(), decoded
-}
-
-// raw sends a request over HTTP and returns its body undecoded.
-func (ts *testServer) raw(t *testing.T, method, path string) (*http.Response, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(method, ts.http.URL+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, raw
 }

@@ -2,12 +2,9 @@ package httpapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -82,28 +79,6 @@ func startInstance(t testing.TB, in instance) *testServer {
 	ts := &testServer{App: a, http: httptest.NewServer(a.Handler)}
 	t.Cleanup(ts.http.Close)
 	return ts
-}
-
-// do sends one request; header holds name, value pairs. The body is decoded
-// as a JSON object when it is one.
-func (ts *testServer) do(t *testing.T, method, path, body string, header ...string) (*http.Response, map[string]any) {
-	t.Helper()
-	req, err := http.NewRequest(method, ts.http.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var decoded map[string]any
-	_ = json.Unmarshal(raw, &decoded)
-	return resp, decoded
 }
 
 // redisClient is a client on the Redis at url (such as a testenv.PrivateRedis

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -50,15 +51,16 @@ func TestHoldRace(t *testing.T) {
 			attempts[i].seats = []string{seats[a], seats[b]}
 			wg.Go(func() {
 				<-start
-				resp, body := ts.do(t, "POST", "/v1/holds", holdBody(event, attempts[i].seats...), accounts[i].bearer()...)
-				attempts[i].status = resp.StatusCode
-				if id, ok := body["id"].(string); ok {
-					attempts[i].holdID = id
+				a := ts.request(t, "POST", "/v1/holds", holdBody(event, attempts[i].seats...), accounts[i].bearer()...)
+				attempts[i].status = a.StatusCode
+				var got struct { // a hold, or a problem naming the seats taken
+					ID                 string   `json:"id"`
+					UnavailableSeatIDs []string `json:"unavailable_seat_ids"`
 				}
-				named, _ := body["unavailable_seat_ids"].([]any)
-				for _, s := range named {
-					attempts[i].unavailable = append(attempts[i].unavailable, s.(string))
+				if err := json.Unmarshal(a.raw, &got); err != nil {
+					t.Errorf("hold answered %d %s", a.StatusCode, a.raw)
 				}
+				attempts[i].holdID, attempts[i].unavailable = got.ID, got.UnavailableSeatIDs
 			})
 		}
 		close(start)
@@ -133,8 +135,8 @@ func TestHoldRace(t *testing.T) {
 		for i, a := range attempts {
 			if a.status == 201 {
 				wg.Go(func() {
-					if resp, _ := ts.do(t, "DELETE", "/v1/holds/"+a.holdID, "", accounts[i].bearer()...); resp.StatusCode != 204 {
-						t.Errorf("release %s = %d", a.holdID, resp.StatusCode)
+					if ans := ts.request(t, "DELETE", "/v1/holds/"+a.holdID, "", accounts[i].bearer()...); ans.StatusCode != 204 {
+						t.Errorf("release %s = %d", a.holdID, ans.StatusCode)
 					}
 				})
 			}

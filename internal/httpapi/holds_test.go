@@ -10,6 +10,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
@@ -40,64 +41,67 @@ func TestHoldLifecycle(t *testing.T) {
 	ada, bob := newAccount(t, ts, auth.Buyer), newAccount(t, ts, auth.Buyer)
 	event, seats := newEvent(t, ts, org, eventBody(2, 5))
 
-	resp, h := ts.do(t, "POST", "/v1/holds", holdBody(event, strings.ToUpper(seats[3]), seats[1]), ada.bearer()...)
-	if resp.StatusCode != 201 || h["status"] != "active" || h["total_cents"] != 9000.0 || h["currency"] != "USD" ||
-		h["event_id"] != event || fmt.Sprint(h["seat_ids"]) != fmt.Sprint([]any{seats[3], seats[1]}) {
-		t.Fatalf("POST /v1/holds = %d %v", resp.StatusCode, h)
-	}
-	if got := resp.Header.Get("RateLimit"); got != `"hold-buyer";r=9;t=6` {
-		t.Errorf("RateLimit = %q, want hold-buyer's", got)
-	}
-	expires, err := time.Parse(time.RFC3339, h["expires_at"].(string))
-	if ttl := time.Until(expires); err != nil || ttl < 9*time.Minute || ttl > 10*time.Minute {
-		t.Errorf("expires_at = %v, want about 10 minutes from now", h["expires_at"])
-	}
-	id := h["id"].(string)
-	path := "/v1/holds/" + id
-	if resp.Header.Get("Location") != path {
-		t.Errorf("Location = %q", resp.Header.Get("Location"))
-	}
-
-	if resp, got := ts.do(t, "GET", path, "", ada.bearer()...); resp.StatusCode != 200 || got["id"] != id || got["status"] != "active" {
-		t.Errorf("GET own hold = %d %v", resp.StatusCode, got)
-	}
-	for _, method := range []string{"GET", "DELETE"} {
-		if resp, got := ts.do(t, method, path, "", bob.bearer()...); resp.StatusCode != 404 || got["type"] != "/problems/not-found" {
-			t.Errorf("%s another buyer's hold = %d %v, want 404", method, resp.StatusCode, got)
+	a := ts.request(t, "POST", "/v1/holds", holdBody(event, strings.ToUpper(seats[3]), seats[1]), ada.bearer()...)
+	h := as[holdJSON](t, a)
+	path := "/v1/holds/" + h.ID
+	t.Run("a buyer holds seats, in the order asked, for the hold's TTL", func(t *testing.T) {
+		if a.StatusCode != 201 || h.Status != "active" || h.TotalCents != 9000 || h.Currency != "USD" ||
+			h.EventID != event || fmt.Sprint(h.SeatIDs) != fmt.Sprint([]string{seats[3], seats[1]}) {
+			t.Fatalf("POST /v1/holds = %d %s", a.StatusCode, a.raw)
 		}
-	}
-	if resp, got := ts.do(t, "GET", path, "", org.bearer()...); resp.StatusCode != 403 {
-		t.Errorf("GET a hold as organizer = %d %v, want 403", resp.StatusCode, got)
-	}
-	if resp, got := ts.do(t, "POST", "/v1/holds", holdBody(event, seats[0]), org.bearer()...); resp.StatusCode != 403 {
-		t.Errorf("POST /v1/holds as organizer = %d %v, want 403", resp.StatusCode, got)
-	}
-
-	// Bob asks for a free seat, one of Ada's and another free seat: only Ada's is named.
-	resp, refused := ts.do(t, "POST", "/v1/holds", holdBody(event, seats[0], seats[1], seats[2]), bob.bearer()...)
-	if resp.StatusCode != 409 || refused["type"] != "/problems/seats-unavailable" ||
-		fmt.Sprint(refused["unavailable_seat_ids"]) != fmt.Sprint([]any{seats[1]}) {
-		t.Fatalf("Bob on Ada's seat = %d %v, want 409 naming %s", resp.StatusCode, refused, seats[1])
-	}
-	if n := heldSeats(t, ts, event); n != 2 {
-		t.Errorf("%d seats held after the refusal, want Ada's 2 (nothing of Bob's)", n)
-	}
-
-	if resp, _ := ts.do(t, "DELETE", path, "", ada.bearer()...); resp.StatusCode != 204 {
-		t.Fatalf("DELETE own hold = %d", resp.StatusCode)
-	}
-	if resp, got := ts.do(t, "GET", path, "", ada.bearer()...); got["status"] != "released" {
-		t.Errorf("GET after release = %d %v", resp.StatusCode, got)
-	}
-	if resp, _ := ts.do(t, "DELETE", path, "", ada.bearer()...); resp.StatusCode != 204 {
-		t.Errorf("DELETE again = %d, want 204 (nothing to do)", resp.StatusCode)
-	}
-	if n := heldSeats(t, ts, event); n != 0 {
-		t.Errorf("%d seats held after the release, want 0", n)
-	}
-	if resp, got := ts.do(t, "POST", "/v1/holds", holdBody(event, seats[0], seats[1], seats[2]), bob.bearer()...); resp.StatusCode != 201 {
-		t.Errorf("Bob after the release = %d %v", resp.StatusCode, got)
-	}
+		if got := a.Header.Get("RateLimit"); got != `"hold-buyer";r=9;t=6` {
+			t.Errorf("RateLimit = %q, want hold-buyer's", got)
+		}
+		if ttl := time.Until(h.ExpiresAt); ttl < 9*time.Minute || ttl > 10*time.Minute {
+			t.Errorf("expires_at = %v, want about 10 minutes from now", h.ExpiresAt)
+		}
+		if a.Header.Get("Location") != path {
+			t.Errorf("Location = %q", a.Header.Get("Location"))
+		}
+	})
+	t.Run("only its buyer sees it; organizers hold nothing", func(t *testing.T) {
+		if a := ts.request(t, "GET", path, "", ada.bearer()...); a.StatusCode != 200 || as[holdJSON](t, a).ID != h.ID || as[holdJSON](t, a).Status != "active" {
+			t.Errorf("GET own hold = %d %s", a.StatusCode, a.raw)
+		}
+		for _, method := range []string{"GET", "DELETE"} {
+			if a := ts.request(t, method, path, "", bob.bearer()...); a.StatusCode != 404 || !a.problem(t).is("not-found") {
+				t.Errorf("%s another buyer's hold = %d %s, want 404", method, a.StatusCode, a.raw)
+			}
+		}
+		if a := ts.request(t, "GET", path, "", org.bearer()...); a.StatusCode != 403 {
+			t.Errorf("GET a hold as organizer = %d %s, want 403", a.StatusCode, a.raw)
+		}
+		if a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[0]), org.bearer()...); a.StatusCode != 403 {
+			t.Errorf("POST /v1/holds as organizer = %d %s, want 403", a.StatusCode, a.raw)
+		}
+	})
+	t.Run("a refusal names exactly the seats taken, and holds nothing", func(t *testing.T) {
+		// Bob asks for a free seat, one of Ada's and another free seat: only Ada's is named.
+		a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[0], seats[1], seats[2]), bob.bearer()...)
+		if p := a.problem(t); a.StatusCode != 409 || !p.is("seats-unavailable") || fmt.Sprint(p.UnavailableSeatIDs) != fmt.Sprint([]string{seats[1]}) {
+			t.Fatalf("Bob on Ada's seat = %d %s, want 409 naming %s", a.StatusCode, a.raw, seats[1])
+		}
+		if n := heldSeats(t, ts, event); n != 2 {
+			t.Errorf("%d seats held after the refusal, want Ada's 2 (nothing of Bob's)", n)
+		}
+	})
+	t.Run("a released hold frees its seats at once", func(t *testing.T) {
+		if a := ts.request(t, "DELETE", path, "", ada.bearer()...); a.StatusCode != 204 {
+			t.Fatalf("DELETE own hold = %d", a.StatusCode)
+		}
+		if a := ts.request(t, "GET", path, "", ada.bearer()...); as[holdJSON](t, a).Status != "released" {
+			t.Errorf("GET after release = %d %s", a.StatusCode, a.raw)
+		}
+		if a := ts.request(t, "DELETE", path, "", ada.bearer()...); a.StatusCode != 204 {
+			t.Errorf("DELETE again = %d, want 204 (nothing to do)", a.StatusCode)
+		}
+		if n := heldSeats(t, ts, event); n != 0 {
+			t.Errorf("%d seats held after the release, want 0", n)
+		}
+		if a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[0], seats[1], seats[2]), bob.bearer()...); a.StatusCode != 201 {
+			t.Errorf("Bob after the release = %d %s", a.StatusCode, a.raw)
+		}
+	})
 }
 
 // heldSeats counts the event's seats held now, in the database.
@@ -142,17 +146,16 @@ func TestHoldBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, body := ts.do(t, "POST", "/v1/holds", tt.body, buyer.bearer()...)
-			detail, _ := body["detail"].(string)
-			if resp.StatusCode != tt.status || body["type"] != "/problems/invalid-request" || !strings.Contains(detail, tt.says) {
-				t.Errorf("= %d %v, want %d invalid-request saying %q", resp.StatusCode, body, tt.status, tt.says)
+			a := ts.request(t, "POST", "/v1/holds", tt.body, buyer.bearer()...)
+			if p := a.problem(t); a.StatusCode != tt.status || !p.is("invalid-request") || !strings.Contains(p.Detail, tt.says) {
+				t.Errorf("= %d %s, want %d invalid-request saying %q", a.StatusCode, a.raw, tt.status, tt.says)
 			}
 		})
 	}
 	for _, path := range []string{"/v1/holds/42", "/v1/holds/" + ids.New(), "/v1/holds/%27%3B--"} {
 		for _, method := range []string{"GET", "DELETE"} {
-			if resp, body := ts.do(t, method, path, "", buyer.bearer()...); resp.StatusCode != 404 || body["type"] != "/problems/not-found" {
-				t.Errorf("%s %s = %d %v, want 404", method, path, resp.StatusCode, body)
+			if a := ts.request(t, method, path, "", buyer.bearer()...); a.StatusCode != 404 || !a.problem(t).is("not-found") {
+				t.Errorf("%s %s = %d %s, want 404", method, path, a.StatusCode, a.raw)
 			}
 		}
 	}
@@ -166,10 +169,10 @@ func TestHoldBadInput(t *testing.T) {
 	if holds+held != 0 {
 		t.Errorf("%d holds and %d held seats after bad input, want none", holds, held)
 	}
-	if resp, body := ts.do(t, "POST", "/v1/holds", holdBody(event, seats[0]), buyer.bearer()...); resp.StatusCode != 201 ||
-		resp.Header.Get("X-RateLimit-Remaining") != "7" {
-		t.Errorf("a good hold after bad input = %d %v, remaining %q; want 201 and 7 (only the two writes spent tokens)",
-			resp.StatusCode, body, resp.Header.Get("X-RateLimit-Remaining"))
+	if a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[0]), buyer.bearer()...); a.StatusCode != 201 ||
+		a.Header.Get("X-RateLimit-Remaining") != "7" {
+		t.Errorf("a good hold after bad input = %d %s, remaining %q; want 201 and 7 (only the two writes spent tokens)",
+			a.StatusCode, a.raw, a.Header.Get("X-RateLimit-Remaining"))
 	}
 }
 
@@ -179,11 +182,11 @@ func TestHoldBeforeTheSaleOpens(t *testing.T) {
 	org := newAccount(t, ts, auth.Organizer)
 	buyer := newAccount(t, ts, auth.Buyer)
 	event, seats := newEvent(t, ts, org, eventBody(1, 2, time.Now().Add(time.Hour)))
-	resp, body := ts.do(t, "POST", "/v1/holds", holdBody(event, seats[0]), buyer.bearer()...)
-	if resp.StatusCode != 409 || body["type"] != "/problems/not-on-sale" || !strings.Contains(body["detail"].(string), "opens at") {
-		t.Errorf("hold before on_sale_at = %d %v, want 409 not-on-sale", resp.StatusCode, body)
+	a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[0]), buyer.bearer()...)
+	if p := a.problem(t); a.StatusCode != 409 || !p.is("not-on-sale") || !strings.Contains(p.Detail, "opens at") {
+		t.Errorf("hold before on_sale_at = %d %s, want 409 not-on-sale", a.StatusCode, a.raw)
 	}
-	if resp.Header.Get("RateLimit") != "" {
+	if a.Header.Get("RateLimit") != "" {
 		t.Error("a hold refused as not on sale was decided by the limits; it should cost no token")
 	}
 }
@@ -197,15 +200,15 @@ func TestEleventhHoldInABurst(t *testing.T) {
 	buyer := newAccount(t, ts, auth.Buyer)
 	event, seats := newEvent(t, ts, org, eventBody(2, 10))
 	for i := range 10 {
-		if resp, body := ts.do(t, "POST", "/v1/holds", holdBody(event, seats[i]), buyer.bearer()...); resp.StatusCode != 201 {
-			t.Fatalf("hold %d = %d %v", i+1, resp.StatusCode, body)
+		if a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[i]), buyer.bearer()...); a.StatusCode != 201 {
+			t.Fatalf("hold %d = %d %s", i+1, a.StatusCode, a.raw)
 		}
 	}
-	resp, body := ts.do(t, "POST", "/v1/holds", holdBody(event, seats[10]), buyer.bearer()...)
-	ms, _ := body["retry_after_ms"].(float64)
-	if resp.StatusCode != 429 || body["limit"] != "hold-buyer" || resp.Header.Get("Retry-After") != "6" || ms < 5000 || ms > 6000 {
-		t.Fatalf("11th hold = %d %v Retry-After %q; want 429 hold-buyer, Retry-After: 6, retry_after_ms near 6000",
-			resp.StatusCode, body, resp.Header.Get("Retry-After"))
+	a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[10]), buyer.bearer()...)
+	if p := a.problem(t); a.StatusCode != 429 || p.Limit != "hold-buyer" || a.Header.Get("Retry-After") != "6" ||
+		p.RetryAfterMS < 5000 || p.RetryAfterMS > 6000 {
+		t.Fatalf("11th hold = %d %s Retry-After %q; want 429 hold-buyer, Retry-After: 6, retry_after_ms near 6000",
+			a.StatusCode, a.raw, a.Header.Get("Retry-After"))
 	}
 	if n := heldSeats(t, ts, event); n != 10 {
 		t.Errorf("%d seats held, want 10: the refused hold must not be written", n)
@@ -214,16 +217,16 @@ func TestEleventhHoldInABurst(t *testing.T) {
 	fast := newTestServer(t, limitEnv("STAGEDOOR_LIMIT_HOLD_BUYER", "2/1s"), nil, nil)
 	org, buyer = newAccount(t, fast, auth.Organizer), newAccount(t, fast, auth.Buyer)
 	event, seats = newEvent(t, fast, org, eventBody(1, 5))
-	fast.do(t, "POST", "/v1/holds", holdBody(event, seats[0]), buyer.bearer()...)
-	fast.do(t, "POST", "/v1/holds", holdBody(event, seats[1]), buyer.bearer()...)
-	resp, body = fast.do(t, "POST", "/v1/holds", holdBody(event, seats[2]), buyer.bearer()...)
-	ms, _ = body["retry_after_ms"].(float64)
-	if resp.StatusCode != 429 || ms <= 0 || ms > 500 {
-		t.Fatalf("3rd hold of 2/1s = %d %v, want 429 with retry_after_ms in (0, 500]", resp.StatusCode, body)
+	fast.request(t, "POST", "/v1/holds", holdBody(event, seats[0]), buyer.bearer()...)
+	fast.request(t, "POST", "/v1/holds", holdBody(event, seats[1]), buyer.bearer()...)
+	a = fast.request(t, "POST", "/v1/holds", holdBody(event, seats[2]), buyer.bearer()...)
+	ms := a.problem(t).RetryAfterMS
+	if a.StatusCode != 429 || ms <= 0 || ms > 500 {
+		t.Fatalf("3rd hold of 2/1s = %d %s, want 429 with retry_after_ms in (0, 500]", a.StatusCode, a.raw)
 	}
 	time.Sleep(time.Duration(ms) * time.Millisecond)
-	if resp, body = fast.do(t, "POST", "/v1/holds", holdBody(event, seats[2]), buyer.bearer()...); resp.StatusCode != 201 {
-		t.Errorf("after waiting retry_after_ms (%v) = %d %v, want 201", ms, resp.StatusCode, body)
+	if a = fast.request(t, "POST", "/v1/holds", holdBody(event, seats[2]), buyer.bearer()...); a.StatusCode != 201 {
+		t.Errorf("after waiting retry_after_ms (%v) = %d %s, want 201", ms, a.StatusCode, a.raw)
 	}
 }
 
@@ -246,15 +249,13 @@ func TestSixthBuyerOnOneOrganizer(t *testing.T) {
 			holdBody(one, seatsOne[0]), holdBody(two, seatsTwo[0]), holdBody(one, seatsOne[1]),
 			holdBody(two, seatsTwo[1]), holdBody(one, seatsOne[2]), holdBody(two, seatsTwo[2]),
 		}
-		statuses := make([]int, 6)
-		limits := make([]any, 6)
+		answers := make([]answer, 6)
 		var wg sync.WaitGroup
 		begin := make(chan struct{})
 		for i := range buyers {
 			wg.Go(func() {
 				<-begin
-				resp, body := ts.do(t, "POST", "/v1/holds", bodies[i], buyers[i].bearer()...)
-				statuses[i], limits[i] = resp.StatusCode, body["limit"]
+				answers[i] = ts.request(t, "POST", "/v1/holds", bodies[i], buyers[i].bearer()...)
 			})
 		}
 		start := time.Now()
@@ -264,14 +265,16 @@ func TestSixthBuyerOnOneOrganizer(t *testing.T) {
 
 		refused := -1
 		placed := 0
-		for i, status := range statuses {
+		statuses := make([]int, 6)
+		for i, a := range answers {
+			statuses[i] = a.StatusCode
 			switch {
-			case status == 201:
+			case a.StatusCode == 201:
 				placed++
-			case status == 429 && limits[i] == "hold-organizer":
+			case a.StatusCode == 429 && a.problem(t).Limit == "hold-organizer":
 				refused = i
 			default:
-				t.Fatalf("buyer %d = %d (limit %v)", i+1, status, limits[i])
+				t.Fatalf("buyer %d = %d %s", i+1, a.StatusCode, a.raw)
 			}
 		}
 		if placed == 6 && elapsed > 150*time.Millisecond && attempt < 3 {
@@ -281,7 +284,7 @@ func TestSixthBuyerOnOneOrganizer(t *testing.T) {
 		if placed != 5 || refused < 0 {
 			t.Fatalf("six buyers at once on one organizer (in %s): %v, want five 201 and one 429 hold-organizer", elapsed, statuses)
 		}
-		d := ts.Limiter.Allow(context.Background(), ratelimit.Check{Limit: "hold-buyer", Key: buyers[refused].id})
+		d := ts.Limiter.Allow(context.Background(), ratelimit.Check{Limit: limits.HoldBuyer, Key: buyers[refused].id})
 		if r := d.Results[0]; !d.Allowed || r.Remaining != 9 {
 			t.Errorf("the refused buyer's bucket: allowed %v, %d left after one more; want 9 (the refusal spent nothing)", d.Allowed, r.Remaining)
 		}
@@ -305,28 +308,28 @@ func TestExpiredHoldFreesItsSeatsAtOnce(t *testing.T) {
 	org := newAccount(t, ts, auth.Organizer)
 	ada, bob := newAccount(t, ts, auth.Buyer), newAccount(t, ts, auth.Buyer)
 	event, seats := newEvent(t, ts, org, eventBody(1, 2))
-	resp, h := ts.do(t, "POST", "/v1/holds", holdBody(event, seats[0]), ada.bearer()...)
-	if resp.StatusCode != 201 {
-		t.Fatalf("Ada's hold = %d %v", resp.StatusCode, h)
+	a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[0]), ada.bearer()...)
+	if a.StatusCode != 201 {
+		t.Fatalf("Ada's hold = %d %s", a.StatusCode, a.raw)
 	}
-	expires, _ := time.Parse(time.RFC3339Nano, h["expires_at"].(string))
-	if resp, _ := ts.do(t, "POST", "/v1/holds", holdBody(event, seats[0]), bob.bearer()...); resp.StatusCode != 409 {
-		t.Fatalf("Bob before the expiry = %d, want 409", resp.StatusCode)
+	h := as[holdJSON](t, a)
+	if a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[0]), bob.bearer()...); a.StatusCode != 409 {
+		t.Fatalf("Bob before the expiry = %d, want 409", a.StatusCode)
 	}
-	time.Sleep(time.Until(expires) + 10*time.Millisecond)
-	if resp, body := ts.do(t, "POST", "/v1/holds", holdBody(event, seats[0]), bob.bearer()...); resp.StatusCode != 201 {
-		t.Fatalf("Bob just after the expiry = %d %v, want 201", resp.StatusCode, body)
+	time.Sleep(time.Until(h.ExpiresAt) + 10*time.Millisecond)
+	if a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[0]), bob.bearer()...); a.StatusCode != 201 {
+		t.Fatalf("Bob just after the expiry = %d %s, want 201", a.StatusCode, a.raw)
 	}
-	if resp, got := ts.do(t, "GET", "/v1/holds/"+h["id"].(string), "", ada.bearer()...); got["status"] != "expired" {
-		t.Errorf("Ada's hold after its expiry = %d %v, want expired", resp.StatusCode, got)
+	if a := ts.request(t, "GET", "/v1/holds/"+h.ID, "", ada.bearer()...); as[holdJSON](t, a).Status != "expired" {
+		t.Errorf("Ada's hold after its expiry = %d %s, want expired", a.StatusCode, a.raw)
 	}
 	waitFor(t, time.Second, "the sweeper to mark Ada's hold expired", func() bool {
 		var status string
-		err := ts.DB.QueryRow(context.Background(), `SELECT status FROM holds WHERE id = $1`, h["id"]).Scan(&status)
+		err := ts.DB.QueryRow(context.Background(), `SELECT status FROM holds WHERE id = $1`, h.ID).Scan(&status)
 		return err == nil && status == "expired"
 	})
-	if resp, _ := ts.do(t, "DELETE", "/v1/holds/"+h["id"].(string), "", ada.bearer()...); resp.StatusCode != 204 || heldSeats(t, ts, event) != 1 {
-		t.Errorf("Ada releasing her expired hold = %d and freed Bob's seat?", resp.StatusCode)
+	if a := ts.request(t, "DELETE", "/v1/holds/"+h.ID, "", ada.bearer()...); a.StatusCode != 204 || heldSeats(t, ts, event) != 1 {
+		t.Errorf("Ada releasing her expired hold = %d and freed Bob's seat?", a.StatusCode)
 	}
 }
 
@@ -342,8 +345,8 @@ func TestHoldsFailOpenWhenRedisStops(t *testing.T) {
 	private.Stop()
 
 	for i := range 3 {
-		if resp, body := ts.do(t, "POST", "/v1/holds", holdBody(event, seats[i]), buyer.bearer()...); resp.StatusCode != 201 {
-			t.Fatalf("hold %d with Redis down = %d %v", i+1, resp.StatusCode, body)
+		if a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[i]), buyer.bearer()...); a.StatusCode != 201 {
+			t.Fatalf("hold %d with Redis down = %d %s", i+1, a.StatusCode, a.raw)
 		}
 	}
 	for _, limit := range []string{"hold-buyer", "hold-organizer"} {

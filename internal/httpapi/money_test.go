@@ -46,28 +46,27 @@ func TestAnUnknownOutcomeIs202AndTheKeyLearnsTheTruth(t *testing.T) {
 	holdID := s.hold(t, ada, s.seats[0], s.seats[1])
 	body := orderBody(holdID, "tok_visa")
 
-	resp, order := s.checkout(t, ada, body, "k")
-	id, _ := order["id"].(string)
-	if resp.StatusCode != 202 || order["status"] != "pending" || resp.Header.Get("Location") != "/v1/orders/"+id {
-		t.Fatalf("the first answer = %d %v Location %q; want 202 with the pending order", resp.StatusCode, order, resp.Header.Get("Location"))
+	a := s.checkout(t, ada, body, "k")
+	order := as[orderJSON](t, a)
+	if a.StatusCode != 202 || order.Status != "pending" || a.Header.Get("Location") != "/v1/orders/"+order.ID {
+		t.Fatalf("the first answer = %d %s Location %q; want 202 with the pending order", a.StatusCode, a.raw, a.Header.Get("Location"))
 	}
-	if resp, h := s.do(t, "GET", "/v1/holds/"+holdID, "", ada.bearer()...); h["status"] != "active" {
-		t.Errorf("the hold in checkout = %d %v, want shown as active", resp.StatusCode, h)
+	if a := s.request(t, "GET", "/v1/holds/"+holdID, "", ada.bearer()...); as[holdJSON](t, a).Status != "active" {
+		t.Errorf("the hold in checkout = %d %s, want shown as active", a.StatusCode, a.raw)
 	}
-	resp, again := s.checkout(t, ada, body, "k")
-	if resp.StatusCode != 202 || again["id"] != id || resp.Header.Get("Idempotent-Replayed") != "true" {
-		t.Fatalf("the retry = %d %v; want 202 with the same pending order, replayed", resp.StatusCode, again)
+	a = s.checkout(t, ada, body, "k")
+	if a.StatusCode != 202 || as[orderJSON](t, a).ID != order.ID || a.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the retry = %d %s; want 202 with the same pending order, replayed", a.StatusCode, a.raw)
 	}
 
 	s.recoverUntil(t, 10*time.Second, "recovery to confirm the order", func() bool {
-		_, o := s.do(t, "GET", "/v1/orders/"+id, "", ada.bearer()...)
-		return o["status"] == "confirmed"
+		return as[orderJSON](t, s.request(t, "GET", "/v1/orders/"+order.ID, "", ada.bearer()...)).Status == "confirmed"
 	})
-	resp, final := s.checkout(t, ada, body, "k")
-	tickets, _ := final["tickets"].([]any)
-	if resp.StatusCode != 201 || final["id"] != id || final["status"] != "confirmed" || len(tickets) != 2 ||
-		resp.Header.Get("Idempotent-Replayed") != "true" {
-		t.Fatalf("the retry after recovery = %d %v; want 201 with the confirmed order and its 2 tickets", resp.StatusCode, final)
+	a = s.checkout(t, ada, body, "k")
+	final := as[orderJSON](t, a)
+	if a.StatusCode != 201 || final.ID != order.ID || final.Status != "confirmed" || len(final.Tickets) != 2 ||
+		a.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the retry after recovery = %d %s; want 201 with the confirmed order and its 2 tickets", a.StatusCode, a.raw)
 	}
 	if n := len(s.payrail.charges(t)); n != 1 {
 		t.Errorf("%d charges, want 1", n)
@@ -82,18 +81,17 @@ func TestProblemsOfASettledOrderNameIt(t *testing.T) {
 	s := newShop(t, 0)
 	ada := newAccount(t, s.testServer, auth.Buyer)
 	holdID := s.hold(t, ada, s.seats[3])
-	resp, p := s.checkout(t, ada, orderBody(holdID, "tok_declined"), "d")
-	orderID, _ := p["order_id"].(string)
-	if resp.StatusCode != 402 || orderID == "" || resp.Header.Get("Idempotent-Replayed") != "" {
-		t.Fatalf("decline = %d %v", resp.StatusCode, p)
+	a := s.checkout(t, ada, orderBody(holdID, "tok_declined"), "d")
+	orderID := a.problem(t).OrderID
+	if a.StatusCode != 402 || orderID == "" || a.Header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("decline = %d %s", a.StatusCode, a.raw)
 	}
-	resp, p = s.checkout(t, ada, orderBody(holdID, "tok_declined"), "d")
-	if resp.StatusCode != 402 || p["order_id"] != orderID || resp.Header.Get("Idempotent-Replayed") != "true" ||
-		resp.Header.Get("Content-Type") != "application/problem+json" {
-		t.Errorf("its replay = %d %q %v", resp.StatusCode, resp.Header.Get("Content-Type"), p)
+	a = s.checkout(t, ada, orderBody(holdID, "tok_declined"), "d")
+	if a.StatusCode != 402 || a.problem(t).OrderID != orderID || a.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("its replay = %d %s", a.StatusCode, a.raw)
 	}
-	if _, o := s.do(t, "GET", "/v1/orders/"+orderID, "", ada.bearer()...); o["status"] != "declined" {
-		t.Errorf("the declined order reads %v", o)
+	if o := as[orderJSON](t, s.request(t, "GET", "/v1/orders/"+orderID, "", ada.bearer()...)); o.Status != "declined" {
+		t.Errorf("the declined order reads %+v", o)
 	}
 }
 
@@ -164,8 +162,8 @@ func TestAPaymentOutageIsAWarningWithACount(t *testing.T) {
 	holdID := s.hold(t, ada, s.seats[0])
 	p.down.Store(true)
 	for i := range 30 {
-		if resp, body := s.checkout(t, ada, orderBody(holdID, "tok_visa"), fmt.Sprint("k", i)); resp.StatusCode != 503 {
-			t.Fatalf("checkout %d while Payrail fails = %d %v", i, resp.StatusCode, body)
+		if a := s.checkout(t, ada, orderBody(holdID, "tok_visa"), fmt.Sprint("k", i)); a.StatusCode != 503 || !a.problem(t).is("payment-unavailable") {
+			t.Fatalf("checkout %d while Payrail fails = %d %s", i, a.StatusCode, a.raw)
 		}
 	}
 	warnings := 0
@@ -275,15 +273,14 @@ func TestTheSoaksFaultsLoseNothing(t *testing.T) {
 		b := newAccount(t, ts, auth.Buyer)
 		clients[i] = client{buyer: b, body: orderBody(s.hold(t, b, s.seats[i]), "tok_visa"), key: fmt.Sprint("soak-", i)}
 	}
-	pay := func(c client) (int, map[string]any) {
+	pay := func(c client) answer {
 		for deadline := time.Now().Add(30 * time.Second); ; {
-			resp, body := s.doTB(t, "POST", "/v1/orders", c.body, append(c.buyer.bearer(), "Idempotency-Key", c.key)...)
-			if (resp.StatusCode == 409 && body["type"] == "/problems/idempotency-in-progress" ||
-				resp.StatusCode == 503) && time.Now().Before(deadline) {
-				time.Sleep(100 * time.Millisecond)
-				continue
+			a := s.checkout(t, c.buyer, c.body, c.key)
+			busy := a.StatusCode == 503 || a.StatusCode == 409 && a.problem(t).is("idempotency-in-progress")
+			if !busy || time.Now().After(deadline) {
+				return a
 			}
-			return resp.StatusCode, body
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 	first := make([]int, len(clients))
@@ -291,7 +288,7 @@ func TestTheSoaksFaultsLoseNothing(t *testing.T) {
 	phase := func(from, to int, during func()) {
 		var wg sync.WaitGroup
 		for i := from; i < to; i++ {
-			wg.Go(func() { first[i], _ = pay(clients[i]) })
+			wg.Go(func() { first[i] = pay(clients[i]).StatusCode })
 		}
 		if during != nil {
 			during()
@@ -338,13 +335,13 @@ func TestTheSoaksFaultsLoseNothing(t *testing.T) {
 	})
 	counts := map[int]int{}
 	for i, c := range clients {
-		status, body := pay(c)
-		counts[status]++
+		a := pay(c)
+		counts[a.StatusCode]++
 		switch {
-		case status == 201 && body["status"] == "confirmed":
-		case status == 409 && body["type"] == "/problems/order-released":
+		case a.StatusCode == 201 && as[orderJSON](t, a).Status == "confirmed":
+		case a.StatusCode == 409 && a.problem(t).is("order-released"):
 		default:
-			t.Errorf("client %d, after recovery: %d %v; want its order's final state", i, status, body)
+			t.Errorf("client %d, after recovery: %d %s; want its order's final state", i, a.StatusCode, a.raw)
 		}
 	}
 	var stuck, chargedWithoutTickets int

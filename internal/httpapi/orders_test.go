@@ -105,24 +105,25 @@ func (s *shop) noViolations(t *testing.T) {
 // hold places a hold of the buyer on the seats and returns its id.
 func (s *shop) hold(t testing.TB, buyer testAccount, seats ...string) string {
 	t.Helper()
-	resp, h := s.doTB(t, "POST", "/v1/holds", holdBody(s.event, seats...), buyer.bearer()...)
-	if resp.StatusCode != 201 {
-		t.Fatalf("hold = %d %v", resp.StatusCode, h)
+	a := s.request(t, "POST", "/v1/holds", holdBody(s.event, seats...), buyer.bearer()...)
+	if a.StatusCode != 201 {
+		t.Fatalf("hold = %d %s", a.StatusCode, a.raw)
 	}
-	return h["id"].(string)
+	return as[holdJSON](t, a).ID
 }
 
 func orderBody(holdID, token string) string {
 	return fmt.Sprintf(`{"hold_id":%q,"payment_token":%q}`, holdID, token)
 }
 
-func (s *shop) checkout(t testing.TB, buyer testAccount, body, key string) (*http.Response, map[string]any) {
+// checkout posts an order as buyer, with key as its Idempotency-Key unless empty.
+func (s *shop) checkout(t testing.TB, buyer testAccount, body, key string) answer {
 	t.Helper()
 	header := buyer.bearer()
 	if key != "" {
 		header = append(header, "Idempotency-Key", key)
 	}
-	return s.doTB(t, "POST", "/v1/orders", body, header...)
+	return s.request(t, "POST", "/v1/orders", body, header...)
 }
 
 func TestCheckoutLifecycle(t *testing.T) {
@@ -131,55 +132,66 @@ func TestCheckoutLifecycle(t *testing.T) {
 	ada, bob := newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer)
 	holdID := s.hold(t, ada, s.seats[0], s.seats[1])
 
-	if resp, p := s.checkout(t, bob, orderBody(holdID, "tok_visa"), "k0"); resp.StatusCode != 404 {
-		t.Errorf("another buyer's hold = %d %v, want 404", resp.StatusCode, p)
-	}
-	resp, order := s.checkout(t, ada, orderBody(holdID, "tok_visa"), "k1")
-	tickets, _ := order["tickets"].([]any)
-	if resp.StatusCode != 201 || order["status"] != "confirmed" || order["hold_id"] != holdID ||
-		order["total_cents"] != 9000.0 || order["currency"] != "USD" || len(tickets) != 2 {
-		t.Fatalf("checkout = %d %v", resp.StatusCode, order)
-	}
-	if resp, p := s.checkout(t, ada, orderBody(holdID, "tok_visa"), "k2"); resp.StatusCode != 409 || p["type"] != "/problems/hold-not-active" {
-		t.Errorf("the same hold again = %d %v, want 409 hold-not-active", resp.StatusCode, p)
-	}
-	orderID := order["id"].(string)
-	if resp, got := s.do(t, "GET", "/v1/orders/"+orderID, "", ada.bearer()...); resp.StatusCode != 200 || got["id"] != orderID {
-		t.Errorf("GET order = %d %v", resp.StatusCode, got)
-	}
-	for _, path := range []string{"/v1/orders/" + orderID, "/v1/orders/not-an-id"} {
-		if resp, got := s.do(t, "GET", path, "", bob.bearer()...); resp.StatusCode != 404 {
-			t.Errorf("GET %s as another buyer = %d %v, want 404", path, resp.StatusCode, got)
+	t.Run("another buyer's hold is not found", func(t *testing.T) {
+		if a := s.checkout(t, bob, orderBody(holdID, "tok_visa"), "k0"); a.StatusCode != 404 || !a.problem(t).is("not-found") {
+			t.Errorf("= %d %s, want 404", a.StatusCode, a.raw)
 		}
-	}
-	if resp, got := s.do(t, "GET", "/v1/orders", "", ada.bearer()...); resp.StatusCode != 200 || len(got["orders"].([]any)) != 1 {
-		t.Errorf("GET /v1/orders = %d %v", resp.StatusCode, got)
-	}
-	resp, got := s.do(t, "GET", "/v1/tickets", "", ada.bearer()...)
-	list, _ := got["tickets"].([]any)
-	if resp.StatusCode != 200 || len(list) != 2 || list[0].(map[string]any)["status"] != "valid" ||
-		list[0].(map[string]any)["event_id"] != s.event {
-		t.Errorf("GET /v1/tickets = %d %v", resp.StatusCode, got)
-	}
-	if m := seatMap(t, s.testServer, s.event); m[0]["status"] != "sold" && m[1]["status"] != "sold" {
+	})
+	a := s.checkout(t, ada, orderBody(holdID, "tok_visa"), "k1")
+	order := as[orderJSON](t, a)
+	t.Run("a paid hold is a confirmed order with a ticket a seat", func(t *testing.T) {
+		if a.StatusCode != 201 || order.Status != "confirmed" || order.HoldID != holdID ||
+			order.TotalCents != 9000 || order.Currency != "USD" || len(order.Tickets) != 2 {
+			t.Fatalf("checkout = %d %+v", a.StatusCode, order)
+		}
+	})
+	t.Run("the same hold cannot be paid twice", func(t *testing.T) {
+		if a := s.checkout(t, ada, orderBody(holdID, "tok_visa"), "k2"); a.StatusCode != 409 || !a.problem(t).is("hold-not-active") {
+			t.Errorf("= %d %s, want 409 hold-not-active", a.StatusCode, a.raw)
+		}
+	})
+	t.Run("the buyer reads the order; nobody else does", func(t *testing.T) {
+		if a := s.request(t, "GET", "/v1/orders/"+order.ID, "", ada.bearer()...); a.StatusCode != 200 || as[orderJSON](t, a).ID != order.ID {
+			t.Errorf("GET order = %d %s", a.StatusCode, a.raw)
+		}
+		for _, path := range []string{"/v1/orders/" + order.ID, "/v1/orders/not-an-id"} {
+			if a := s.request(t, "GET", path, "", bob.bearer()...); a.StatusCode != 404 {
+				t.Errorf("GET %s as another buyer = %d %s, want 404", path, a.StatusCode, a.raw)
+			}
+		}
+		if a := s.request(t, "GET", "/v1/orders", "", ada.bearer()...); a.StatusCode != 200 || len(as[orderList](t, a).Orders) != 1 {
+			t.Errorf("GET /v1/orders = %d %s", a.StatusCode, a.raw)
+		}
+	})
+	t.Run("the tickets are listed, valid", func(t *testing.T) {
+		a := s.request(t, "GET", "/v1/tickets", "", ada.bearer()...)
+		list := as[ticketList](t, a).Tickets
+		if a.StatusCode != 200 || len(list) != 2 || list[0].Status != "valid" || list[0].EventID != s.event {
+			t.Errorf("GET /v1/tickets = %d %s", a.StatusCode, a.raw)
+		}
+	})
+	t.Run("the seats show sold", func(t *testing.T) {
 		waitFor(t, 2*time.Second, "the seats to show sold", func() bool {
 			m := seatMap(t, s.testServer, s.event)
-			return m[0]["status"] == "sold" && m[1]["status"] == "sold"
+			return m[0].Status == "sold" && m[1].Status == "sold"
 		})
-	}
-
-	expiring := newShop(t, 0, "STAGEDOOR_HOLD_TTL", "1s")
-	cat := newAccount(t, expiring.testServer, auth.Buyer)
-	late := expiring.hold(t, cat, expiring.seats[0])
-	time.Sleep(1100 * time.Millisecond)
-	if resp, p := expiring.checkout(t, cat, orderBody(late, "tok_visa"), ""); resp.StatusCode != 409 || p["type"] != "/problems/hold-not-active" {
-		t.Errorf("an expired hold = %d %v, want 409 hold-not-active", resp.StatusCode, p)
-	}
-	for _, body := range []string{`{"hold_id":"x","payment_token":"tok_visa"}`, orderBody(holdID, ""), `{"hold_id":1}`} {
-		if resp, p := s.checkout(t, ada, body, ""); resp.StatusCode != 400 {
-			t.Errorf("bad body %s = %d %v, want 400", body, resp.StatusCode, p)
+	})
+	t.Run("an expired hold cannot be paid", func(t *testing.T) {
+		expiring := newShop(t, 0, "STAGEDOOR_HOLD_TTL", "1s")
+		cat := newAccount(t, expiring.testServer, auth.Buyer)
+		late := expiring.hold(t, cat, expiring.seats[0])
+		time.Sleep(1100 * time.Millisecond)
+		if a := expiring.checkout(t, cat, orderBody(late, "tok_visa"), ""); a.StatusCode != 409 || !a.problem(t).is("hold-not-active") {
+			t.Errorf("= %d %s, want 409 hold-not-active", a.StatusCode, a.raw)
 		}
-	}
+	})
+	t.Run("a bad body is 400", func(t *testing.T) {
+		for _, body := range []string{`{"hold_id":"x","payment_token":"tok_visa"}`, orderBody(holdID, ""), `{"hold_id":1}`} {
+			if a := s.checkout(t, ada, body, ""); a.StatusCode != 400 || !a.problem(t).is("invalid-request") {
+				t.Errorf("bad body %s = %d %s, want 400", body, a.StatusCode, a.raw)
+			}
+		}
+	})
 }
 
 // TestDeclinedThenPaid: a decline keeps the hold active; tok_visa then succeeds.
@@ -188,14 +200,14 @@ func TestDeclinedThenPaid(t *testing.T) {
 	s := newShop(t, 0)
 	ada := newAccount(t, s.testServer, auth.Buyer)
 	holdID := s.hold(t, ada, s.seats[5])
-	if resp, p := s.checkout(t, ada, orderBody(holdID, "tok_declined"), "try-1"); resp.StatusCode != 402 || p["type"] != "/problems/payment-declined" {
-		t.Fatalf("tok_declined = %d %v, want 402", resp.StatusCode, p)
+	if a := s.checkout(t, ada, orderBody(holdID, "tok_declined"), "try-1"); a.StatusCode != 402 || !a.problem(t).is("payment-declined") {
+		t.Fatalf("tok_declined = %d %s, want 402", a.StatusCode, a.raw)
 	}
-	if resp, h := s.do(t, "GET", "/v1/holds/"+holdID, "", ada.bearer()...); h["status"] != "active" {
-		t.Fatalf("hold after the decline = %d %v, want active", resp.StatusCode, h)
+	if a := s.request(t, "GET", "/v1/holds/"+holdID, "", ada.bearer()...); as[holdJSON](t, a).Status != "active" {
+		t.Fatalf("hold after the decline = %d %s, want active", a.StatusCode, a.raw)
 	}
-	if resp, o := s.checkout(t, ada, orderBody(holdID, "tok_visa"), "try-2"); resp.StatusCode != 201 {
-		t.Fatalf("tok_visa after the decline = %d %v", resp.StatusCode, o)
+	if a := s.checkout(t, ada, orderBody(holdID, "tok_visa"), "try-2"); a.StatusCode != 201 {
+		t.Fatalf("tok_visa after the decline = %d %s", a.StatusCode, a.raw)
 	}
 }
 
@@ -265,8 +277,8 @@ func TestIdempotencyKey(t *testing.T) {
 	if !bytes.Equal(replays[0], first) || !bytes.Equal(replays[1], first) || !bytes.Contains(first, []byte(`"status":"confirmed"`)) {
 		t.Errorf("replays differ from the first response:\n%s\n%s\n%s", first, replays[0], replays[1])
 	}
-	if resp, p := s.checkout(t, ada, orderBody(holdID, "tok_declined"), "same-key"); resp.StatusCode != 422 || p["type"] != "/problems/idempotency-mismatch" {
-		t.Errorf("same key, another body = %d %v, want 422", resp.StatusCode, p)
+	if a := s.checkout(t, ada, orderBody(holdID, "tok_declined"), "same-key"); a.StatusCode != 422 || !a.problem(t).is("idempotency-mismatch") {
+		t.Errorf("same key, another body = %d %s, want 422", a.StatusCode, a.raw)
 	}
 	if n := len(s.payrail.charges(t)); n != 1 {
 		t.Errorf("after the retries Payrail has %d charges, want 1", n)
@@ -296,13 +308,13 @@ func TestCheckoutBulkhead(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, p := s.checkout(t, a.buyer, orderBody(a.hold, "tok_visa"), "bulkhead")
+			ans := s.checkout(t, a.buyer, orderBody(a.hold, "tok_visa"), "bulkhead")
 			now := time.Now().UnixNano()
 			switch {
-			case resp.StatusCode == 201:
+			case ans.StatusCode == 201:
 				charged.Add(1)
 				firstCharged.CompareAndSwap(0, now)
-			case resp.StatusCode == 503 && p["type"] == "/problems/service-overloaded" && resp.Header.Get("Retry-After") == "2":
+			case ans.StatusCode == 503 && ans.problem(t).is("service-overloaded") && ans.Header.Get("Retry-After") == "2":
 				shed.Add(1)
 				for {
 					old := lastShed.Load()
@@ -311,18 +323,18 @@ func TestCheckoutBulkhead(t *testing.T) {
 					}
 				}
 			default:
-				t.Errorf("checkout = %d %v", resp.StatusCode, p)
+				t.Errorf("checkout = %d %s", ans.StatusCode, ans.raw)
 			}
 		}()
 	}
 	// While the 20 are inside Payrail: a hold and a seat map still answer.
 	time.Sleep(300 * time.Millisecond)
 	other := newAccount(t, s.testServer, auth.Buyer)
-	if resp, _ := s.doTB(t, "POST", "/v1/holds", holdBody(s.event, s.seats[35]), other.bearer()...); resp.StatusCode != 201 {
-		t.Errorf("a hold during the checkouts = %d", resp.StatusCode)
+	if a := s.request(t, "POST", "/v1/holds", holdBody(s.event, s.seats[35]), other.bearer()...); a.StatusCode != 201 {
+		t.Errorf("a hold during the checkouts = %d", a.StatusCode)
 	}
-	if resp, _ := s.raw(t, "GET", "/v1/events/"+s.event+"/seats"); resp.StatusCode != 200 {
-		t.Errorf("the seat map during the checkouts = %d", resp.StatusCode)
+	if a := s.request(t, "GET", "/v1/events/"+s.event+"/seats", ""); a.StatusCode != 200 {
+		t.Errorf("the seat map during the checkouts = %d", a.StatusCode)
 	}
 	wg.Wait()
 	if charged.Load() != 20 || shed.Load() != 10 || len(s.payrail.charges(t)) != 20 {
@@ -345,18 +357,18 @@ func TestPaymentBreaker(t *testing.T) {
 	holdID := s.hold(t, ada, s.seats[0])
 	s.payrail.down.Store(true)
 	for i := 1; i <= 5; i++ {
-		resp, p := s.checkout(t, ada, orderBody(holdID, "tok_visa"), fmt.Sprint("fail-", i))
-		if resp.StatusCode != 503 || p["type"] != "/problems/payment-unavailable" || resp.Header.Get("Retry-After") == "" {
-			t.Fatalf("checkout %d with Payrail down = %d %v Retry-After %q", i, resp.StatusCode, p, resp.Header.Get("Retry-After"))
+		a := s.checkout(t, ada, orderBody(holdID, "tok_visa"), fmt.Sprint("fail-", i))
+		if a.StatusCode != 503 || !a.problem(t).is("payment-unavailable") || a.Header.Get("Retry-After") == "" {
+			t.Fatalf("checkout %d with Payrail down = %d %s Retry-After %q", i, a.StatusCode, a.raw, a.Header.Get("Retry-After"))
 		}
 	}
 	posts := s.payrail.posts.Load()
 	var ordersBefore, ordersAfter int
 	_ = s.DB.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&ordersBefore)
 	for i := range 5 {
-		resp, p := s.checkout(t, ada, orderBody(holdID, "tok_visa"), fmt.Sprint("open-", i))
-		if resp.StatusCode != 503 || p["type"] != "/problems/payment-unavailable" {
-			t.Fatalf("checkout with the breaker open = %d %v", resp.StatusCode, p)
+		a := s.checkout(t, ada, orderBody(holdID, "tok_visa"), fmt.Sprint("open-", i))
+		if a.StatusCode != 503 || !a.problem(t).is("payment-unavailable") {
+			t.Fatalf("checkout with the breaker open = %d %s", a.StatusCode, a.raw)
 		}
 	}
 	if n := s.payrail.posts.Load() - posts; n != 0 {
@@ -365,12 +377,11 @@ func TestPaymentBreaker(t *testing.T) {
 	if _ = s.DB.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&ordersAfter); ordersAfter != ordersBefore {
 		t.Errorf("%d orders written while the breaker was open, want none: a refusal writes nothing", ordersAfter-ordersBefore)
 	}
-	if resp, h := s.do(t, "GET", "/v1/holds/"+holdID, "", ada.bearer()...); h["status"] != "active" {
-		t.Errorf("hold after the failures = %d %v, want active", resp.StatusCode, h)
+	if a := s.request(t, "GET", "/v1/holds/"+holdID, "", ada.bearer()...); as[holdJSON](t, a).Status != "active" {
+		t.Errorf("hold after the failures = %d %s, want active", a.StatusCode, a.raw)
 	}
 	s.payrail.down.Store(false)
 	waitFor(t, 7*time.Second, "the breaker to let a probe through", func() bool {
-		resp, _ := s.checkout(t, ada, orderBody(holdID, "tok_visa"), fmt.Sprint("probe-", time.Now().UnixNano()))
-		return resp.StatusCode == 201
+		return s.checkout(t, ada, orderBody(holdID, "tok_visa"), fmt.Sprint("probe-", time.Now().UnixNano())).StatusCode == 201
 	})
 }

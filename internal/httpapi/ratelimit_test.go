@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"net/http"
 	"testing"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
@@ -29,14 +28,14 @@ func newLimitedShop(t *testing.T, env ...string) *limitedShop {
 }
 
 // hold asks for the next seat of event (the shop's own when empty) as buyer.
-func (s *limitedShop) hold(t *testing.T, buyer testAccount, event string, seats []string) (*http.Response, map[string]any) {
+func (s *limitedShop) hold(t *testing.T, buyer testAccount, event string, seats []string) answer {
 	t.Helper()
 	if event == "" {
 		event, seats = s.event, s.seats
 	}
 	seat := seats[s.next%len(seats)]
 	s.next++
-	return s.do(t, "POST", "/v1/holds", holdBody(event, seat), buyer.bearer()...)
+	return s.request(t, "POST", "/v1/holds", holdBody(event, seat), buyer.bearer()...)
 }
 
 // holdsPlaced counts the holds in the database: the requests that got past
@@ -70,9 +69,9 @@ func TestRateLimitHeadersAndRefusal(t *testing.T) {
 	steps = append(steps, want{429, `"hold-buyer";q=10;w=60`, `"hold-buyer";r=0;t=60`, "10", "0", "60", "6"})
 
 	for i, w := range steps {
-		resp, body := s.hold(t, buyer, "", nil)
-		if resp.StatusCode != w.status {
-			t.Fatalf("request %d: status %d, want %d (%v)", i+1, resp.StatusCode, w.status, body)
+		a := s.hold(t, buyer, "", nil)
+		if a.StatusCode != w.status {
+			t.Fatalf("request %d: status %d, want %d (%s)", i+1, a.StatusCode, w.status, a.raw)
 		}
 		if w.policy == "" {
 			continue
@@ -81,16 +80,15 @@ func TestRateLimitHeadersAndRefusal(t *testing.T) {
 			"RateLimit-Policy": w.policy, "RateLimit": w.rateLimit, "X-RateLimit-Limit": w.limit,
 			"X-RateLimit-Remaining": w.remaining, "X-RateLimit-Reset": w.reset, "Retry-After": w.retry,
 		} {
-			if got := resp.Header.Get(header); got != value {
+			if got := a.Header.Get(header); got != value {
 				t.Errorf("request %d: %s = %q, want %q", i+1, header, got, value)
 			}
 		}
 		if w.status == 429 {
-			ms, _ := body["retry_after_ms"].(float64)
-			violated, _ := body["violated-policies"].([]any)
-			if body["type"] != "/problems/rate-limited" || body["limit"] != "hold-buyer" ||
-				len(violated) != 1 || violated[0] != "hold-buyer" || ms < 5000 || ms > 6000 {
-				t.Errorf("refusal = %v", body)
+			p := a.problem(t)
+			if !p.is("rate-limited") || p.Limit != "hold-buyer" || len(p.ViolatedPolicies) != 1 ||
+				p.ViolatedPolicies[0] != "hold-buyer" || p.RetryAfterMS < 5000 || p.RetryAfterMS > 6000 {
+				t.Errorf("refusal = %s", a.raw)
 			}
 		}
 	}
@@ -104,14 +102,13 @@ func TestRateLimitTightestOfTwoAndNothingSpentOnRefusal(t *testing.T) {
 	s := newLimitedShop(t, "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "2/1m")
 	b1, b2, b3 := newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer)
 
-	resp, _ := s.hold(t, b1, "", nil)
-	if got := resp.Header.Get("RateLimit"); got != `"hold-organizer";r=1;t=30` {
+	if got := s.hold(t, b1, "", nil).Header.Get("RateLimit"); got != `"hold-organizer";r=1;t=30` {
 		t.Errorf("headers show %q, want the tighter hold-organizer", got)
 	}
 	s.hold(t, b2, "", nil)
-	resp, body := s.hold(t, b3, "", nil)
-	if resp.StatusCode != 429 || body["limit"] != "hold-organizer" || resp.Header.Get("Retry-After") != "30" {
-		t.Fatalf("third buyer on the organizer = %d %v Retry-After %q", resp.StatusCode, body, resp.Header.Get("Retry-After"))
+	a := s.hold(t, b3, "", nil)
+	if a.StatusCode != 429 || a.problem(t).Limit != "hold-organizer" || a.Header.Get("Retry-After") != "30" {
+		t.Fatalf("third buyer on the organizer = %d %s Retry-After %q", a.StatusCode, a.raw, a.Header.Get("Retry-After"))
 	}
 	// b3 was refused by the organizer: its own bucket must still be full.
 	d := s.Limiter.Allow(context.Background(), ratelimit.Check{Limit: limits.HoldBuyer, Key: b3.id})
@@ -127,16 +124,14 @@ func TestRetryAfterRoundsUpToWholeSeconds(t *testing.T) {
 	t.Parallel()
 	s := newLimitedShop(t, "STAGEDOOR_LIMIT_HOLD_BUYER", "5/1s")
 	fast := newAccount(t, s.testServer, auth.Buyer)
-	var resp *http.Response
-	var body map[string]any
+	var a answer
 	for range 20 { // the 6th, unless the machine is so slow that a token came back meanwhile
-		if resp, body = s.hold(t, fast, "", nil); resp.StatusCode != 201 {
+		if a = s.hold(t, fast, "", nil); a.StatusCode != 201 {
 			break
 		}
 	}
-	ms, _ := body["retry_after_ms"].(float64)
-	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "1" || ms < 1 || ms > 200 {
+	if ms := a.problem(t).RetryAfterMS; a.StatusCode != 429 || a.Header.Get("Retry-After") != "1" || ms < 1 || ms > 200 {
 		t.Errorf("the first refusal of 5/1s = %d, Retry-After %q, retry_after_ms %v; want 429, 1, at most 200",
-			resp.StatusCode, resp.Header.Get("Retry-After"), ms)
+			a.StatusCode, a.Header.Get("Retry-After"), ms)
 	}
 }

@@ -19,11 +19,12 @@ func newScannerKey(t testing.TB, ts *testServer, org testAccount, eventID string
 	if eventID != "" {
 		body = fmt.Sprintf(`{"label":"Gate %s","event_id":%q}`, ids.New()[:8], eventID)
 	}
-	resp, out := ts.doTB(t, "POST", "/v1/scanner-keys", body, org.bearer()...)
-	if resp.StatusCode != 201 {
-		t.Fatalf("create scanner key = %d %v", resp.StatusCode, out)
+	a := ts.request(t, "POST", "/v1/scanner-keys", body, org.bearer()...)
+	if a.StatusCode != 201 {
+		t.Fatalf("create scanner key = %d %s", a.StatusCode, a.raw)
 	}
-	return out["id"].(string), out["key"].(string)
+	k := as[scannerKeyJSON](t, a)
+	return k.ID, k.Key
 }
 
 func TestScannerKeys(t *testing.T) {
@@ -34,15 +35,16 @@ func TestScannerKeys(t *testing.T) {
 	event, _ := newEvent(t, ts, org, eventBody(1, 2))
 	othersEvent, _ := newEvent(t, ts, other, eventBody(1, 2))
 
-	resp, k := ts.do(t, "POST", "/v1/scanner-keys", `{"label":" North gate "}`, org.bearer()...)
-	key, _ := k["key"].(string)
-	if resp.StatusCode != 201 || k["label"] != "North gate" || k["event_id"] != nil || k["revoked_at"] != nil ||
-		!strings.HasPrefix(key, "sdk_") || len(key) != 47 || resp.Header.Get("Cache-Control") != "no-store" {
-		t.Fatalf("POST /v1/scanner-keys = %d %v (Cache-Control %q)", resp.StatusCode, k, resp.Header.Get("Cache-Control"))
+	a := ts.request(t, "POST", "/v1/scanner-keys", `{"label":" North gate "}`, org.bearer()...)
+	k := as[scannerKeyJSON](t, a)
+	key := k.Key
+	if a.StatusCode != 201 || k.Label != "North gate" || k.EventID != nil || k.RevokedAt != nil ||
+		!strings.HasPrefix(key, "sdk_") || len(key) != 47 || a.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("POST /v1/scanner-keys = %d %s (Cache-Control %q)", a.StatusCode, a.raw, a.Header.Get("Cache-Control"))
 	}
-	resp, bound := ts.do(t, "POST", "/v1/scanner-keys", fmt.Sprintf(`{"label":"Door 2","event_id":%q}`, strings.ToUpper(event)), org.bearer()...)
-	if resp.StatusCode != 201 || bound["event_id"] != event || bound["key"] == key {
-		t.Fatalf("a key bound to the organizer's own event = %d %v", resp.StatusCode, bound)
+	a = ts.request(t, "POST", "/v1/scanner-keys", fmt.Sprintf(`{"label":"Door 2","event_id":%q}`, strings.ToUpper(event)), org.bearer()...)
+	if bound := as[scannerKeyJSON](t, a); a.StatusCode != 201 || bound.EventID == nil || *bound.EventID != event || bound.Key == key {
+		t.Fatalf("a key bound to the organizer's own event = %d %s", a.StatusCode, a.raw)
 	}
 
 	refused := []struct {
@@ -60,8 +62,8 @@ func TestScannerKeys(t *testing.T) {
 		{`{"label":"x"}`, nil, 401},
 	}
 	for _, r := range refused {
-		if resp, p := ts.do(t, "POST", "/v1/scanner-keys", r.body, r.header...); resp.StatusCode != r.status || p["status"] != float64(r.status) {
-			t.Errorf("POST %s = %d %v, want %d", r.body, resp.StatusCode, p, r.status)
+		if a := ts.request(t, "POST", "/v1/scanner-keys", r.body, r.header...); a.StatusCode != r.status || a.problem(t).Status != r.status {
+			t.Errorf("POST %s = %d %s, want %d", r.body, a.StatusCode, a.raw, r.status)
 		}
 	}
 
@@ -70,44 +72,36 @@ func TestScannerKeys(t *testing.T) {
 	if err := ts.DB.QueryRow(context.Background(), `SELECT count(*) FROM scanner_keys WHERE key_hash = sha256($1::text::bytea)`, key).Scan(&stored); err != nil || stored != 1 {
 		t.Errorf("keys stored as the key's SHA-256: %d (%v), want 1", stored, err)
 	}
-	resp, raw := ts.raw(t, "GET", "/v1/scanner-keys") // no credential
-	if resp.StatusCode != 401 {
-		t.Errorf("GET /v1/scanner-keys without a session = %d %s", resp.StatusCode, raw)
+	if a := ts.request(t, "GET", "/v1/scanner-keys", ""); a.StatusCode != 401 { // no credential
+		t.Errorf("GET /v1/scanner-keys without a session = %d %s", a.StatusCode, a.raw)
 	}
-	list := func(a testAccount) []any {
+	list := func(who testAccount) []scannerKeyJSON {
 		t.Helper()
-		resp, out := ts.do(t, "GET", "/v1/scanner-keys", "", a.bearer()...)
-		keys, ok := out["scanner_keys"].([]any)
-		if resp.StatusCode != 200 || !ok {
-			t.Fatalf("GET /v1/scanner-keys = %d %v", resp.StatusCode, out)
+		a := ts.request(t, "GET", "/v1/scanner-keys", "", who.bearer()...)
+		if a.StatusCode != 200 || strings.Contains(string(a.raw), `"key"`) || strings.Contains(string(a.raw), "sdk_") {
+			t.Fatalf("GET /v1/scanner-keys = %d %s; want no key shown", a.StatusCode, a.raw)
 		}
-		for _, k := range keys {
-			if _, shown := k.(map[string]any)["key"]; shown || strings.Contains(fmt.Sprint(k), "sdk_") {
-				t.Errorf("the listing shows a key: %v", k)
-			}
-		}
-		return keys
+		return as[scannerKeyList](t, a).ScannerKeys
 	}
-	if keys := list(org); len(keys) != 2 || keys[0].(map[string]any)["id"] != k["id"] || keys[1].(map[string]any)["event_id"] != event {
-		t.Errorf("the organizer's keys = %v", keys)
+	if keys := list(org); len(keys) != 2 || keys[0].ID != k.ID || keys[1].EventID == nil || *keys[1].EventID != event {
+		t.Errorf("the organizer's keys = %+v", keys)
 	}
 	if keys := list(other); len(keys) != 0 {
-		t.Errorf("another organizer sees %v", keys)
+		t.Errorf("another organizer sees %+v", keys)
 	}
 
-	id := k["id"].(string)
-	for _, path := range []string{"/v1/scanner-keys/" + id, "/v1/scanner-keys/" + ids.New(), "/v1/scanner-keys/nope"} {
-		if resp, p := ts.do(t, "DELETE", path, "", other.bearer()...); resp.StatusCode != 404 || p["type"] != "/problems/not-found" {
-			t.Errorf("DELETE %s by another organizer = %d %v, want 404", path, resp.StatusCode, p)
+	for _, path := range []string{"/v1/scanner-keys/" + k.ID, "/v1/scanner-keys/" + ids.New(), "/v1/scanner-keys/nope"} {
+		if a := ts.request(t, "DELETE", path, "", other.bearer()...); a.StatusCode != 404 || !a.problem(t).is("not-found") {
+			t.Errorf("DELETE %s by another organizer = %d %s, want 404", path, a.StatusCode, a.raw)
 		}
 	}
 	for i := range 2 { // revoking twice is fine
-		if resp, p := ts.do(t, "DELETE", "/v1/scanner-keys/"+id, "", org.bearer()...); resp.StatusCode != 204 {
-			t.Fatalf("DELETE #%d = %d %v, want 204", i+1, resp.StatusCode, p)
+		if a := ts.request(t, "DELETE", "/v1/scanner-keys/"+k.ID, "", org.bearer()...); a.StatusCode != 204 {
+			t.Fatalf("DELETE #%d = %d %s, want 204", i+1, a.StatusCode, a.raw)
 		}
 	}
-	if keys := list(org); keys[0].(map[string]any)["revoked_at"] == nil || keys[1].(map[string]any)["revoked_at"] != nil {
-		t.Errorf("after revoking the first key: %v", keys)
+	if keys := list(org); keys[0].RevokedAt == nil || keys[1].RevokedAt != nil {
+		t.Errorf("after revoking the first key: %+v", keys)
 	}
 }
 
@@ -121,13 +115,12 @@ func TestScannerKeyAuthentication(t *testing.T) {
 	org := newAccount(t, one, auth.Organizer)
 	id, key := newScannerKey(t, one, org, "")
 
-	scanWith := func(ts *testServer, header ...string) (int, map[string]any) {
-		resp, p := ts.do(t, "POST", "/v1/scans", `{"code":"NOSUCHCODE"}`, header...)
-		return resp.StatusCode, p
+	scanWith := func(ts *testServer, header ...string) answer {
+		return ts.request(t, "POST", "/v1/scans", `{"code":"NOSUCHCODE"}`, header...)
 	}
 	for _, ts := range []*testServer{one, two} {
-		if status, p := scanWith(ts, "X-Api-Key", key); status != 404 || p["result"] != "invalid" {
-			t.Fatalf("a live key scanning an unknown code = %d %v, want 404 invalid", status, p)
+		if a := scanWith(ts, "X-Api-Key", key); a.StatusCode != 404 || a.problem(t).Result != "invalid" {
+			t.Fatalf("a live key scanning an unknown code = %d %s, want 404 invalid", a.StatusCode, a.raw)
 		}
 	}
 	bad := [][]string{
@@ -140,17 +133,17 @@ func TestScannerKeyAuthentication(t *testing.T) {
 		org.bearer(), // a session is no scanner key
 	}
 	for _, h := range bad {
-		if status, p := scanWith(one, h...); status != 401 || p["type"] != "/problems/unauthorized" {
-			t.Errorf("scan with %q = %d %v, want 401", h, status, p)
+		if a := scanWith(one, h...); a.StatusCode != 401 || !a.problem(t).is("unauthorized") {
+			t.Errorf("scan with %q = %d %s, want 401", h, a.StatusCode, a.raw)
 		}
 	}
 
-	if resp, p := one.do(t, "DELETE", "/v1/scanner-keys/"+id, "", org.bearer()...); resp.StatusCode != 204 {
-		t.Fatalf("revoke = %d %v", resp.StatusCode, p)
+	if a := one.request(t, "DELETE", "/v1/scanner-keys/"+id, "", org.bearer()...); a.StatusCode != 204 {
+		t.Fatalf("revoke = %d %s", a.StatusCode, a.raw)
 	}
 	for name, ts := range map[string]*testServer{"this instance": one, "another instance": two} {
-		if status, p := scanWith(ts, "X-Api-Key", key); status != 401 {
-			t.Errorf("a revoked key on %s = %d %v, want 401 at once", name, status, p)
+		if a := scanWith(ts, "X-Api-Key", key); a.StatusCode != 401 {
+			t.Errorf("a revoked key on %s = %d %s, want 401 at once", name, a.StatusCode, a.raw)
 		}
 	}
 }

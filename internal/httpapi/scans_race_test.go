@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -27,41 +26,37 @@ func TestTenPhonesScanOneTicket(t *testing.T) {
 	}
 	tickets := v.buy(t, 5)
 	for _, tk := range tickets {
-		type reply struct {
-			status int
-			body   map[string]any
-		}
-		replies := make([]reply, phones)
+		replies := make([]answer, phones)
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		for i := range phones {
 			wg.Go(func() {
 				<-start
-				resp, body := v.scanTB(t, keys[i], tk.code)
-				replies[i] = reply{resp.StatusCode, body}
+				replies[i] = v.scanTB(t, keys[i], tk.code)
 			})
 		}
 		close(start)
 		wg.Wait()
 
-		admitted, already, firstAt := 0, 0, ""
+		admitted, already := 0, 0
+		var firstAt time.Time
 		for _, r := range replies {
 			switch {
-			case r.status == 200 && r.body["result"] == "admitted":
+			case r.StatusCode == 200 && as[admissionJSON](t, r).Result == "admitted":
 				admitted++
-				firstAt = fmt.Sprint(r.body["scanned_at"])
-			case r.status == 409 && r.body["result"] == "already_scanned":
+				firstAt = as[admissionJSON](t, r).ScannedAt
+			case r.StatusCode == 409 && r.problem(t).Result == "already_scanned":
 				already++
 			default:
-				t.Errorf("a phone got %d %v", r.status, r.body)
+				t.Errorf("a phone got %d %s", r.StatusCode, r.raw)
 			}
 		}
 		if admitted != 1 || already != phones-1 {
 			t.Fatalf("ticket %s: %d admitted, %d already_scanned; want 1 and %d", tk.id, admitted, already, phones-1)
 		}
 		for _, r := range replies {
-			if r.status == 409 && fmt.Sprint(r.body["first_scanned_at"]) != firstAt {
-				t.Errorf("first_scanned_at %v, want the admission's %s", r.body["first_scanned_at"], firstAt)
+			if p := r.problem; r.StatusCode == 409 && !p(t).FirstScannedAt.Equal(firstAt) {
+				t.Errorf("first_scanned_at %v, want the admission's %s", p(t).FirstScannedAt, firstAt)
 			}
 		}
 		var recorded, admissions int
@@ -87,15 +82,13 @@ func TestGateOpening(t *testing.T) {
 	_, neighbour := newScannerKey(t, v.testServer, v.org, v.event)
 	tickets := v.buy(t, 60)
 
-	statuses := make([]int, 50)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range 50 {
 		wg.Go(func() {
 			<-start
-			resp, body := v.scanTB(t, phone, tickets[i].code)
-			if statuses[i] = resp.StatusCode; resp.StatusCode != 200 {
-				t.Errorf("gate scan %d = %d %v, want 200 admitted", i+1, resp.StatusCode, body)
+			if a := v.scanTB(t, phone, tickets[i].code); a.StatusCode != 200 {
+				t.Errorf("gate scan %d = %d %s, want 200 admitted", i+1, a.StatusCode, a.raw)
 			}
 		})
 	}
@@ -107,25 +100,26 @@ func TestGateOpening(t *testing.T) {
 	served := 0
 	for i := 0; ; i++ {
 		elapsed := time.Since(began)
-		resp, p := v.scanTB(t, phone, tickets[i%50].code)
-		if resp.StatusCode != 429 {
+		a := v.scanTB(t, phone, tickets[i%50].code)
+		if a.StatusCode != 429 {
 			served++
 			if refills := int(elapsed/(50*time.Millisecond)) + 1; served > refills {
 				t.Fatalf("scan %d served %d ms after the burst began; only %d tokens can have come back", 51+i, elapsed.Milliseconds(), refills)
 			}
 			continue
 		}
-		ms, _ := p["retry_after_ms"].(float64)
-		if p["type"] != "/problems/rate-limited" || p["limit"] != "scanner-key" || ms <= 0 || ms > 50 ||
-			resp.Header.Get("Retry-After") != "1" || resp.Header.Get("RateLimit-Policy") != `"scanner-key";q=50;w=3` {
-			t.Errorf("scan %d refused with %v (Retry-After %q, RateLimit-Policy %q)", 51+i, p,
-				resp.Header.Get("Retry-After"), resp.Header.Get("RateLimit-Policy"))
+		p := a.problem(t)
+		ms := p.RetryAfterMS
+		if !p.is("rate-limited") || p.Limit != "scanner-key" || ms <= 0 || ms > 50 ||
+			a.Header.Get("Retry-After") != "1" || a.Header.Get("RateLimit-Policy") != `"scanner-key";q=50;w=3` {
+			t.Errorf("scan %d refused with %s (Retry-After %q, RateLimit-Policy %q)", 51+i, a.raw,
+				a.Header.Get("Retry-After"), a.Header.Get("RateLimit-Policy"))
 		}
 		t.Logf("scan #%d was refused, %d ms after the burst began; retry_after_ms %v", 51+i, elapsed.Milliseconds(), ms)
 		break
 	}
-	if resp, body := v.scanTB(t, neighbour, tickets[55].code); resp.StatusCode != 200 {
-		t.Errorf("another phone at the same address = %d %v, want 200", resp.StatusCode, body)
+	if a := v.scanTB(t, neighbour, tickets[55].code); a.StatusCode != 200 {
+		t.Errorf("another phone at the same address = %d %s, want 200", a.StatusCode, a.raw)
 	}
 	// The refusal spent nothing and reached no handler: it is not in the audit.
 	var recorded int
@@ -148,8 +142,8 @@ func TestScanningFailsOpenWhenRedisStops(t *testing.T) {
 	private.Stop()
 
 	for i, tk := range tickets {
-		if resp, body := v.scanTB(t, key, tk.code); resp.StatusCode != 200 || body["result"] != "admitted" {
-			t.Fatalf("scan %d with Redis down = %d %v", i+1, resp.StatusCode, body)
+		if a := v.scanTB(t, key, tk.code); a.StatusCode != 200 || as[admissionJSON](t, a).Result != "admitted" {
+			t.Fatalf("scan %d with Redis down = %d %s", i+1, a.StatusCode, a.raw)
 		}
 	}
 	series := `stagedoor_ratelimit_decisions_total{decision="fail_open",limit="scanner-key"}`

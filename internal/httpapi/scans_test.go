@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,18 +46,17 @@ func (v *venue) buy(t testing.TB, n int) []ticket {
 		batch := min(n, 10)
 		seats := v.seats[v.sold : v.sold+batch]
 		v.sold, n = v.sold+batch, n-batch
-		resp, h := v.doTB(t, "POST", "/v1/holds", holdBody(v.event, seats...), v.buyer.bearer()...)
-		if resp.StatusCode != 201 {
-			t.Fatalf("hold = %d %v", resp.StatusCode, h)
+		a := v.inProcess(t, "POST", "/v1/holds", holdBody(v.event, seats...), v.buyer.bearer()...)
+		if a.StatusCode != 201 {
+			t.Fatalf("hold = %d %s", a.StatusCode, a.raw)
 		}
-		resp, order := v.doTB(t, "POST", "/v1/orders", orderBody(h["id"].(string), "tok_visa"), v.buyer.bearer()...)
-		if resp.StatusCode != 201 {
-			t.Fatalf("checkout = %d %v", resp.StatusCode, order)
+		a = v.inProcess(t, "POST", "/v1/orders", orderBody(as[holdJSON](t, a).ID, "tok_visa"), v.buyer.bearer()...)
+		if a.StatusCode != 201 {
+			t.Fatalf("checkout = %d %s", a.StatusCode, a.raw)
 		}
 		bySeat := map[string]ticket{}
-		for _, tk := range order["tickets"].([]any) {
-			m := tk.(map[string]any)
-			bySeat[m["seat_id"].(string)] = ticket{id: m["id"].(string), code: m["code"].(string)}
+		for _, tk := range as[orderJSON](t, a).Tickets {
+			bySeat[tk.SeatID] = ticket{id: tk.ID, code: tk.Code}
 		}
 		for _, seat := range seats {
 			out = append(out, bySeat[seat])
@@ -68,19 +66,20 @@ func (v *venue) buy(t testing.TB, n int) []ticket {
 }
 
 // scanTB scans code with the scanner key, in-process.
-func (ts *testServer) scanTB(t testing.TB, key, code string) (*http.Response, map[string]any) {
+func (ts *testServer) scanTB(t testing.TB, key, code string) answer {
 	t.Helper()
-	return ts.doTB(t, "POST", "/v1/scans", fmt.Sprintf(`{"code":%q}`, code), "X-Api-Key", key)
+	return ts.inProcess(t, "POST", "/v1/scans", fmt.Sprintf(`{"code":%q}`, code), "X-Api-Key", key)
 }
 
 // wantRejected checks a scan-rejected problem: its status, in the header and
-// the body alike, and its result.
-func wantRejected(t *testing.T, what string, resp *http.Response, p map[string]any, status int, result string) {
+// the body alike, and its result; and returns it.
+func wantRejected(t *testing.T, what string, a answer, status int, result string) problem {
 	t.Helper()
-	if resp.StatusCode != status || p["status"] != float64(status) || p["type"] != "/problems/scan-rejected" ||
-		p["result"] != result || resp.Header.Get("Content-Type") != "application/problem+json" {
-		t.Errorf("%s = %d %v, want %d scan-rejected %s", what, resp.StatusCode, p, status, result)
+	p := a.problem(t)
+	if a.StatusCode != status || p.Status != status || !p.is("scan-rejected") || p.Result != result {
+		t.Errorf("%s = %d %s, want %d scan-rejected %s", what, a.StatusCode, a.raw, status, result)
 	}
+	return p
 }
 
 func TestScanResults(t *testing.T) {
@@ -94,52 +93,53 @@ func TestScanResults(t *testing.T) {
 	_, otherDoor := newScannerKey(t, v.testServer, v.org, other)
 	_, strangersDoor := newScannerKey(t, v.testServer, stranger, "")
 
-	// Another organizer's key: invalid, its existence not revealed, nothing admitted.
-	resp, p := v.scanTB(t, strangersDoor, tickets[0].code)
-	wantRejected(t, "another organizer's key", resp, p, 404, "invalid")
-	if _, leaked := p["ticket_id"]; leaked {
-		t.Errorf("an invalid scan names the ticket: %v", p)
-	}
-
-	resp, a := v.scanTB(t, anyDoor, "  "+tickets[0].code+"\n")
-	seat, _ := a["seat"].(map[string]any)
-	first, err := time.Parse(time.RFC3339Nano, fmt.Sprint(a["scanned_at"]))
-	if resp.StatusCode != 200 || a["result"] != "admitted" || a["ticket_id"] != tickets[0].id || a["event_id"] != v.event ||
-		seat["section"] != "Floor" || seat["row"] != "A" || seat["number"] != 1.0 || err != nil || time.Since(first) > time.Minute {
-		t.Fatalf("first scan = %d %v", resp.StatusCode, a)
-	}
-	resp, p = v.scanTB(t, thisDoor, tickets[0].code)
-	wantRejected(t, "the second scan", resp, p, 409, "already_scanned")
-	if again, err := time.Parse(time.RFC3339Nano, fmt.Sprint(p["first_scanned_at"])); err != nil || !again.Equal(first) || p["ticket_id"] != tickets[0].id {
-		t.Errorf("first_scanned_at = %v, want %v", p["first_scanned_at"], a["scanned_at"])
-	}
-
-	// A key of another event of the organizer: wrong_event, and the ticket still admits once.
-	resp, p = v.scanTB(t, otherDoor, tickets[1].code)
-	wantRejected(t, "a key bound to another event", resp, p, 409, "wrong_event")
-	if resp, a := v.scanTB(t, thisDoor, tickets[1].code); resp.StatusCode != 200 || a["result"] != "admitted" {
-		t.Errorf("the ticket a wrong_event scan saw, at its own event = %d %v, want admitted", resp.StatusCode, a)
-	}
-	resp, p = v.scanTB(t, otherDoor, tickets[1].code) // scanned, and still the wrong event
-	wantRejected(t, "a scanned ticket at another event", resp, p, 409, "wrong_event")
-
-	resp, p = v.scanTB(t, anyDoor, "NOSUCHCODE")
-	wantRejected(t, "an unknown code (unbound key)", resp, p, 404, "invalid")
-	resp, p = v.scanTB(t, thisDoor, "NOSUCHCODE2")
-	wantRejected(t, "an unknown code (bound key)", resp, p, 404, "invalid")
-
-	for _, body := range []string{``, `{}`, `{"code":""}`, `{"code":"   "}`, `{"code":42}`, `{"code":"A","extra":1}`,
-		`{"code":"A\u0000B"}`, fmt.Sprintf(`{"code":%q}`, strings.Repeat("A", 257)), `[]`} {
-		if resp, p := v.doTB(t, "POST", "/v1/scans", body, "X-Api-Key", anyDoor); resp.StatusCode != 400 || p["type"] != "/problems/invalid-request" {
-			t.Errorf("scan %s = %d %v, want 400", body, resp.StatusCode, p)
+	t.Run("another organizer's key: invalid, the ticket not revealed", func(t *testing.T) {
+		a := v.scanTB(t, strangersDoor, tickets[0].code)
+		if p := wantRejected(t, "another organizer's key", a, 404, "invalid"); p.TicketID != "" {
+			t.Errorf("an invalid scan names the ticket: %s", a.raw)
 		}
-	}
-
-	resp, got := v.doTB(t, "GET", "/v1/tickets", "", v.buyer.bearer()...)
-	if list, _ := got["tickets"].([]any); resp.StatusCode != 200 || len(list) != 2 ||
-		list[0].(map[string]any)["status"] != "scanned" || list[1].(map[string]any)["status"] != "scanned" {
-		t.Errorf("the buyer's tickets after the scans = %d %v", resp.StatusCode, got)
-	}
+	})
+	var first time.Time
+	t.Run("the first scan admits, with the seat", func(t *testing.T) {
+		a := v.scanTB(t, anyDoor, "  "+tickets[0].code+"\n")
+		adm := as[admissionJSON](t, a)
+		if a.StatusCode != 200 || adm.Result != "admitted" || adm.TicketID != tickets[0].id || adm.EventID != v.event ||
+			adm.Seat.Section != "Floor" || adm.Seat.Row != "A" || adm.Seat.Number != 1 || time.Since(adm.ScannedAt) > time.Minute {
+			t.Fatalf("first scan = %d %s", a.StatusCode, a.raw)
+		}
+		first = adm.ScannedAt
+	})
+	t.Run("the second scan says when the first was", func(t *testing.T) {
+		p := wantRejected(t, "the second scan", v.scanTB(t, thisDoor, tickets[0].code), 409, "already_scanned")
+		if !p.FirstScannedAt.Equal(first) || p.TicketID != tickets[0].id {
+			t.Errorf("first_scanned_at = %v, want %v", p.FirstScannedAt, first)
+		}
+	})
+	t.Run("a key of another event: wrong_event, and the ticket still admits once", func(t *testing.T) {
+		wantRejected(t, "a key bound to another event", v.scanTB(t, otherDoor, tickets[1].code), 409, "wrong_event")
+		if a := v.scanTB(t, thisDoor, tickets[1].code); a.StatusCode != 200 || as[admissionJSON](t, a).Result != "admitted" {
+			t.Errorf("the ticket a wrong_event scan saw, at its own event = %d %s, want admitted", a.StatusCode, a.raw)
+		}
+		wantRejected(t, "a scanned ticket at another event", v.scanTB(t, otherDoor, tickets[1].code), 409, "wrong_event")
+	})
+	t.Run("unknown codes are invalid", func(t *testing.T) {
+		wantRejected(t, "an unknown code (unbound key)", v.scanTB(t, anyDoor, "NOSUCHCODE"), 404, "invalid")
+		wantRejected(t, "an unknown code (bound key)", v.scanTB(t, thisDoor, "NOSUCHCODE2"), 404, "invalid")
+	})
+	t.Run("a bad body is 400", func(t *testing.T) {
+		for _, body := range []string{``, `{}`, `{"code":""}`, `{"code":"   "}`, `{"code":42}`, `{"code":"A","extra":1}`,
+			`{"code":"A\u0000B"}`, fmt.Sprintf(`{"code":%q}`, strings.Repeat("A", 257)), `[]`} {
+			if a := v.inProcess(t, "POST", "/v1/scans", body, "X-Api-Key", anyDoor); a.StatusCode != 400 || !a.problem(t).is("invalid-request") {
+				t.Errorf("scan %s = %d %s, want 400", body, a.StatusCode, a.raw)
+			}
+		}
+	})
+	t.Run("the buyer sees the tickets scanned", func(t *testing.T) {
+		a := v.inProcess(t, "GET", "/v1/tickets", "", v.buyer.bearer()...)
+		if list := as[ticketList](t, a).Tickets; a.StatusCode != 200 || len(list) != 2 || list[0].Status != "scanned" || list[1].Status != "scanned" {
+			t.Errorf("the buyer's tickets after the scans = %d %s", a.StatusCode, a.raw)
+		}
+	})
 
 	// The audit: this event's attempts newest first; the other event's wrong_event
 	// scans under that event; the stranger's and the unbound unknown code under none.
@@ -167,28 +167,26 @@ func auditResults(t *testing.T, ts *testServer, org testAccount, eventID string,
 		if limit > 0 {
 			path += fmt.Sprintf("&limit=%d", limit)
 		}
-		resp, page := ts.do(t, "GET", path, "", org.bearer()...)
-		scans, ok := page["scans"].([]any)
-		if resp.StatusCode != 200 || !ok || pages > 100 || (limit > 0 && len(scans) > limit) {
-			t.Fatalf("GET %s = %d %v", path, resp.StatusCode, page)
+		a := ts.request(t, "GET", path, "", org.bearer()...)
+		page := as[scanPage](t, a)
+		if a.StatusCode != 200 || page.Scans == nil || pages > 100 || (limit > 0 && len(page.Scans) > limit) {
+			t.Fatalf("GET %s = %d %s", path, a.StatusCode, a.raw)
 		}
-		for _, s := range scans {
-			m := s.(map[string]any)
-			id, err := strconv.ParseInt(m["id"].(string), 10, 64)
+		for _, s := range page.Scans {
+			id, err := strconv.ParseInt(s.ID, 10, 64)
 			if err != nil || last != 0 && id >= last {
-				t.Errorf("audit not newest first: %v after %d", m["id"], last)
+				t.Errorf("audit not newest first: %s after %d", s.ID, last)
 			}
 			last = id
-			if prefix, _ := m["code_prefix"].(string); len(prefix) > 6 || m["scanner_key_id"] == nil || m["scanner_label"] == nil {
-				t.Errorf("audit entry %v", m)
+			if len(s.CodePrefix) > 6 || s.ScannerKeyID == "" || s.ScannerLabel == "" {
+				t.Errorf("audit entry %+v", s)
 			}
-			results = append(results, m["result"].(string))
+			results = append(results, s.Result)
 		}
-		next, _ := page["next_before"].(string)
-		if next == "" {
+		if page.NextBefore == nil {
 			return results
 		}
-		before = next
+		before = *page.NextBefore
 	}
 }
 
@@ -217,8 +215,8 @@ func TestScanAuditAccess(t *testing.T) {
 		{base + "?before=0", org, 400},
 		{base + "?limit=500&before=12", org, 200},
 	} {
-		if resp, p := ts.do(t, "GET", c.path, "", c.who.bearer()...); resp.StatusCode != c.status {
-			t.Errorf("GET %s = %d %v, want %d", c.path, resp.StatusCode, p, c.status)
+		if a := ts.request(t, "GET", c.path, "", c.who.bearer()...); a.StatusCode != c.status {
+			t.Errorf("GET %s = %d %s, want %d", c.path, a.StatusCode, a.raw, c.status)
 		}
 	}
 }

@@ -21,15 +21,15 @@ import (
 func TestHealthAndReadiness(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, nil, nil, nil)
-	resp, body := ts.do(t, "GET", "/healthz", "")
-	if resp.StatusCode != 200 || body["status"] != "ok" {
-		t.Fatalf("healthz = %d %v", resp.StatusCode, body)
+	a := ts.request(t, "GET", "/healthz", "")
+	if a.StatusCode != 200 || as[health](t, a).Status != "ok" {
+		t.Fatalf("healthz = %d %s", a.StatusCode, a.raw)
 	}
-	resp, body = ts.do(t, "GET", "/readyz", "")
-	if resp.StatusCode != 200 || body["status"] != "ready" || body["postgres"] != "ok" || body["redis"] != "ok" {
-		t.Fatalf("readyz = %d %v", resp.StatusCode, body)
+	a = ts.request(t, "GET", "/readyz", "")
+	if h := as[health](t, a); a.StatusCode != 200 || h != (health{Status: "ready", Postgres: "ok", Redis: "ok"}) {
+		t.Fatalf("readyz = %d %s", a.StatusCode, a.raw)
 	}
-	if resp.Header.Get("X-Request-Id") == "" {
+	if a.Header.Get("X-Request-Id") == "" {
 		t.Error("no X-Request-Id on the response")
 	}
 }
@@ -41,9 +41,9 @@ func TestReadinessWithRedisDownIsDegraded(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := newTestServer(t, nil, nil, rdb)
-	resp, body := ts.do(t, "GET", "/readyz", "")
-	if resp.StatusCode != 200 || body["redis"] != "degraded" || body["postgres"] != "ok" {
-		t.Fatalf("readyz with Redis down = %d %v, want 200 degraded", resp.StatusCode, body)
+	a := ts.request(t, "GET", "/readyz", "")
+	if h := as[health](t, a); a.StatusCode != 200 || h.Redis != "degraded" || h.Postgres != "ok" {
+		t.Fatalf("readyz with Redis down = %d %s, want 200 degraded", a.StatusCode, a.raw)
 	}
 }
 
@@ -67,20 +67,20 @@ func TestReadinessWithPostgresDownIs503(t *testing.T) {
 	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name); err != nil {
 		t.Fatal(err)
 	}
-	resp, body := ts.do(t, "GET", "/readyz", "")
-	if resp.StatusCode != 503 || body["postgres"] != "unavailable" {
-		t.Fatalf("readyz with PostgreSQL down = %d %v, want 503", resp.StatusCode, body)
+	a := ts.request(t, "GET", "/readyz", "")
+	if a.StatusCode != 503 || as[health](t, a).Postgres != "unavailable" {
+		t.Fatalf("readyz with PostgreSQL down = %d %s, want 503", a.StatusCode, a.raw)
 	}
 }
 
 func TestRequestIDIsEchoedWhenSane(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, nil, nil, nil)
-	resp, _ := ts.do(t, "GET", "/healthz", "", "X-Request-Id", "abc-123")
+	resp := ts.request(t, "GET", "/healthz", "", "X-Request-Id", "abc-123")
 	if got := resp.Header.Get("X-Request-Id"); got != "abc-123" {
 		t.Errorf("X-Request-Id = %q, want the client's abc-123", got)
 	}
-	resp, _ = ts.do(t, "GET", "/healthz", "", "X-Request-Id", "bad id\twith spaces")
+	resp = ts.request(t, "GET", "/healthz", "", "X-Request-Id", "bad id\twith spaces")
 	if got := resp.Header.Get("X-Request-Id"); got == "" || strings.ContainsAny(got, " \t") {
 		t.Errorf("X-Request-Id = %q, want a fresh id instead of the unsafe one", got)
 	}
@@ -111,22 +111,19 @@ func TestProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, body := ts.do(t, tt.method, tt.path, tt.body, "Content-Type", "application/json")
-			if resp.StatusCode != tt.status {
-				t.Fatalf("status = %d, want %d (%v)", resp.StatusCode, tt.status, body)
+			a := ts.request(t, tt.method, tt.path, tt.body, "Content-Type", "application/json")
+			if a.StatusCode != tt.status {
+				t.Fatalf("status = %d, want %d (%s)", a.StatusCode, tt.status, a.raw)
 			}
-			if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
-				t.Errorf("Content-Type = %q", ct)
+			p := a.problem(t)
+			if !p.is(tt.slug) || p.Status != tt.status || p.Title == "" {
+				t.Errorf("problem = %s, want type /problems/%s", a.raw, tt.slug)
 			}
-			if body["type"] != "/problems/"+tt.slug || body["status"] != float64(tt.status) || body["title"] == "" {
-				t.Errorf("problem = %v, want type /problems/%s", body, tt.slug)
+			if !strings.Contains(p.Detail, tt.detail) {
+				t.Errorf("detail %q does not say %q", p.Detail, tt.detail)
 			}
-			detail, _ := body["detail"].(string)
-			if !strings.Contains(detail, tt.detail) {
-				t.Errorf("detail %q does not say %q", detail, tt.detail)
-			}
-			if strings.Contains(detail, "secret") || strings.Contains(detail, "pq:") {
-				t.Errorf("a %d shows internals: %q", tt.status, detail)
+			if strings.Contains(p.Detail, "secret") || strings.Contains(p.Detail, "pq:") {
+				t.Errorf("a %d shows internals: %q", tt.status, p.Detail)
 			}
 		})
 	}
@@ -146,9 +143,8 @@ func TestProblemPages(t *testing.T) {
 			t.Errorf("/problems/%s = %d %q", slug, resp.StatusCode, page)
 		}
 	}
-	resp, body := ts.do(t, "GET", "/problems/no-such-thing", "")
-	if resp.StatusCode != 404 || body["type"] != "/problems/not-found" {
-		t.Errorf("unknown slug = %d %v", resp.StatusCode, body)
+	if a := ts.request(t, "GET", "/problems/no-such-thing", ""); a.StatusCode != 404 || !a.problem(t).is("not-found") {
+		t.Errorf("unknown slug = %d %s", a.StatusCode, a.raw)
 	}
 }
 
@@ -182,14 +178,14 @@ func TestInFlightBound(t *testing.T) {
 	}
 	entered.Wait()
 
-	resp, body := ts.do(t, "GET", "/test/slow", "")
-	if resp.StatusCode != 503 || body["type"] != "/problems/service-overloaded" || resp.Header.Get("Retry-After") != "1" {
-		t.Errorf("third request = %d %v Retry-After %q, want 503 service-overloaded, Retry-After: 1",
-			resp.StatusCode, body, resp.Header.Get("Retry-After"))
+	a := ts.request(t, "GET", "/test/slow", "")
+	if a.StatusCode != 503 || !a.problem(t).is("service-overloaded") || a.Header.Get("Retry-After") != "1" {
+		t.Errorf("third request = %d %s Retry-After %q, want 503 service-overloaded, Retry-After: 1",
+			a.StatusCode, a.raw, a.Header.Get("Retry-After"))
 	}
 	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
-		if resp, _ := ts.do(t, "GET", path, ""); resp.StatusCode != 200 {
-			t.Errorf("%s while at the bound = %d, want 200", path, resp.StatusCode)
+		if a := ts.request(t, "GET", path, ""); a.StatusCode != 200 {
+			t.Errorf("%s while at the bound = %d, want 200", path, a.StatusCode)
 		}
 	}
 	if got := metricValue(t, ts, `stagedoor_shed_total{bound="in_flight"}`); got != "1" {
@@ -200,16 +196,16 @@ func TestInFlightBound(t *testing.T) {
 	}
 	close(release)
 	done.Wait()
-	if resp, _ := ts.do(t, "GET", "/problems/rate-limited", ""); resp.StatusCode != 200 {
-		t.Errorf("after the slow requests finished, a request = %d", resp.StatusCode)
+	if a := ts.request(t, "GET", "/problems/rate-limited", ""); a.StatusCode != 200 {
+		t.Errorf("after the slow requests finished, a request = %d", a.StatusCode)
 	}
 }
 
 func TestMetricsPage(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, nil, nil, nil)
-	ts.do(t, "GET", "/healthz", "")
-	ts.do(t, "GET", "/nowhere/at/all", "")
+	ts.request(t, "GET", "/healthz", "")
+	ts.request(t, "GET", "/nowhere/at/all", "")
 	resp, err := http.Get(ts.http.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)

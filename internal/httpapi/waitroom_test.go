@@ -25,16 +25,15 @@ func queuePath(eventID string) string { return "/v1/events/" + eventID + "/queue
 // admitted; it returns the end of her admission.
 func admitted(t *testing.T, ts *testServer, buyer testAccount, eventID string) time.Time {
 	t.Helper()
-	if resp, body := ts.do(t, "POST", queuePath(eventID), "", buyer.bearer()...); resp.StatusCode != 200 {
-		t.Fatalf("joining the queue = %d %v", resp.StatusCode, body)
+	if a := ts.request(t, "POST", queuePath(eventID), "", buyer.bearer()...); a.StatusCode != 200 {
+		t.Fatalf("joining the queue = %d %s", a.StatusCode, a.raw)
 	}
-	var until time.Time
+	var q queueJSON
 	waitFor(t, 5*time.Second, "the buyer's admission", func() bool {
-		_, body := ts.do(t, "GET", queuePath(eventID), "", buyer.bearer()...)
-		until, _ = time.Parse(time.RFC3339Nano, fmt.Sprint(body["admitted_until"]))
-		return body["status"] == "admitted"
+		q = as[queueJSON](t, ts.request(t, "GET", queuePath(eventID), "", buyer.bearer()...))
+		return q.Status == "admitted"
 	})
-	return until
+	return *q.AdmittedUntil
 }
 
 // TestAdmissionGatesHolds: without an admission a buyer cannot hold (and
@@ -47,42 +46,42 @@ func TestAdmissionGatesHolds(t *testing.T) {
 	org, ada := newAccount(t, ts, auth.Organizer), newAccount(t, ts, auth.Buyer)
 	event, seats := newEvent(t, ts, org, roomEventBody(1, 4, 1000, time.Now().Add(-time.Minute)))
 
-	resp, body := ts.do(t, "POST", "/v1/holds", holdBody(event, seats[0]), ada.bearer()...)
-	if resp.StatusCode != 403 || body["type"] != "/problems/not-admitted" || !strings.Contains(fmt.Sprint(body["detail"]), "not joined") {
-		t.Fatalf("hold before joining = %d %v, want 403 not-admitted", resp.StatusCode, body)
+	a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[0]), ada.bearer()...)
+	if p := a.problem(t); a.StatusCode != 403 || !p.is("not-admitted") || !strings.Contains(p.Detail, "not joined") {
+		t.Fatalf("hold before joining = %d %s, want 403 not-admitted", a.StatusCode, a.raw)
 	}
-	if resp.Header.Get("RateLimit") != "" {
+	if a.Header.Get("RateLimit") != "" {
 		t.Error("a hold refused for want of admission was decided by the hold limits; it should spend no token")
 	}
-	if resp, body := ts.do(t, "GET", queuePath(event), "", ada.bearer()...); resp.StatusCode != 404 || body["type"] != "/problems/not-found" {
-		t.Errorf("GET queue before joining = %d %v, want 404", resp.StatusCode, body)
+	if a := ts.request(t, "GET", queuePath(event), "", ada.bearer()...); a.StatusCode != 404 || !a.problem(t).is("not-found") {
+		t.Errorf("GET queue before joining = %d %s, want 404", a.StatusCode, a.raw)
 	}
 
-	resp, body = ts.do(t, "POST", queuePath(event), "", ada.bearer()...)
-	until, err := time.Parse(time.RFC3339Nano, fmt.Sprint(body["admitted_until"]))
-	if resp.StatusCode != 200 || body["status"] != "admitted" || err != nil || time.Until(until) > 2*time.Second ||
-		body["position"] != nil || resp.Header.Get("RateLimit") != `"queue-join";r=4;t=12` {
-		t.Fatalf("joining a quiet room = %d %v (RateLimit %q); want admitted at once, for 2 s",
-			resp.StatusCode, body, resp.Header.Get("RateLimit"))
+	a = ts.request(t, "POST", queuePath(event), "", ada.bearer()...)
+	q := as[queueJSON](t, a)
+	if a.StatusCode != 200 || q.Status != "admitted" || q.AdmittedUntil == nil || time.Until(*q.AdmittedUntil) > 2*time.Second ||
+		q.Position != nil || a.Header.Get("RateLimit") != `"queue-join";r=4;t=12` {
+		t.Fatalf("joining a quiet room = %d %s (RateLimit %q); want admitted at once, for 2 s",
+			a.StatusCode, a.raw, a.Header.Get("RateLimit"))
 	}
-	if resp, body := ts.do(t, "POST", "/v1/holds", holdBody(event, seats[0]), ada.bearer()...); resp.StatusCode != 201 {
-		t.Fatalf("hold while admitted = %d %v", resp.StatusCode, body)
+	until := *q.AdmittedUntil
+	if a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[0]), ada.bearer()...); a.StatusCode != 201 {
+		t.Fatalf("hold while admitted = %d %s", a.StatusCode, a.raw)
 	}
 
 	time.Sleep(time.Until(until) + 50*time.Millisecond)
-	resp, body = ts.do(t, "POST", "/v1/holds", holdBody(event, seats[1]), ada.bearer()...)
-	if resp.StatusCode != 403 || body["type"] != "/problems/not-admitted" || !strings.Contains(fmt.Sprint(body["detail"]), "lapsed") {
-		t.Fatalf("hold after the admission lapsed = %d %v, want 403 not-admitted", resp.StatusCode, body)
+	a = ts.request(t, "POST", "/v1/holds", holdBody(event, seats[1]), ada.bearer()...)
+	if p := a.problem(t); a.StatusCode != 403 || !p.is("not-admitted") || !strings.Contains(p.Detail, "lapsed") {
+		t.Fatalf("hold after the admission lapsed = %d %s, want 403 not-admitted", a.StatusCode, a.raw)
 	}
-	if resp, body := ts.do(t, "GET", queuePath(event), "", ada.bearer()...); resp.StatusCode != 404 ||
-		!strings.Contains(fmt.Sprint(body["detail"]), "lapsed") {
-		t.Errorf("GET queue after the admission lapsed = %d %v, want 404 saying so", resp.StatusCode, body)
+	if a := ts.request(t, "GET", queuePath(event), "", ada.bearer()...); a.StatusCode != 404 || !strings.Contains(a.problem(t).Detail, "lapsed") {
+		t.Errorf("GET queue after the admission lapsed = %d %s, want 404 saying so", a.StatusCode, a.raw)
 	}
 	if again := admitted(t, ts, ada, event); !again.After(until) {
 		t.Errorf("joining again gave an admission until %s, want after %s", again, until)
 	}
-	if resp, body := ts.do(t, "POST", "/v1/holds", holdBody(event, seats[1]), ada.bearer()...); resp.StatusCode != 201 {
-		t.Errorf("hold after joining again = %d %v", resp.StatusCode, body)
+	if a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[1]), ada.bearer()...); a.StatusCode != 201 {
+		t.Errorf("hold after joining again = %d %s", a.StatusCode, a.raw)
 	}
 
 	keys, err := rdb.Keys(context.Background(), prefix+"*").Result()
@@ -110,43 +109,43 @@ func TestQueueJoinLimitAndPlace(t *testing.T) {
 	event, _ := newEvent(t, one, org, roomEventBody(1, 2, 1, time.Now().Add(time.Hour)))
 
 	for i, b := range buyers {
-		if resp, body := one.do(t, "POST", queuePath(event), "", b.bearer()...); resp.StatusCode != 200 ||
-			body["status"] != "waiting" || body["position"] == nil || body["estimated_wait_seconds"].(float64) < 3600 {
-			t.Fatalf("buyer %d joining = %d %v, want waiting until after the sale opens", i, resp.StatusCode, body)
+		a := one.request(t, "POST", queuePath(event), "", b.bearer()...)
+		if q := as[queueJSON](t, a); a.StatusCode != 200 || q.Status != "waiting" || q.Position == nil ||
+			q.EstimatedWaitSeconds == nil || *q.EstimatedWaitSeconds < 3600 {
+			t.Fatalf("buyer %d joining = %d %s, want waiting until after the sale opens", i, a.StatusCode, a.raw)
 		}
 	}
 	cy := buyers[2]
-	_, first := one.do(t, "GET", queuePath(event), "", cy.bearer()...)
+	first := as[queueJSON](t, one.request(t, "GET", queuePath(event), "", cy.bearer()...))
 	for i := 2; i <= 5; i++ {
-		resp, body := one.do(t, "POST", queuePath(event), "", cy.bearer()...)
-		if resp.StatusCode != 200 || body["position"] != first["position"] ||
-			body["estimated_wait_seconds"].(float64) > first["estimated_wait_seconds"].(float64) {
-			t.Fatalf("join %d = %d %v; want her place kept: %v", i, resp.StatusCode, body, first)
+		a := one.request(t, "POST", queuePath(event), "", cy.bearer()...)
+		if q := as[queueJSON](t, a); a.StatusCode != 200 || *q.Position != *first.Position || *q.EstimatedWaitSeconds > *first.EstimatedWaitSeconds {
+			t.Fatalf("join %d = %d %s; want her place kept: %+v", i, a.StatusCode, a.raw, first)
 		}
 	}
-	resp, body := one.do(t, "POST", queuePath(event), "", cy.bearer()...)
-	if resp.StatusCode != 429 || body["limit"] != "queue-join" || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("6th join in a minute = %d %v, want 429 queue-join with Retry-After", resp.StatusCode, body)
+	a := one.request(t, "POST", queuePath(event), "", cy.bearer()...)
+	if a.StatusCode != 429 || a.problem(t).Limit != "queue-join" || a.Header.Get("Retry-After") == "" {
+		t.Fatalf("6th join in a minute = %d %s, want 429 queue-join with Retry-After", a.StatusCode, a.raw)
 	}
 	for name, ts := range map[string]*testServer{"this": one, "another": two} {
-		if resp, body := ts.do(t, "GET", queuePath(event), "", cy.bearer()...); resp.StatusCode != 200 ||
-			body["status"] != "waiting" || body["position"] != first["position"] {
-			t.Errorf("GET on %s instance = %d %v, want %v", name, resp.StatusCode, body, first)
+		a := ts.request(t, "GET", queuePath(event), "", cy.bearer()...)
+		if q := as[queueJSON](t, a); a.StatusCode != 200 || q.Status != "waiting" || q.Position == nil || *q.Position != *first.Position {
+			t.Errorf("GET on %s instance = %d %s, want %+v", name, a.StatusCode, a.raw, first)
 		}
 	}
-	if resp, body := one.do(t, "POST", queuePath(event), "", org.bearer()...); resp.StatusCode != 403 {
-		t.Errorf("an organizer joining = %d %v, want 403", resp.StatusCode, body)
+	if a := one.request(t, "POST", queuePath(event), "", org.bearer()...); a.StatusCode != 403 {
+		t.Errorf("an organizer joining = %d %s, want 403", a.StatusCode, a.raw)
 	}
 
 	plain, _ := newEvent(t, one, org, eventBody(1, 1))
 	for _, method := range []string{"POST", "GET"} {
-		resp, body := one.do(t, method, queuePath(plain), "", cy.bearer()...)
-		if resp.StatusCode != 404 || body["type"] != "/problems/no-waiting-room" || resp.Header.Get("RateLimit") != "" {
-			t.Errorf("%s queue of an event without a room = %d %v, want 404 no-waiting-room, no token spent", method, resp.StatusCode, body)
+		a := one.request(t, method, queuePath(plain), "", cy.bearer()...)
+		if a.StatusCode != 404 || !a.problem(t).is("no-waiting-room") || a.Header.Get("RateLimit") != "" {
+			t.Errorf("%s queue of an event without a room = %d %s, want 404 no-waiting-room, no token spent", method, a.StatusCode, a.raw)
 		}
 		for _, id := range []string{ids.New(), "42"} {
-			if resp, body := one.do(t, method, queuePath(id), "", cy.bearer()...); resp.StatusCode != 404 || body["type"] != "/problems/not-found" {
-				t.Errorf("%s queue of event %s = %d %v, want 404 not-found", method, id, resp.StatusCode, body)
+			if a := one.request(t, method, queuePath(id), "", cy.bearer()...); a.StatusCode != 404 || !a.problem(t).is("not-found") {
+				t.Errorf("%s queue of event %s = %d %s, want 404 not-found", method, id, a.StatusCode, a.raw)
 			}
 		}
 	}
@@ -180,15 +179,15 @@ func TestWaitingRoomFailsClosed(t *testing.T) {
 		{bob, "GET", queuePath(room), ""},
 		{bob, "POST", "/v1/holds", holdBody(room, roomSeats[0])},
 	} {
-		resp, body := ts.do(t, r.method, r.path, r.body, r.who.bearer()...)
-		if resp.StatusCode != 503 || body["type"] != "/problems/service-overloaded" || resp.Header.Get("Retry-After") != "2" {
-			t.Errorf("%s %s with Redis down = %d %v Retry-After %q; want 503 service-overloaded, Retry-After: 2",
-				r.method, r.path, resp.StatusCode, body, resp.Header.Get("Retry-After"))
+		a := ts.request(t, r.method, r.path, r.body, r.who.bearer()...)
+		if a.StatusCode != 503 || !a.problem(t).is("service-overloaded") || a.Header.Get("Retry-After") != "2" {
+			t.Errorf("%s %s with Redis down = %d %s Retry-After %q; want 503 service-overloaded, Retry-After: 2",
+				r.method, r.path, a.StatusCode, a.raw, a.Header.Get("Retry-After"))
 		}
 	}
 	for i, b := range []testAccount{ada, bob} {
-		if resp, body := ts.do(t, "POST", "/v1/holds", holdBody(plain, plainSeats[i]), b.bearer()...); resp.StatusCode != 201 {
-			t.Errorf("hold on an ordinary event with Redis down = %d %v, want 201", resp.StatusCode, body)
+		if a := ts.request(t, "POST", "/v1/holds", holdBody(plain, plainSeats[i]), b.bearer()...); a.StatusCode != 201 {
+			t.Errorf("hold on an ordinary event with Redis down = %d %s, want 201", a.StatusCode, a.raw)
 		}
 	}
 }

@@ -1,0 +1,254 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The API's JSON as a client reads it. Tests decode an answer into one of
+// these rather than into a map, so that an assertion names a field the
+// compiler knows, and a renamed or retyped field fails to decode.
+
+// problem is an RFC 9457 problem with every extension member Stagedoor sends.
+type problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+
+	Limit              string    `json:"limit"`                // rate-limited
+	ViolatedPolicies   []string  `json:"violated-policies"`    // rate-limited
+	RetryAfterMS       float64   `json:"retry_after_ms"`       // rate-limited
+	UnavailableSeatIDs []string  `json:"unavailable_seat_ids"` // seats-unavailable
+	OrderID            string    `json:"order_id"`             // payment-declined, payment-unavailable, order-released
+	Result             string    `json:"result"`               // scan-rejected
+	FirstScannedAt     time.Time `json:"first_scanned_at"`     // scan-rejected, already_scanned
+	TicketID           string    `json:"ticket_id"`            // scan-rejected
+	EventID            string    `json:"event_id"`             // scan-rejected
+}
+
+// is reports whether the problem is of type /problems/slug.
+func (p problem) is(slug string) bool { return p.Type == "/problems/"+slug }
+
+type health struct {
+	Status   string `json:"status"`
+	Postgres string `json:"postgres"`
+	Redis    string `json:"redis"`
+}
+
+type accountJSON struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+type principalJSON struct {
+	ID    string `json:"id"`
+	Kind  string `json:"kind"`
+	Email string `json:"email"`
+}
+
+type sessionJSON struct {
+	Token     string        `json:"token"`
+	TokenType string        `json:"token_type"`
+	ExpiresAt time.Time     `json:"expires_at"`
+	Principal principalJSON `json:"principal"`
+}
+
+type eventJSON struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Venue       string    `json:"venue"`
+	StartsAt    time.Time `json:"starts_at"`
+	OnSaleAt    time.Time `json:"on_sale_at"`
+	OrganizerID string    `json:"organizer_id"`
+	Currency    string    `json:"currency"`
+	WaitingRoom *struct {
+		AdmitPerSecond int `json:"admit_per_second"`
+	} `json:"waiting_room"`
+	Sections []struct {
+		Name        string `json:"name"`
+		Rows        int    `json:"rows"`
+		SeatsPerRow int    `json:"seats_per_row"`
+		PriceCents  int64  `json:"price_cents"`
+	} `json:"sections"`
+	SeatsTotal     int `json:"seats_total"`
+	SeatsAvailable int `json:"seats_available"`
+	SeatsHeld      int `json:"seats_held"` // the organizer's list only
+	SeatsSold      int `json:"seats_sold"` // the organizer's list only
+}
+
+type eventList struct {
+	Events []eventJSON `json:"events"`
+}
+
+type seatJSON struct {
+	ID         string `json:"id"`
+	Section    string `json:"section"`
+	Row        string `json:"row"`
+	Number     int    `json:"number"`
+	PriceCents int64  `json:"price_cents"`
+	Status     string `json:"status"`
+}
+
+type seatMapJSON struct {
+	EventID string     `json:"event_id"`
+	AsOf    time.Time  `json:"as_of"`
+	Seats   []seatJSON `json:"seats"`
+}
+
+type holdJSON struct {
+	ID         string    `json:"id"`
+	EventID    string    `json:"event_id"`
+	SeatIDs    []string  `json:"seat_ids"`
+	Status     string    `json:"status"`
+	ExpiresAt  time.Time `json:"expires_at"`
+	TotalCents int64     `json:"total_cents"`
+	Currency   string    `json:"currency"`
+}
+
+type ticketJSON struct {
+	ID      string `json:"id"`
+	EventID string `json:"event_id"`
+	SeatID  string `json:"seat_id"`
+	Code    string `json:"code"`
+	Status  string `json:"status"`
+}
+
+type orderJSON struct {
+	ID         string       `json:"id"`
+	Status     string       `json:"status"`
+	HoldID     string       `json:"hold_id"`
+	EventID    string       `json:"event_id"`
+	TotalCents int64        `json:"total_cents"`
+	Currency   string       `json:"currency"`
+	CreatedAt  time.Time    `json:"created_at"`
+	RefundedAt *time.Time   `json:"refunded_at"`
+	Tickets    []ticketJSON `json:"tickets"`
+}
+
+type orderList struct {
+	Orders []orderJSON `json:"orders"`
+}
+
+type ticketList struct {
+	Tickets []ticketJSON `json:"tickets"`
+}
+
+type scannerKeyJSON struct {
+	ID        string     `json:"id"`
+	Label     string     `json:"label"`
+	EventID   *string    `json:"event_id"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at"`
+	Key       string     `json:"key"` // at creation only
+}
+
+type scannerKeyList struct {
+	ScannerKeys []scannerKeyJSON `json:"scanner_keys"`
+}
+
+type admissionJSON struct {
+	Result   string `json:"result"`
+	TicketID string `json:"ticket_id"`
+	EventID  string `json:"event_id"`
+	Seat     struct {
+		Section string `json:"section"`
+		Row     string `json:"row"`
+		Number  int    `json:"number"`
+	} `json:"seat"`
+	ScannedAt time.Time `json:"scanned_at"`
+}
+
+type scanAttemptJSON struct {
+	ID           string    `json:"id"`
+	ScannerKeyID string    `json:"scanner_key_id"`
+	ScannerLabel string    `json:"scanner_label"`
+	TicketID     *string   `json:"ticket_id"`
+	CodePrefix   string    `json:"code_prefix"`
+	Result       string    `json:"result"`
+	ScannedAt    time.Time `json:"scanned_at"`
+}
+
+type scanPage struct {
+	EventID    string            `json:"event_id"`
+	Scans      []scanAttemptJSON `json:"scans"`
+	NextBefore *string           `json:"next_before"`
+}
+
+type queueJSON struct {
+	Status               string     `json:"status"`
+	EventID              string     `json:"event_id"`
+	Position             *int       `json:"position"`
+	EstimatedWaitSeconds *int64     `json:"estimated_wait_seconds"`
+	AdmittedUntil        *time.Time `json:"admitted_until"`
+}
+
+type limitJSON struct {
+	Name      string     `json:"name"`
+	Rate      int        `json:"rate"`
+	PeriodMS  int64      `json:"period_ms"`
+	Burst     int        `json:"burst"`
+	Mode      string     `json:"mode"`
+	UpdatedAt *time.Time `json:"updated_at"`
+	UpdatedBy string     `json:"updated_by"`
+}
+
+// answer is one HTTP answer, its body read; decode it with as or problem.
+type answer struct {
+	*http.Response
+	raw []byte
+}
+
+// request sends one request; header holds name, value pairs.
+func (ts *testServer) request(t testing.TB, method, path, body string, header ...string) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, ts.http.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{Response: resp, raw: raw}
+}
+
+// as decodes the answer's body as a T, failing the test when it is not one.
+func as[T any](t testing.TB, a answer) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(a.raw, &v); err != nil {
+		t.Fatalf("%d answer %q is not a %T: %v", a.StatusCode, a.raw, v, err)
+	}
+	return v
+}
+
+// problem decodes the answer as a problem, failing the test unless it is one.
+func (a answer) problem(t testing.TB) problem {
+	t.Helper()
+	if ct := a.Header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("%d answer %q with Content-Type %q is not a problem", a.StatusCode, a.raw, ct)
+	}
+	return as[problem](t, a)
+}
+
+// inProcess answers one request in-process, through the whole handler chain
+// but no socket: for benchmarks, and tests that send many requests.
+func (ts *testServer) inProcess(t testing.TB, method, path, body string, header ...string) answer {
+	t.Helper()
+	rec := ts.serve(method, path, body, header...)
+	return answer{Response: rec.Result(), raw: rec.Body.Bytes()}
+}
