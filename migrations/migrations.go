@@ -1,6 +1,9 @@
 // Package migrations holds Stagedoor's numbered SQL migrations, embedded in the
 // binary, and applies them with goose under a PostgreSQL advisory lock, so that
 // several instances starting at once apply each migration exactly once.
+//
+// It owns the schema's history (every table's DDL); each table's rows belong to
+// the one package its migration names.
 package migrations
 
 import (

@@ -34,22 +34,11 @@ import (
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
 
-// App is one Stagedoor instance: its parts, built and connected. Its fields
-// are for reading (tests look at the database and the services); Close ends it.
+// App is one Stagedoor instance: its parts (the Deps its HTTP server is built
+// from), built and connected, and that server. Its fields are for reading
+// (tests look at the database and the services); Close ends it.
 type App struct {
-	Config   config.Config
-	Logger   *slog.Logger
-	DB       *pgxpool.Pool
-	Redis    redis.UniversalClient
-	Registry *prometheus.Registry
-	Limiter  *ratelimit.Limiter
-	Settings *limitadmin.Service
-	Auth     *auth.Service
-	Events   *event.Service
-	Holds    *hold.Service
-	Checkout *checkout.Service
-	Scans    *scan.Service
-	WaitRoom *waitroom.Service
+	httpapi.Deps
 	// Handler answers the HTTP API.
 	Handler *httpapi.Server
 
@@ -94,7 +83,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	for _, opt := range opts {
 		opt(&o)
 	}
-	a = &App{Config: cfg, Logger: logger, DB: o.db, Redis: o.rdb}
+	a = &App{Deps: httpapi.Deps{Config: cfg, Logger: logger, DB: o.db, Redis: o.rdb, Routes: o.routes}}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -138,22 +127,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	a.Scans = scan.NewService(a.DB)
 	a.WaitRoom = waitroom.New(a.Redis, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout,
 		Admission: o.admission, Logger: logger})
-	a.Handler = httpapi.New(httpapi.Deps{
-		Config:   cfg,
-		Logger:   logger,
-		DB:       a.DB,
-		Redis:    a.Redis,
-		Registry: a.Registry,
-		Limiter:  a.Limiter,
-		Auth:     a.Auth,
-		Settings: a.Settings,
-		Events:   a.Events,
-		Holds:    a.Holds,
-		Checkout: a.Checkout,
-		Scans:    a.Scans,
-		WaitRoom: a.WaitRoom,
-		Routes:   o.routes,
-	})
+	a.Handler = httpapi.New(a.Deps)
 	return a, nil
 }
 

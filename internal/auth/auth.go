@@ -1,6 +1,10 @@
 // Package auth holds accounts (buyers and organizers), their bcrypt passwords,
 // sessions and scanner keys: opaque secrets stored only as their SHA-256. A
 // verified credential becomes a Principal; handlers never parse tokens themselves.
+//
+// It owns the accounts, sessions and scanner_keys tables. It does not decide
+// what a principal may do (internal/httpapi's rings do) nor limit logins (the
+// limiter does, before any hash is computed here).
 package auth
 
 import (

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
 	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 

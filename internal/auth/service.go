@@ -13,8 +13,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/stagedoor/stagedoor/internal/errkind"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
 // SessionTTL is how long a session lasts.

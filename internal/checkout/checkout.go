@@ -18,6 +18,11 @@
 // Payrail has the charge, released only when Payrail's ledger proves there is
 // none; anything else waits, counted. Reconciliation reads Payrail's charges
 // and refunds any that belong to an order that was not confirmed.
+//
+// It owns the orders, tickets, idempotency_keys and payment_reconciliation
+// tables (internal/scan marks a ticket scanned, in one statement with its audit
+// row). It changes holds and seats only through internal/hold, in its own
+// transactions, and reaches Payrail only over HTTP, as it would a real provider.
 package checkout
 
 import (

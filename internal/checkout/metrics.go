@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/stagedoor/stagedoor/internal/metrics"
 )
 

@@ -1,6 +1,9 @@
 // Package config reads Stagedoor's one Config from the environment. Every
 // variable has a default; a bad value is an *Error that names the variable, and
 // the program stops with exit code 2.
+//
+// It owns no state and does no I/O beyond reading the environment; the limits'
+// names and variables are internal/limits'.
 package config
 
 import (

@@ -1,5 +1,6 @@
 // Package conn opens Stagedoor's connections to PostgreSQL and Redis, and says
-// when a failure is theirs (Unavailable) rather than the statement's.
+// when a failure is theirs (Unavailable) rather than the statement's. It owns
+// no data: it only makes the clients the other packages use.
 package conn
 
 import (

@@ -1,6 +1,10 @@
 // Package event holds events, their sections and generated seats, and seat-map
 // snapshots: a stampede of seat-map reads costs about one query a second per
 // event and instance. An event never changes once created.
+//
+// It owns the events and event_sections tables, and writes the seats of an
+// event when it creates them; after that it only reads seats, whose holds and
+// sales are internal/hold's.
 package event
 
 import (

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
 	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 

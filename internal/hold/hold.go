@@ -6,7 +6,8 @@
 // It owns the holds table and every change to a seat's hold_id, held_until and
 // sold_at (internal/event creates the seats with their event and only reads
 // them after). Checkout moves a hold through its checkout with BeginCheckout and
-// EndCheckout, in checkout's own transaction.
+// EndCheckout, in checkout's own transaction. It never touches orders or
+// tickets.
 package hold
 
 import (

@@ -32,7 +32,7 @@ func (s *Server) createAccount(kind auth.Kind) echo.HandlerFunc {
 		if err := decodeJSON(c, &in); err != nil {
 			return err
 		}
-		a, err := s.auth.Register(c.Request().Context(), kind, in.Email, in.Password, in.Name)
+		a, err := s.Auth.Register(c.Request().Context(), kind, in.Email, in.Password, in.Name)
 		if err != nil {
 			return err
 		}
@@ -69,7 +69,7 @@ func (s *Server) login(c echo.Context) error {
 	if err := s.enforce(c, ratelimit.Check{Limit: limits.LoginEmail, Key: email}); err != nil {
 		return err
 	}
-	session, err := s.auth.Login(c.Request().Context(), email, in.Password)
+	session, err := s.Auth.Login(c.Request().Context(), email, in.Password)
 	if err != nil {
 		return err
 	}
@@ -85,14 +85,14 @@ func (s *Server) login(c echo.Context) error {
 // proxies, the address they saw).
 func (s *Server) byClientAddress(limit ratelimit.Name) checksFunc {
 	return func(c echo.Context) ([]ratelimit.Check, error) {
-		addr := clientAddr(c.Request(), s.cfg.TrustedProxies)
+		addr := clientAddr(c.Request(), s.Config.TrustedProxies)
 		return []ratelimit.Check{{Limit: limit, Key: addressKey(addr)}}, nil
 	}
 }
 
 // logout serves POST /v1/logout: the session stops working on every instance.
 func (s *Server) logout(c echo.Context) error {
-	if err := s.auth.Logout(c.Request().Context(), bearerToken(c.Request())); err != nil {
+	if err := s.Auth.Logout(c.Request().Context(), bearerToken(c.Request())); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -115,7 +115,7 @@ func (s *Server) authenticate(kinds ...auth.Kind) echo.MiddlewareFunc {
 			if token == "" {
 				return errkind.Unauthorizedf("send Authorization: Bearer <token>")
 			}
-			p, err := s.auth.Authenticate(c.Request().Context(), token)
+			p, err := s.Auth.Authenticate(c.Request().Context(), token)
 			if err != nil {
 				return err
 			}

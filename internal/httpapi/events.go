@@ -124,7 +124,7 @@ func (s *Server) createEvent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.events.Create(c.Request().Context(), d)
+	e, err := s.Events.Create(c.Request().Context(), d)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (s *Server) createEvent(c echo.Context) error {
 
 // listEvents serves GET /v1/events (public), from a snapshot at most 1 s old.
 func (s *Server) listEvents(c echo.Context) error {
-	events, err := s.events.List(c.Request().Context())
+	events, err := s.Events.List(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (s *Server) listEvents(c echo.Context) error {
 
 // getEvent serves GET /v1/events/{id} (public).
 func (s *Server) getEvent(c echo.Context) error {
-	e, err := s.events.Get(c.Request().Context(), c.Param("id"))
+	e, err := s.Events.Get(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (s *Server) getEvent(c echo.Context) error {
 // organizerEvents serves GET /v1/organizer/events: the organizer's own events
 // with their seats held and sold.
 func (s *Server) organizerEvents(c echo.Context) error {
-	events, err := s.events.ListByOrganizer(c.Request().Context(), principalOf(c).AccountID)
+	events, err := s.Events.ListByOrganizer(c.Request().Context(), principalOf(c).AccountID)
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (s *Server) organizerEvents(c echo.Context) error {
 // seatMap serves GET /v1/events/{id}/seats (public) from the event's snapshot,
 // encoded once per snapshot.
 func (s *Server) seatMap(c echo.Context) error {
-	m, err := s.events.SeatMap(c.Request().Context(), c.Param("id"))
+	m, err := s.Events.SeatMap(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}

@@ -23,15 +23,15 @@ func (s *Server) readyz(c echo.Context) error {
 
 	pgCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if err := s.db.Ping(pgCtx); err != nil {
-		s.logger.Warn("readiness: PostgreSQL does not answer", "error", err)
+	if err := s.DB.Ping(pgCtx); err != nil {
+		s.Logger.Warn("readiness: PostgreSQL does not answer", "error", err)
 		body["status"], body["postgres"] = "unavailable", "unavailable"
 		status = http.StatusServiceUnavailable
 	}
 	redisCtx, cancelRedis := context.WithTimeout(ctx, 250*time.Millisecond)
 	defer cancelRedis()
-	if err := s.redis.Ping(redisCtx).Err(); err != nil {
-		s.logger.Warn("readiness: Redis does not answer", "error", err)
+	if err := s.Redis.Ping(redisCtx).Err(); err != nil {
+		s.Logger.Warn("readiness: Redis does not answer", "error", err)
 		body["redis"] = "degraded"
 	}
 	return c.JSON(status, body)
@@ -39,5 +39,5 @@ func (s *Server) readyz(c echo.Context) error {
 
 // metricsPage serves the Prometheus text of this instance's registry.
 func (s *Server) metricsPage() echo.HandlerFunc {
-	return echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	return echo.WrapHandler(promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
 	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 

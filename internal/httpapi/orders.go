@@ -90,7 +90,7 @@ func (s *Server) createOrder(c echo.Context) error {
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
-	res, err := s.checkout.Checkout(c.Request().Context(), checkout.Request{
+	res, err := s.Checkout.Checkout(c.Request().Context(), checkout.Request{
 		BuyerID:        principalOf(c).AccountID,
 		HoldID:         in.HoldID,
 		PaymentToken:   in.PaymentToken,
@@ -112,7 +112,7 @@ func (s *Server) createOrder(c echo.Context) error {
 
 // listOrders serves GET /v1/orders.
 func (s *Server) listOrders(c echo.Context) error {
-	orders, err := s.checkout.Orders(c.Request().Context(), principalOf(c).AccountID)
+	orders, err := s.Checkout.Orders(c.Request().Context(), principalOf(c).AccountID)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (s *Server) listOrders(c echo.Context) error {
 
 // getOrder serves GET /v1/orders/{id}.
 func (s *Server) getOrder(c echo.Context) error {
-	o, err := s.checkout.Order(c.Request().Context(), principalOf(c).AccountID, c.Param("id"))
+	o, err := s.Checkout.Order(c.Request().Context(), principalOf(c).AccountID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (s *Server) getOrder(c echo.Context) error {
 
 // listTickets serves GET /v1/tickets.
 func (s *Server) listTickets(c echo.Context) error {
-	ts, err := s.checkout.Tickets(c.Request().Context(), principalOf(c).AccountID)
+	ts, err := s.Checkout.Tickets(c.Request().Context(), principalOf(c).AccountID)
 	if err != nil {
 		return err
 	}

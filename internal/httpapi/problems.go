@@ -178,7 +178,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.dbOutage.Failed(err)
 	}
 	if !known || p.Status >= 500 && !reportedElsewhere[p.Slug] {
-		s.logger.Error("request failed", "request_id", requestID(c), "route", routeOf(c), "error", err)
+		s.Logger.Error("request failed", "request_id", requestID(c), "route", routeOf(c), "error", err)
 	}
 	writeProblem(c, p)
 }

@@ -41,7 +41,7 @@ func (s *Server) enforce(c echo.Context, checks ...ratelimit.Check) error {
 	if len(checks) == 0 {
 		return nil
 	}
-	d := s.limiter.Allow(c.Request().Context(), checks...)
+	d := s.Limiter.Allow(c.Request().Context(), checks...)
 	if earlier, ok := c.Get(decisionKey).(ratelimit.Decision); ok {
 		// The tightest of all the limits this request passed so far.
 		d.Results = append(earlier.Results, d.Results...)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
 	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
@@ -78,7 +79,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		s.metrics.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 		s.metrics.duration.WithLabelValues(route).Observe(elapsed.Seconds())
 		// The path, never the query string: it may carry something private.
-		s.logger.Info("request",
+		s.Logger.Info("request",
 			"request_id", requestID(c),
 			"method", c.Request().Method,
 			"path", c.Request().URL.Path,
@@ -105,7 +106,7 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			stack := make([]byte, 8<<10)
 			stack = stack[:runtime.Stack(stack, false)]
-			s.logger.Error("panic", "request_id", requestID(c), "panic", fmt.Sprint(r), "stack", string(stack))
+			s.Logger.Error("panic", "request_id", requestID(c), "panic", fmt.Sprint(r), "stack", string(stack))
 			err = fmt.Errorf("panic: %v", r)
 		}()
 		return next(c)

@@ -15,7 +15,7 @@ func (s *Server) routes() {
 		withRequestID,
 		s.observe,
 		s.recoverPanics,
-		s.boundInFlight(s.cfg.MaxInFlight),
+		s.boundInFlight(s.Config.MaxInFlight),
 		limitBody,
 	)
 

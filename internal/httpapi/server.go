@@ -1,6 +1,10 @@
 // Package httpapi is Stagedoor's HTTP face: the echo server, its rings, the
 // routes of API.md, and the one table that maps domain errors to problems.
 // Only this package knows echo and HTTP status codes.
+//
+// It owns no table and no rule: a handler decodes the request, calls one
+// feature package and encodes the answer. SQL and business rules do not belong
+// here; internal/app builds the Server.
 package httpapi
 
 import (
@@ -47,19 +51,7 @@ type Deps struct {
 
 // Server answers Stagedoor's HTTP API. It is an http.Handler.
 type Server struct {
-	cfg      config.Config
-	logger   *slog.Logger
-	db       *pgxpool.Pool
-	redis    redis.UniversalClient
-	registry *prometheus.Registry
-	limiter  *ratelimit.Limiter
-	auth     *auth.Service
-	settings *limitadmin.Service
-	events   *event.Service
-	holds    *hold.Service
-	checkout *checkout.Service
-	scans    *scan.Service
-	waitroom *waitroom.Service
+	Deps
 	metrics  *httpMetrics
 	echo     *echo.Echo
 	dbOutage *outage.Reporter // requests refused because PostgreSQL dropped them
@@ -71,23 +63,10 @@ type Server struct {
 // New builds the server and its routes.
 func New(d Deps) *Server {
 	s := &Server{
-		cfg:      d.Config,
-		logger:   d.Logger,
-		db:       d.DB,
-		redis:    d.Redis,
-		registry: d.Registry,
-		limiter:  d.Limiter,
-		auth:     d.Auth,
-		settings: d.Settings,
-		events:   d.Events,
-		holds:    d.Holds,
-		checkout: d.Checkout,
-		scans:    d.Scans,
-		waitroom: d.WaitRoom,
-		metrics:  newHTTPMetrics(d.Registry),
-		echo:     echo.New(),
-		dbOutage: outage.New(d.Logger, "postgresql", 0),
-
+		Deps:          d,
+		metrics:       newHTTPMetrics(d.Registry),
+		echo:          echo.New(),
+		dbOutage:      outage.New(d.Logger, "postgresql", 0),
 		checkoutSlots: semaphore.NewWeighted(int64(d.Config.CheckoutSlots)),
 	}
 	s.echo.HideBanner = true

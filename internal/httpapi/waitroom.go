@@ -41,7 +41,7 @@ func (s *Server) roomEvent(c echo.Context) (event.Info, error) {
 	if ev, ok := c.Get(roomEventKey).(event.Info); ok {
 		return ev, nil
 	}
-	ev, err := s.events.Info(c.Request().Context(), c.Param("id"))
+	ev, err := s.Events.Info(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return event.Info{}, err
 	}
@@ -71,7 +71,7 @@ func (s *Server) joinQueue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.waitroom.Join(c.Request().Context(), ev, principalOf(c).AccountID)
+	st, err := s.WaitRoom.Join(c.Request().Context(), ev, principalOf(c).AccountID)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (s *Server) queueStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.waitroom.Status(c.Request().Context(), ev, principalOf(c).AccountID)
+	st, err := s.WaitRoom.Status(c.Request().Context(), ev, principalOf(c).AccountID)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 // Package ids checks the identifiers Stagedoor hands out: UUIDs in their
 // canonical text form. Feature packages check an id with Parse before it reaches
 // PostgreSQL, so a malformed id is an answer of theirs, never a cast error.
+// It owns nothing and touches no store.
 package ids
 
 import (

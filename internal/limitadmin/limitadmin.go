@@ -19,6 +19,9 @@
 //
 // After the Update, s.Setting is login-address's stored bucket in mode off, and
 // every instance stops evaluating login-address within 2 seconds.
+//
+// It owns the limit_settings table. It changes the Limiter only through
+// SetSetting, and never touches Redis.
 package limitadmin
 
 import (

@@ -8,7 +8,8 @@
 // Its ledger is durable: charges and refunds are rows in PostgreSQL (schema
 // payrail of PAYRAIL_DATABASE_URL, created at start), so a restarted Payrail
 // knows every charge it made. Stagedoor never touches that schema; it asks over
-// HTTP, as it would a real provider.
+// HTTP, as it would a real provider. Payrail owns schema payrail and nothing of
+// Stagedoor's.
 //
 // # Routes
 //

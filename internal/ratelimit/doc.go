@@ -1,6 +1,8 @@
 // Package ratelimit decides whether a request may go on, against named token
 // buckets kept in Redis: one Lua script per decision, on Redis's clock, all of a
-// request's buckets at once. It knows nothing of HTTP.
+// request's buckets at once. It knows nothing of HTTP, and nothing of
+// Stagedoor's own limits (internal/limits names them); it owns the rl:* keys in
+// Redis and nothing else.
 //
 // A limit such as hold-buyer "10/1m" is a bucket of 10 tokens refilled at 10 a
 // minute, one every 6 s; a missing bucket is a full one. Each bucket is one

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+
 	"github.com/stagedoor/stagedoor/internal/guard"
 	"github.com/stagedoor/stagedoor/internal/metrics"
 )

@@ -6,6 +6,10 @@
 //
 // The scanned code itself is never stored nor logged: the audit keeps its
 // SHA-256 and its first few characters.
+//
+// It owns the scans table (the audit) and a ticket's scanned_at (the admission,
+// one statement with its audit row); it reads tickets, events and seats and
+// changes nothing else of theirs.
 package scan
 
 import (

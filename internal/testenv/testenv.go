@@ -7,6 +7,8 @@
 // engine answers, PostgreSQL 15 and Redis 7 containers are started once per test
 // binary with testcontainers-go. Otherwise the test fails with a message that says
 // what to set. Nothing here is a mock.
+//
+// It is for tests only: no package of the program imports it.
 package testenv
 
 import (

@@ -1,7 +1,8 @@
 // Package waitroom is the on-sale waiting room: the rate limit on entry to the
 // flow itself. An event created with waiting_room.admit_per_second admits its
 // buyers one at a time, in queue order, at most that many a second; holds on
-// the event need a current admission. It knows nothing of HTTP.
+// the event need a current admission. It knows nothing of HTTP. It owns the
+// wr:* keys in Redis and no table, and never writes the limiter's keys.
 //
 // # State
 //
