@@ -54,7 +54,7 @@ func TestSeedTwiceCreatesNothingTwice(t *testing.T) {
 	accounts := auth.NewService(db, 4)
 	for _, who := range []string{"DEMO_ORGANIZER", "DEMO_BUYER"} {
 		email := first[who+"_EMAIL"]
-		if _, err := accounts.Login(context.Background(), email, first[who+"_PASSWORD"]); err != nil {
+		if _, err := accounts.Login(context.Background(), email, first[who+"_PASSWORD"], ""); err != nil {
 			t.Errorf("log in as %s with the printed password: %v", email, err)
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/httpapi"
+	"github.com/stagedoor/stagedoor/internal/janitor"
 	"github.com/stagedoor/stagedoor/internal/limitadmin"
 	"github.com/stagedoor/stagedoor/internal/metrics"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
@@ -41,6 +42,9 @@ type App struct {
 	httpapi.Deps
 	// Handler answers the HTTP API.
 	Handler *httpapi.Server
+	// Janitor deletes expired sessions and devices, old Idempotency-Keys and
+	// long-ended holds.
+	Janitor *janitor.Janitor
 
 	closers []func()
 }
@@ -120,13 +124,18 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 
 	a.Auth = auth.NewService(a.DB, cfg.BcryptCost)
 	a.Events = event.NewService(a.DB)
-	a.Holds = hold.NewService(a.DB, a.Events, cfg.HoldTTL)
+	a.Holds = hold.NewService(a.DB, a.Events, cfg.HoldTTL, cfg.MaxHeldSeats)
 	a.Checkout = checkout.NewService(a.DB,
 		checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL, Timeout: cfg.PaymentTimeout}),
 		checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: a.Registry})
 	a.Scans = scan.NewService(a.DB)
 	a.WaitRoom = waitroom.New(a.Redis, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout,
 		Admission: o.admission, Logger: logger})
+	a.Janitor = janitor.New([]janitor.Task{
+		{Name: "sessions_and_devices", Purge: a.Auth.PurgeExpired},
+		{Name: "idempotency_keys", Purge: a.Checkout.PurgeKeys},
+		{Name: "holds", Purge: a.Holds.PurgeEnded},
+	}, janitor.DefaultBatch, logger, a.Registry)
 	a.Handler = httpapi.New(a.Deps)
 	return a, nil
 }
@@ -143,7 +152,9 @@ const (
 	HoldSweeper
 	// Recovery settles orders left pending and reconciles Payrail's charges.
 	Recovery
-	All = SettingsWatcher | HoldSweeper | Recovery
+	// Janitor deletes what is no longer needed, every janitor.DefaultEvery.
+	Janitor
+	All = SettingsWatcher | HoldSweeper | Recovery | Janitor
 )
 
 // Start runs the loops in the background until the returned stop is called;
@@ -160,6 +171,9 @@ func (a *App) Start(ctx context.Context, loops Loops) (stop func()) {
 	}
 	if loops&Recovery != 0 {
 		wg.Go(func() { a.Checkout.RunRecovery(ctx) })
+	}
+	if loops&Janitor != 0 {
+		wg.Go(func() { a.Janitor.Run(ctx, janitor.DefaultEvery) })
 	}
 	return func() {
 		cancel()

@@ -12,9 +12,9 @@ import (
 	"net/mail"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/text"
 )
 
 // Kind is what an account is.
@@ -51,6 +51,10 @@ type Session struct {
 	Token     string
 	ExpiresAt time.Time
 	Principal Principal
+	// DeviceToken identifies the device this login came from; presented at the
+	// next login, it spares the owner the limits an attacker's guesses exhaust.
+	DeviceToken     string
+	DeviceExpiresAt time.Time
 }
 
 // Errors returned by this package; internal/httpapi maps them to problems.
@@ -77,19 +81,28 @@ func NormalizeEmail(email string) string {
 	return strings.ToLower(strings.TrimSpace(email))
 }
 
-// validateEmail reports an errkind.Invalid error unless email (normalized) is a plain address.
-func validateEmail(email string) error {
+// MaxEmailBytes is the longest email address accepted (RFC 5321's path limit).
+const MaxEmailBytes = 254
+
+// ParseEmail normalizes email and checks that it is a plain address such as
+// ada@example.com, at most MaxEmailBytes long, or returns an errkind.Invalid
+// error. Handlers call it before an email becomes a limiter key.
+func ParseEmail(email string) (string, error) {
+	email = NormalizeEmail(email)
 	if email == "" {
-		return errkind.Invalidf("email is required")
+		return "", errkind.Invalidf("email is required")
 	}
-	if len(email) > 254 {
-		return errkind.Invalidf("email is longer than 254 characters")
+	if len(email) > MaxEmailBytes {
+		return "", errkind.Invalidf("email is longer than %d bytes", MaxEmailBytes)
+	}
+	if err := text.Check("email", email, MaxEmailBytes); err != nil {
+		return "", err
 	}
 	addr, err := mail.ParseAddress(email)
 	if err != nil || addr.Address != email || addr.Name != "" {
-		return errkind.Invalidf("email %q is not an address such as ada@example.com", email)
+		return "", errkind.Invalidf("email %s is not an address such as ada@example.com", text.Describe(email))
 	}
-	return nil
+	return email, nil
 }
 
 func validatePassword(password string) error {
@@ -104,12 +117,9 @@ func validatePassword(password string) error {
 	return nil
 }
 
+// MaxNameRunes is the longest account name, in characters.
+const MaxNameRunes = 200
+
 func validateName(name string) error {
-	switch n := utf8.RuneCountInString(strings.TrimSpace(name)); {
-	case n == 0:
-		return errkind.Invalidf("name is required")
-	case n > 200:
-		return errkind.Invalidf("name is longer than 200 characters")
-	}
-	return nil
+	return text.Required("name", strings.TrimSpace(name), MaxNameRunes)
 }

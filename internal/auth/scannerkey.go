@@ -6,10 +6,10 @@ import (
 	"encoding/base64"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/text"
 )
 
 // Scanner is the Kind of a Principal that acts through a scanner key: a door
@@ -52,11 +52,11 @@ type NewScannerKey struct {
 // organizer (another organizer's event reads as unknown).
 func (s *Service) CreateScannerKey(ctx context.Context, organizerID, label, eventID string) (NewScannerKey, error) {
 	label = strings.TrimSpace(label)
-	switch n := utf8.RuneCountInString(label); {
-	case n == 0:
+	if label == "" {
 		return NewScannerKey{}, errkind.Invalidf("label is required (such as \"North gate 1\")")
-	case n > maxLabelRunes:
-		return NewScannerKey{}, errkind.Invalidf("label is longer than %d characters", maxLabelRunes)
+	}
+	if err := text.Check("label", label, maxLabelRunes); err != nil {
+		return NewScannerKey{}, err
 	}
 	if eventID != "" {
 		id, ok := ids.Parse(eventID)

@@ -45,8 +45,11 @@ func (s *Service) Hashes() int64 { return s.hashes.Load() }
 // Register creates an account. It returns an errkind.Invalid error
 // (with what is wrong) or ErrEmailTaken.
 func (s *Service) Register(ctx context.Context, kind Kind, email, password, name string) (Account, error) {
-	email = NormalizeEmail(email)
-	for _, err := range []error{validateEmail(email), validatePassword(password), validateName(name)} {
+	email, err := ParseEmail(email)
+	if err != nil {
+		return Account{}, err
+	}
+	for _, err := range []error{validatePassword(password), validateName(name)} {
 		if err != nil {
 			return Account{}, err
 		}
@@ -60,13 +63,18 @@ func (s *Service) Register(ctx context.Context, kind Kind, email, password, name
 }
 
 // Login checks the password of the account with this email and opens a
-// session. Unknown email and wrong password both return ErrInvalidCredentials,
-// after one bcrypt comparison each. A malformed email or password wraps
-// an errkind.Invalid error and costs no hash.
-func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
-	email = NormalizeEmail(email)
-	if email == "" || password == "" {
-		return Session{}, errkind.Invalidf("email and password are required")
+// session, and remembers the device: the session carries the device token to
+// present at the next login (deviceToken again, when it is the account's live
+// one; else a new one). Unknown email and wrong password both return
+// ErrInvalidCredentials, after one bcrypt comparison each. A malformed email or
+// password wraps an errkind.Invalid error and costs no hash.
+func (s *Service) Login(ctx context.Context, email, password, deviceToken string) (Session, error) {
+	email, err := ParseEmail(email)
+	if err != nil {
+		return Session{}, err
+	}
+	if password == "" {
+		return Session{}, errkind.Invalidf("password is required")
 	}
 	if len(password) > MaxPasswordBytes {
 		return Session{}, errkind.Invalidf("password must be at most %d bytes", MaxPasswordBytes)
@@ -90,10 +98,16 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 	if err := s.store.createSession(ctx, tokenHash, account.ID, expires); err != nil {
 		return Session{}, err
 	}
+	device, deviceExpires, err := s.rememberDevice(ctx, account.ID, deviceToken)
+	if err != nil {
+		return Session{}, err
+	}
 	return Session{
-		Token:     token,
-		ExpiresAt: expires,
-		Principal: Principal{AccountID: account.ID, Kind: account.Kind, Email: account.Email},
+		Token:           token,
+		ExpiresAt:       expires,
+		Principal:       Principal{AccountID: account.ID, Kind: account.Kind, Email: account.Email},
+		DeviceToken:     device,
+		DeviceExpiresAt: deviceExpires,
 	}, nil
 }
 

@@ -27,7 +27,7 @@ func TestRegisterAndLogin(t *testing.T) {
 	if a.Email != "ada@example.com" || a.Kind != Buyer || a.ID == "" {
 		t.Fatalf("account = %+v, want the normalized email", a)
 	}
-	sess, err := s.Login(ctx, "ADA@example.com", "correct horse battery")
+	sess, err := s.Login(ctx, "ADA@example.com", "correct horse battery", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +54,8 @@ func TestWrongPasswordAndUnknownEmailAnswerAlike(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := s.Hashes()
-	_, wrong := s.Login(ctx, "org@example.com", "9876543210")
-	_, unknown := s.Login(ctx, "nobody@example.com", "9876543210")
+	_, wrong := s.Login(ctx, "org@example.com", "9876543210", "")
+	_, unknown := s.Login(ctx, "nobody@example.com", "9876543210", "")
 	if !errors.Is(wrong, ErrInvalidCredentials) || !errors.Is(unknown, ErrInvalidCredentials) {
 		t.Fatalf("wrong password = %v, unknown email = %v; want ErrInvalidCredentials for both", wrong, unknown)
 	}
@@ -133,8 +133,8 @@ func TestLogoutAndExpiry(t *testing.T) {
 	if _, err := s.Register(ctx, Buyer, "b@example.com", "0123456789", "B"); err != nil {
 		t.Fatal(err)
 	}
-	first, _ := s.Login(ctx, "b@example.com", "0123456789")
-	second, _ := s.Login(ctx, "b@example.com", "0123456789")
+	first, _ := s.Login(ctx, "b@example.com", "0123456789", "")
+	second, _ := s.Login(ctx, "b@example.com", "0123456789", "")
 	if err := s.Logout(ctx, first.Token); err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func newWorld(t *testing.T, s setup) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.holds = hold.NewService(w.db, events, s.holdTTL)
+	w.holds = hold.NewService(w.db, events, s.holdTTL, 10)
 	w.payrail, err = payrail.Open(ctx, w.db, s.stub, nil)
 	if err != nil {
 		t.Fatal(err)

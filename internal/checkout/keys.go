@@ -130,3 +130,19 @@ func (s store) finishKey(ctx context.Context, c *claim) error {
 	}
 	return nil
 }
+
+// PurgeKeys deletes up to batch Idempotency-Keys older than 24 hours (their
+// orders stay) that no request is working on, and returns how many. A key that
+// old is no longer replayed: a request with it starts anew.
+func (s *Service) PurgeKeys(ctx context.Context, batch int) (int64, error) {
+	tag, err := s.store.db.Exec(ctx, `
+		DELETE FROM idempotency_keys WHERE (buyer_id, key) IN (
+			SELECT buyer_id, key FROM idempotency_keys
+			WHERE created_at < now() - $2::bigint * interval '1 microsecond'
+			  AND (lease_until IS NULL OR lease_until < now())
+			LIMIT $1)`, batch, keyTTL.Microseconds())
+	if err != nil {
+		return 0, fmt.Errorf("checkout: purge keys: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/outage"
+	"github.com/stagedoor/stagedoor/internal/text"
 )
 
 // Service places, settles, recovers and reads orders.
@@ -68,8 +69,11 @@ func leaseFor(paymentTimeout time.Duration) time.Duration {
 // Payments is the Payrail client the service charges through.
 func (s *Service) Payments() *Payments { return s.payments }
 
-// MaxKeyLength is the longest Idempotency-Key accepted.
-const MaxKeyLength = 255
+// The longest Idempotency-Key and payment_token accepted, in characters.
+const (
+	MaxKeyLength   = 255
+	MaxTokenLength = 255
+)
 
 // Request is one checkout: a buyer pays for their hold.
 type Request struct {
@@ -79,6 +83,22 @@ type Request struct {
 	// IdempotencyKey, when not empty, binds the request to the order it writes:
 	// a retry with the same key and body answers that order's current state.
 	IdempotencyKey string
+}
+
+// Check reports an errkind.Invalid error saying what is wrong with the request,
+// without writing or reading anything: Checkout does it first, and a caller may
+// do it before taking a scarce resource.
+func (r Request) Check() error {
+	if _, ok := ids.Parse(r.HoldID); !ok {
+		return errkind.Invalidf("hold_id must be a hold's id")
+	}
+	if strings.TrimSpace(r.PaymentToken) == "" {
+		return errkind.Invalidf("payment_token is required")
+	}
+	if err := text.Check("payment_token", r.PaymentToken, MaxTokenLength); err != nil {
+		return err
+	}
+	return text.Check("Idempotency-Key", r.IdempotencyKey, MaxKeyLength)
 }
 
 // Result is what a checkout answers.
@@ -103,17 +123,11 @@ type Result struct {
 // Once the charge is under way the caller's cancellation no longer stops it: a
 // buyer who hangs up mid-payment still gets a settled order.
 func (s *Service) Checkout(ctx context.Context, r Request) (Result, error) {
-	holdID, ok := ids.Parse(r.HoldID)
-	if !ok {
-		return Result{}, errkind.Invalidf("hold_id must be a hold's id")
+	if err := r.Check(); err != nil {
+		return Result{}, err
 	}
+	holdID, _ := ids.Parse(r.HoldID)
 	token := strings.TrimSpace(r.PaymentToken)
-	if token == "" || len(token) > 255 {
-		return Result{}, errkind.Invalidf("payment_token is required (at most 255 characters)")
-	}
-	if len(r.IdempotencyKey) > MaxKeyLength {
-		return Result{}, errkind.Invalidf("Idempotency-Key must be 1 to %d characters", MaxKeyLength)
-	}
 	if r.IdempotencyKey == "" {
 		return s.attempt(ctx, r.BuyerID, holdID, token, nil)
 	}

@@ -43,6 +43,8 @@ type Config struct {
 	HoldTTL         time.Duration // STAGEDOOR_HOLD_TTL
 	RecoveryAfter   time.Duration // STAGEDOOR_RECOVERY_AFTER: age of a pending order to settle
 	ShutdownTimeout time.Duration // STAGEDOOR_SHUTDOWN_TIMEOUT: how long SIGTERM waits for requests
+	BodyTimeout     time.Duration // STAGEDOOR_BODY_TIMEOUT: how long a request's body may take to arrive
+	MaxHeldSeats    int           // STAGEDOOR_MAX_HELD_SEATS: seats one buyer may hold at once in one event
 	LogLevel        string        // STAGEDOOR_LOG_LEVEL: debug, info, warn or error
 
 	// Limits holds the starting setting of each limit of internal/limits, from
@@ -102,6 +104,8 @@ func Load(getenv func(string) string) (Config, error) {
 		HoldTTL:         r.duration("STAGEDOOR_HOLD_TTL", 10*time.Minute),
 		RecoveryAfter:   r.duration("STAGEDOOR_RECOVERY_AFTER", time.Minute),
 		ShutdownTimeout: r.duration("STAGEDOOR_SHUTDOWN_TIMEOUT", 20*time.Second),
+		BodyTimeout:     r.duration("STAGEDOOR_BODY_TIMEOUT", 5*time.Second),
+		MaxHeldSeats:    r.integer("STAGEDOOR_MAX_HELD_SEATS", 10, 1, 10_000),
 		LogLevel:        r.oneOf("STAGEDOOR_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
 		Limits:          make(map[ratelimit.Name]ratelimit.Limit, len(limits.All)),
 	}

@@ -21,7 +21,8 @@ func TestDefaults(t *testing.T) {
 	if c.Addr != ":8080" || c.DBPool != 24 || c.MaxInFlight != 400 || c.CheckoutSlots != 20 ||
 		c.BcryptCost != 12 || c.HoldTTL != 10*time.Minute || c.RecoveryAfter != time.Minute ||
 		!c.AutoMigrate || c.PayrailLatency != 400*time.Millisecond || c.PayrailURL != "http://127.0.0.1:8090" ||
-		c.PaymentTimeout != 5*time.Second || c.PayrailDatabase != c.DatabaseURL || c.PayrailJitter != 0 || c.PayrailRecord != 0 {
+		c.PaymentTimeout != 5*time.Second || c.PayrailDatabase != c.DatabaseURL || c.PayrailJitter != 0 || c.PayrailRecord != 0 ||
+		c.BodyTimeout != 5*time.Second || c.MaxHeldSeats != 10 {
 		t.Errorf("defaults differ from API.md: %+v", c)
 	}
 	want := map[ratelimit.Name]ratelimit.Limit{
@@ -31,6 +32,9 @@ func TestDefaults(t *testing.T) {
 		"hold-organizer": {Rate: 200, Period: time.Second, Burst: 200},
 		"scanner-key":    {Rate: 20, Period: time.Second, Burst: 50},
 		"queue-join":     {Rate: 5, Period: time.Minute, Burst: 5},
+		"signup-address": {Rate: 5, Period: time.Hour, Burst: 5},
+		"event-create":   {Rate: 30, Period: time.Hour, Burst: 30},
+		"login-device":   {Rate: 10, Period: time.Hour, Burst: 10},
 	}
 	for name, l := range want {
 		if c.Limits[name] != l {
@@ -80,6 +84,9 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 		{"STAGEDOOR_CHECKOUT_SLOTS", "24"},
 		{"STAGEDOOR_ADMIN_TOKEN", "short"},
 		{"STAGEDOOR_LOG_LEVEL", "loud"},
+		{"STAGEDOOR_BODY_TIMEOUT", "0s"},
+		{"STAGEDOOR_MAX_HELD_SEATS", "0"},
+		{"STAGEDOOR_LIMIT_SIGNUP_ADDRESS", "five"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.variable, func(t *testing.T) {

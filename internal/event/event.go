@@ -11,10 +11,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/text"
 )
 
 // Errors returned by this package; internal/httpapi maps them to problems.
@@ -155,7 +154,7 @@ func (d *Draft) normalize(now time.Time) error {
 		d.Currency = DefaultCurrency
 	}
 	if !isCurrencyCode(d.Currency) {
-		return invalid("currency %q must be an ISO 4217 code of three upper-case letters, such as USD", d.Currency)
+		return invalid("currency %s must be an ISO 4217 code of three upper-case letters, such as USD", text.Describe(d.Currency))
 	}
 	if d.WaitingRoom != nil && (d.WaitingRoom.AdmitPerSecond < 1 || d.WaitingRoom.AdmitPerSecond > 100_000) {
 		return invalid("waiting_room.admit_per_second must be between 1 and 100000")
@@ -200,17 +199,7 @@ func (d *Draft) checkSections() error {
 }
 
 func checkText(field, value string) error {
-	switch n := utf8.RuneCountInString(value); {
-	case n == 0:
-		return invalid("%s is required", field)
-	case n > maxNameRunes:
-		return invalid("%s is longer than %d characters", field, maxNameRunes)
-	case !utf8.ValidString(value):
-		return invalid("%s is not valid UTF-8", field)
-	case strings.ContainsFunc(value, unicode.IsControl):
-		return invalid("%s must not contain control characters", field)
-	}
-	return nil
+	return text.Required(field, value, maxNameRunes)
 }
 
 func isCurrencyCode(s string) bool {

@@ -25,7 +25,7 @@ type Service struct {
 	now      func() time.Time
 	seatMaps *snapshots[string, *SeatMap]
 	events   *snapshots[string, *Event]
-	lists    *snapshots[struct{}, []Event]
+	lists    *snapshots[ListQuery, Page]
 	infos    sync.Map // event id → Info; an event never changes
 	queries  atomic.Int64
 }
@@ -47,9 +47,7 @@ func NewService(db *pgxpool.Pool) *Service {
 		}
 		return &e, nil
 	})
-	s.lists = newSnapshots(SnapshotMaxAge, func(ctx context.Context, _ struct{}) ([]Event, error) {
-		return s.store.list(ctx, "")
-	})
+	s.lists = newSnapshots(SnapshotMaxAge, s.store.page)
 	return s
 }
 
@@ -70,10 +68,23 @@ func (s *Service) Create(ctx context.Context, d Draft) (Event, error) {
 	return s.store.create(ctx, d)
 }
 
-// List returns every event with its available seats, soonest first, from a
-// snapshot at most SnapshotMaxAge old. It does not fill Sections.
-func (s *Service) List(ctx context.Context) ([]Event, error) {
-	return s.lists.get(ctx, struct{}{})
+// List returns a page of the public event list with their available seats,
+// soonest first, from a snapshot at most SnapshotMaxAge old: events yet to
+// start unless q.IncludePast. It does not fill Sections. An errkind.Invalid
+// error for a limit out of range or a cursor this API did not give.
+func (s *Service) List(ctx context.Context, q ListQuery) (Page, error) {
+	if q.Limit == 0 {
+		q.Limit = DefaultPageSize
+	}
+	if q.Limit < 1 || q.Limit > MaxPageSize {
+		return Page{}, invalid("limit must be 1 to %d", MaxPageSize)
+	}
+	if q.After != "" {
+		if _, err := parseCursor(q.After); err != nil {
+			return Page{}, err
+		}
+	}
+	return s.lists.get(ctx, q)
 }
 
 // ListByOrganizer returns the organizer's own events with their seats held and
@@ -83,7 +94,7 @@ func (s *Service) ListByOrganizer(ctx context.Context, organizerID string) ([]Ev
 	if !ok {
 		return nil, nil
 	}
-	return s.store.list(ctx, "WHERE e.organizer_id = $1", id)
+	return s.store.list(ctx, "WHERE e.organizer_id = $1 ORDER BY e.starts_at, e.id", id)
 }
 
 // Get returns one event with its sections and seat counts, from a snapshot at

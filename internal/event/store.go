@@ -89,8 +89,8 @@ func (s store) create(ctx context.Context, d Draft) (Event, error) {
 	return e, nil
 }
 
-// selectEvents reads events with their seat counts; a WHERE clause or ORDER BY
-// follows it.
+// selectEvents reads events with their seat counts; a WHERE clause and ORDER BY
+// follow it.
 const selectEvents = `
 	SELECT e.id::text, e.organizer_id::text, e.name, e.venue, e.starts_at, e.on_sale_at,
 	       e.currency, e.admit_per_second, e.created_at,
@@ -120,8 +120,9 @@ func scanEvent(row pgx.Row) (Event, error) {
 	return e, nil
 }
 
-func (s store) list(ctx context.Context, where string, args ...any) ([]Event, error) {
-	rows, err := s.db.Query(ctx, selectEvents+" "+where+" ORDER BY e.starts_at, e.id", args...)
+// list reads events; tail is their WHERE, ORDER BY and LIMIT.
+func (s store) list(ctx context.Context, tail string, args ...any) ([]Event, error) {
+	rows, err := s.db.Query(ctx, selectEvents+" "+tail, args...)
 	if err != nil {
 		return nil, fmt.Errorf("event: list: %w", err)
 	}

@@ -53,6 +53,25 @@ func (e *UnavailableError) Error() string {
 // Is makes errors.Is(err, ErrSeatsUnavailable) true.
 func (e *UnavailableError) Is(target error) bool { return target == ErrSeatsUnavailable }
 
+// ErrTooManyHeld is what a *TooManyHeldError is: the hold would take the buyer
+// past their cap of held seats for the event, and nothing was held.
+var ErrTooManyHeld = errors.New("too many seats held")
+
+// TooManyHeldError says how far a refused hold was over the buyer's cap of
+// seats held at once for one event (STAGEDOOR_MAX_HELD_SEATS). Seats in a
+// checkout count; seats bought do not.
+type TooManyHeldError struct {
+	Max, Held, Asked int
+}
+
+func (e *TooManyHeldError) Error() string {
+	return fmt.Sprintf("you hold %d seats of this event and asked for %d more; at most %d may be held at once: "+
+		"release a hold or check out first", e.Held, e.Asked, e.Max)
+}
+
+// Is makes errors.Is(err, ErrTooManyHeld) true.
+func (e *TooManyHeldError) Is(target error) bool { return target == ErrTooManyHeld }
+
 // MaxSeats is the most seats one hold takes.
 const MaxSeats = 10
 

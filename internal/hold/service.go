@@ -23,15 +23,18 @@ type Events interface {
 
 // Service places, reads, releases and expires holds.
 type Service struct {
-	store  store
-	events Events
-	ttl    time.Duration
-	now    func() time.Time
+	store   store
+	events  Events
+	ttl     time.Duration
+	maxHeld int
+	now     func() time.Time
 }
 
-// NewService returns a Service whose holds last ttl (STAGEDOOR_HOLD_TTL).
-func NewService(db *pgxpool.Pool, events Events, ttl time.Duration) *Service {
-	return &Service{store: store{db: db}, events: events, ttl: ttl, now: time.Now}
+// NewService returns a Service whose holds last ttl (STAGEDOOR_HOLD_TTL) and
+// that lets a buyer hold at most maxHeld seats of one event at once
+// (STAGEDOOR_MAX_HELD_SEATS).
+func NewService(db *pgxpool.Pool, events Events, ttl time.Duration, maxHeld int) *Service {
+	return &Service{store: store{db: db}, events: events, ttl: ttl, maxHeld: maxHeld, now: time.Now}
 }
 
 // Plan checks a hold request without writing anything: 1 to MaxSeats distinct
@@ -79,10 +82,12 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 // Place takes every seat of the plan for a new hold, in one conditional write,
 // or none. A seat is takeable when it is not sold and not held by an unexpired
 // hold. It returns an *UnavailableError (errors.Is ErrSeatsUnavailable) listing
-// exactly the seats that were not takeable, or an error wrapping
-// errkind.Invalid when some seat ids are not seats of the event.
+// exactly the seats that were not takeable, a *TooManyHeldError (errors.Is
+// ErrTooManyHeld) when the buyer would hold more seats of the event than the
+// cap, or an error wrapping errkind.Invalid when some seat ids are not seats of
+// the event.
 func (s *Service) Place(ctx context.Context, p Plan) (Hold, error) {
-	return s.store.place(ctx, ids.New(), p, s.ttl)
+	return s.store.place(ctx, ids.New(), p, s.ttl, s.maxHeld)
 }
 
 // Get returns the buyer's hold, or an errkind.NotFound error (for another buyer's hold too).
@@ -112,6 +117,18 @@ func (s *Service) Release(ctx context.Context, buyerID, holdID string) error {
 // the sweep only keeps the holds' status true.
 func (s *Service) Sweep(ctx context.Context) (int64, error) {
 	return s.store.sweep(ctx)
+}
+
+// EndedRetention is how long a hold that expired or was released is kept, to
+// be read back by its buyer, before the janitor may delete it. A hold that
+// became an order is kept with it.
+const EndedRetention = 7 * 24 * time.Hour
+
+// PurgeEnded deletes up to batch holds that ended more than EndedRetention ago
+// without becoming an order, and returns how many. Their seats went back on sale
+// when they ended; nothing reads them after.
+func (s *Service) PurgeEnded(ctx context.Context, batch int) (int64, error) {
+	return s.store.purgeEnded(ctx, EndedRetention, batch)
 }
 
 // DefaultSweepEvery is how often serve's sweeper runs.

@@ -22,15 +22,19 @@ type store struct {
 //   - wanted locks every seat asked for, in id order (so two placements never
 //     deadlock), and reads, from the newest committed version of each row,
 //     whether it is of the event and takeable now;
-//   - only when all are found, of the event and takeable, taken points them at
-//     the new hold until now() + TTL, and hold inserts it; otherwise nothing is
-//     written;
-//   - the result lists each seat found with those two verdicts, which is exactly
-//     what a refusal reports.
+//   - held counts the seats the buyer holds of the event now (in a checkout
+//     too), which with those asked for may not pass the cap ($7);
+//   - only when all are found, of the event and takeable, and the cap allows,
+//     taken points them at the new hold until now() + TTL, and hold inserts it;
+//     otherwise nothing is written;
+//   - the result lists each seat found with those two verdicts, and the count
+//     held, which is exactly what a refusal reports.
 //
 // wanted filters on id alone, so that the primary key is the only index the
 // planner can use: a filter on event_id invites a scan of all the event's seats.
 // Rows are locked only while the statement runs; no event-wide lock is taken.
+// Two placements of one buyer on one event are serialized by lockBuyerSQL, sent
+// before it in the same transaction, so that each counts the other's seats.
 const placeSQL = `
 WITH wanted AS (
     SELECT id, price_cents, event_id = $2 AS of_event,
@@ -39,8 +43,14 @@ WITH wanted AS (
     WHERE id = ANY($4::uuid[])
     ORDER BY id
     FOR NO KEY UPDATE
+), held AS (
+    SELECT coalesce(sum(cardinality(seat_ids)), 0)::int AS seats
+    FROM holds
+    WHERE buyer_id = $3 AND event_id = $2
+      AND (status = 'checking_out' OR (status = 'active' AND expires_at > now()))
 ), verdict AS (
-    SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), false) AS ok,
+    SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), false)
+               AND (SELECT seats FROM held) + cardinality($4::uuid[]) <= $7 AS ok,
            coalesce(sum(price_cents), 0) AS total
     FROM wanted
 ), taken AS (
@@ -53,12 +63,27 @@ WITH wanted AS (
     FROM verdict WHERE ok
     RETURNING total_cents, expires_at, created_at
 )
-SELECT w.id::text, w.of_event, w.takeable, h.total_cents, h.expires_at, h.created_at
+SELECT w.id::text, w.of_event, w.takeable, (SELECT seats FROM held), h.total_cents, h.expires_at, h.created_at
 FROM wanted w LEFT JOIN hold h ON true`
 
-func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Duration) (Hold, error) {
-	rows, err := s.db.Query(ctx, placeSQL,
-		holdID, p.Event.ID, p.BuyerID, p.SeatIDs, p.Event.Currency, ttl.Seconds())
+// lockBuyerSQL takes a transaction-scoped lock on one buyer's holds of one
+// event. Sent in one batch with placeSQL (one round trip, one implicit
+// transaction), it makes racing placements of that buyer on that event count
+// their seats one after the other, so together they never pass the cap. A
+// statement's snapshot is taken when it starts, so the lock must be taken by a
+// statement of its own, before.
+const lockBuyerSQL = `SELECT pg_advisory_xact_lock(hashtextextended('hold:' || $1::text || ':' || $2::text, 0))`
+
+func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Duration, maxHeld int) (Hold, error) {
+	batch := &pgx.Batch{}
+	batch.Queue(lockBuyerSQL, p.BuyerID, p.Event.ID)
+	batch.Queue(placeSQL, holdID, p.Event.ID, p.BuyerID, p.SeatIDs, p.Event.Currency, ttl.Seconds(), maxHeld)
+	results := s.db.SendBatch(ctx, batch)
+	defer results.Close()
+	if _, err := results.Exec(); err != nil {
+		return Hold{}, fmt.Errorf("hold: place: lock the buyer's holds: %w", err)
+	}
+	rows, err := results.Query()
 	if err != nil {
 		return Hold{}, fmt.Errorf("hold: place: %w", err)
 	}
@@ -66,7 +91,7 @@ func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Durati
 		Status: Active, Currency: p.Event.Currency}
 	type verdict struct{ ofEvent, takeable bool }
 	found := make(map[string]verdict, len(p.SeatIDs))
-	placed := false
+	placed, held := false, 0
 	for rows.Next() {
 		var (
 			id        string
@@ -75,7 +100,7 @@ func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Durati
 			expiresAt *time.Time
 			createdAt *time.Time
 		)
-		if err := rows.Scan(&id, &v.ofEvent, &v.takeable, &total, &expiresAt, &createdAt); err != nil {
+		if err := rows.Scan(&id, &v.ofEvent, &v.takeable, &held, &total, &expiresAt, &createdAt); err != nil {
 			rows.Close()
 			return Hold{}, fmt.Errorf("hold: place: %w", err)
 		}
@@ -103,6 +128,8 @@ func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Durati
 	switch {
 	case len(foreign) > 0:
 		return Hold{}, invalid("seat_ids %s are not seats of event %s", strings.Join(foreign, ", "), p.Event.ID)
+	case held+len(p.SeatIDs) > maxHeld:
+		return Hold{}, &TooManyHeldError{Max: maxHeld, Held: held, Asked: len(p.SeatIDs)}
 	case len(unavailable) > 0:
 		return Hold{}, &UnavailableError{SeatIDs: unavailable}
 	}
@@ -193,4 +220,21 @@ func (s store) sweep(ctx context.Context) (int64, error) {
 			return total, nil
 		}
 	}
+}
+
+// purgeEnded deletes up to batch holds that expired or were released more than
+// retention ago and that no order names.
+func (s store) purgeEnded(ctx context.Context, retention time.Duration, batch int) (int64, error) {
+	tag, err := s.db.Exec(ctx, `
+		DELETE FROM holds WHERE id IN (
+			SELECT h.id FROM holds h
+			WHERE h.status IN ('expired', 'released')
+			  AND h.ended_at < now() - $2::bigint * interval '1 microsecond'
+			  AND NOT EXISTS (SELECT FROM orders o WHERE o.hold_id = h.id)
+			LIMIT $1
+			FOR UPDATE SKIP LOCKED)`, batch, retention.Microseconds())
+	if err != nil {
+		return 0, fmt.Errorf("hold: purge ended holds: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }

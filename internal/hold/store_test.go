@@ -43,7 +43,7 @@ func newFixture(t *testing.T) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := fixture{db: db, holds: NewService(db, events, time.Minute), eventID: ev.ID, buyer: account("buyer")}
+	f := fixture{db: db, holds: NewService(db, events, time.Minute, 10), eventID: ev.ID, buyer: account("buyer")}
 	rows, _ := db.Query(ctx, `SELECT id::text FROM seats WHERE event_id = $1 ORDER BY position`, ev.ID)
 	for rows.Next() {
 		var s string

@@ -43,6 +43,9 @@ func (s *Server) createAccount(kind auth.Kind) echo.HandlerFunc {
 type loginRequest struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
+	// DeviceToken is the device_token an earlier login of this account
+	// answered, if the client kept it.
+	DeviceToken string `json:"device_token"`
 }
 
 type principalResponse struct {
@@ -55,33 +58,67 @@ func principalJSON(p auth.Principal) principalResponse {
 	return principalResponse{ID: p.AccountID, Kind: p.Kind, Email: p.Email}
 }
 
-// login serves POST /v1/login. Its route ring has already passed login-address;
-// login-email is decided here, on the body's email, before any password hash.
+// login serves POST /v1/login. The email is checked first; then, before any
+// password hash, the limits: a login presenting a live device token of this
+// email's account is limited per device (login-device), any other by the
+// client's address and the email together (login-address, login-email). So
+// someone guessing at an email from elsewhere exhausts login-email, but never
+// locks the owner out of a device they logged in from before.
 func (s *Server) login(c echo.Context) error {
 	var in loginRequest
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
-	email := auth.NormalizeEmail(in.Email)
-	if email == "" || in.Password == "" {
-		return errkind.Invalidf("email and password are required")
-	}
-	if err := s.enforce(c, ratelimit.Check{Limit: limits.LoginEmail, Key: email}); err != nil {
+	email, err := auth.ParseEmail(in.Email)
+	if err != nil {
 		return err
 	}
-	session, err := s.Auth.Login(c.Request().Context(), email, in.Password)
+	if in.Password == "" {
+		return errkind.Invalidf("password is required")
+	}
+	checks, err := s.loginChecks(c, email, in.DeviceToken)
+	if err != nil {
+		return err
+	}
+	if err := s.enforce(c, checks...); err != nil {
+		return err
+	}
+	session, err := s.Auth.Login(c.Request().Context(), email, in.Password, in.DeviceToken)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, struct {
-		Token     string            `json:"token"`
-		TokenType string            `json:"token_type"`
-		ExpiresAt time.Time         `json:"expires_at"`
-		Principal principalResponse `json:"principal"`
-	}{session.Token, "Bearer", session.ExpiresAt, principalJSON(session.Principal)})
+		Token           string            `json:"token"`
+		TokenType       string            `json:"token_type"`
+		ExpiresAt       time.Time         `json:"expires_at"`
+		Principal       principalResponse `json:"principal"`
+		DeviceToken     string            `json:"device_token"`
+		DeviceExpiresAt time.Time         `json:"device_expires_at"`
+	}{session.Token, "Bearer", session.ExpiresAt, principalJSON(session.Principal),
+		session.DeviceToken, session.DeviceExpiresAt})
 }
 
-// byClientAddress keys login-address on the client's address (behind trusted
+// loginChecks names the buckets a login must pass: its device's, when it
+// presents a live device token of this email's account; else its address's and
+// its email's.
+func (s *Server) loginChecks(c echo.Context, email, deviceToken string) ([]ratelimit.Check, error) {
+	if deviceToken != "" {
+		device, ok, err := s.Auth.KnownDevice(c.Request().Context(), deviceToken, email)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return []ratelimit.Check{{Limit: limits.LoginDevice, Key: device.ID}}, nil
+		}
+	}
+	addr := clientAddr(c.Request(), s.Config.TrustedProxies)
+	return []ratelimit.Check{
+		{Limit: limits.LoginAddress, Key: addressKey(addr)},
+		{Limit: limits.LoginEmail, Key: email},
+	}, nil
+}
+
+// byClientAddress keys a limit on the client's address (behind trusted
 // proxies, the address they saw).
 func (s *Server) byClientAddress(limit ratelimit.Name) checksFunc {
 	return func(c echo.Context) ([]ratelimit.Check, error) {

@@ -164,9 +164,10 @@ func TestAdminToken(t *testing.T) {
 			t.Errorf("limit at start: %+v", l)
 		}
 	}
-	want := []string{"login-address", "login-email", "hold-buyer", "hold-organizer", "scanner-key", "queue-join"}
+	want := []string{"login-address", "login-email", "hold-buyer", "hold-organizer", "scanner-key", "queue-join",
+		"signup-address", "event-create", "login-device"}
 	if !reflect.DeepEqual(names, want) {
-		t.Errorf("GET /v1/admin/limits lists %v, want API.md's order %v", names, want)
+		t.Errorf("GET /v1/admin/limits lists %v, want the contract's order %v", names, want)
 	}
 	if s, _ := ts.Limiter.Setting("login-address"); s.Mode != ratelimit.Enforce {
 		t.Errorf("a refused PUT changed the mode to %s", s.Mode)

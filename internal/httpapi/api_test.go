@@ -24,6 +24,8 @@ type problem struct {
 	ViolatedPolicies   []string  `json:"violated-policies"`    // rate-limited
 	RetryAfterMS       float64   `json:"retry_after_ms"`       // rate-limited
 	UnavailableSeatIDs []string  `json:"unavailable_seat_ids"` // seats-unavailable
+	MaxHeldSeats       int       `json:"max_held_seats"`       // too-many-seats-held
+	SeatsHeld          int       `json:"seats_held"`           // too-many-seats-held
 	OrderID            string    `json:"order_id"`             // payment-declined, payment-unavailable, order-released
 	Result             string    `json:"result"`               // scan-rejected
 	FirstScannedAt     time.Time `json:"first_scanned_at"`     // scan-rejected, already_scanned
@@ -53,10 +55,12 @@ type principalJSON struct {
 }
 
 type sessionJSON struct {
-	Token     string        `json:"token"`
-	TokenType string        `json:"token_type"`
-	ExpiresAt time.Time     `json:"expires_at"`
-	Principal principalJSON `json:"principal"`
+	Token           string        `json:"token"`
+	TokenType       string        `json:"token_type"`
+	ExpiresAt       time.Time     `json:"expires_at"`
+	Principal       principalJSON `json:"principal"`
+	DeviceToken     string        `json:"device_token"`
+	DeviceExpiresAt time.Time     `json:"device_expires_at"`
 }
 
 type eventJSON struct {
@@ -83,7 +87,8 @@ type eventJSON struct {
 }
 
 type eventList struct {
-	Events []eventJSON `json:"events"`
+	Events    []eventJSON `json:"events"`
+	NextAfter *string     `json:"next_after"`
 }
 
 type seatJSON struct {

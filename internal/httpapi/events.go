@@ -11,6 +11,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
 type eventRequest struct {
@@ -132,17 +133,32 @@ func (s *Server) createEvent(c echo.Context) error {
 	return c.JSON(http.StatusCreated, eventJSONOf(e))
 }
 
-// listEvents serves GET /v1/events (public), from a snapshot at most 1 s old.
+// listEvents serves GET /v1/events?limit=&after=&include_past= (public), from
+// snapshots at most 1 s old: a page of events yet to start (all events with
+// include_past=true), soonest first. next_after, when not null, is the after
+// of the next page.
 func (s *Server) listEvents(c echo.Context) error {
-	events, err := s.Events.List(c.Request().Context())
+	limit, err := pageLimit(c, event.MaxPageSize)
 	if err != nil {
 		return err
 	}
-	out := make([]eventJSON, 0, len(events))
-	for _, e := range events {
+	past, err := queryBool(c, "include_past")
+	if err != nil {
+		return err
+	}
+	page, err := s.Events.List(c.Request().Context(), event.ListQuery{Limit: limit, After: c.QueryParam("after"), IncludePast: past})
+	if err != nil {
+		return err
+	}
+	out := make([]eventJSON, 0, len(page.Events))
+	for _, e := range page.Events {
 		out = append(out, eventJSONOf(e))
 	}
-	return c.JSON(http.StatusOK, map[string]any{"events": out})
+	var next *string
+	if page.NextAfter != "" {
+		next = &page.NextAfter
+	}
+	return c.JSON(http.StatusOK, map[string]any{"events": out, "next_after": next})
 }
 
 // getEvent serves GET /v1/events/{id} (public).
@@ -232,4 +248,11 @@ func (b *seatMapBodies) body(m *event.SeatMap) ([]byte, error) {
 		b.bodies[m.EventID] = encodedSeatMap{snapshot: m, body: body}
 	}
 	return body, nil
+}
+
+// byOrganizer keys a limit on the authenticated organizer.
+func (s *Server) byOrganizer(limit ratelimit.Name) checksFunc {
+	return func(c echo.Context) ([]ratelimit.Check, error) {
+		return []ratelimit.Check{{Limit: limit, Key: principalOf(c).AccountID}}, nil
+	}
 }

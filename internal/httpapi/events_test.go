@@ -27,7 +27,7 @@ func newAccount(t testing.TB, ts *testServer, kind auth.Kind) testAccount {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ts.Auth.Login(ctx, email, "correct horse")
+	s, err := ts.Auth.Login(ctx, email, "correct horse", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,10 @@ func startInstance(t testing.TB, in instance) *testServer {
 	if in.redisPrefix == "" {
 		in.redisPrefix = testenv.RedisPrefix(t)
 	}
-	env := map[string]string{"STAGEDOOR_BCRYPT_COST": "4", "STAGEDOOR_REDIS_PREFIX": in.redisPrefix}
+	env := map[string]string{"STAGEDOOR_BCRYPT_COST": "4", "STAGEDOOR_REDIS_PREFIX": in.redisPrefix,
+		// Every test signs its accounts up from 127.0.0.1; the tests of
+		// signup-address set it themselves.
+		"STAGEDOOR_LIMIT_SIGNUP_ADDRESS": "1000/1s"}
 	for k, v := range in.env {
 		env[k] = v
 	}

@@ -1,30 +1,42 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
-// decodeJSON reads the request body, one JSON object, into v. Unknown fields,
-// trailing data and bodies over 64 KiB are 400 problems that say what is wrong.
+// decodeJSON reads the request body, one JSON object in UTF-8, into v. The
+// readBody ring has already read it into memory (at most 64 KiB). Invalid
+// UTF-8, unknown fields and trailing data are 400 problems that say what is
+// wrong; the strings decoded still pass the text validator where they are used.
 func decodeJSON(c echo.Context, v any) error {
-	dec := json.NewDecoder(c.Request().Body)
+	data, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return jsonProblem(err)
+	}
+	return decodeJSONBytes(data, v)
+}
+
+// decodeJSONBytes is decodeJSON on a body already read.
+func decodeJSONBytes(data []byte, v any) error {
+	if !utf8.Valid(data) {
+		return errkind.Invalidf("the request body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return jsonProblem(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var maxErr *http.MaxBytesError
-		if errors.As(err, &maxErr) {
-			return jsonProblem(err)
-		}
 		return errkind.Invalidf("the body must hold exactly one JSON object")
 	}
 	return nil

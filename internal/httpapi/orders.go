@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/stagedoor/stagedoor/internal/checkout"
 )
@@ -60,42 +59,50 @@ func utc(t *time.Time) *time.Time {
 	return &u
 }
 
-// bulkhead lets at most the semaphore's size of requests into the route at
-// once and refuses the next at once, with 503 and Retry-After: there is no
-// queue, so the requests inside keep their connections and finish.
-func (s *Server) bulkhead(slots *semaphore.Weighted, bound string, retryAfter time.Duration) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if !slots.TryAcquire(1) {
-				s.metrics.shed.WithLabelValues(bound).Inc()
-				return &Problem{
-					Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
-					Detail:     "every checkout slot of this instance is taken; retry shortly",
-					RetryAfter: retryAfter,
-				}
-			}
-			defer slots.Release(1)
-			return next(c)
+// checkoutRetryAfter is the Retry-After of a checkout refused for want of a slot.
+const checkoutRetryAfter = 2 * time.Second
+
+// takeCheckoutSlot takes one of the instance's checkout slots, or refuses at
+// once with 503 and Retry-After: there is no queue, so the checkouts inside
+// keep their connections and finish.
+func (s *Server) takeCheckoutSlot() (release func(), err error) {
+	if !s.checkoutSlots.TryAcquire(1) {
+		s.metrics.shed.WithLabelValues("checkout").Inc()
+		return nil, &Problem{
+			Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
+			Detail:     "every checkout slot of this instance is taken; retry shortly",
+			RetryAfter: checkoutRetryAfter,
 		}
 	}
+	return func() { s.checkoutSlots.Release(1) }, nil
 }
 
-// createOrder serves POST /v1/orders, inside the checkout bulkhead: 201 with
-// the confirmed order, 202 with the pending one while the charge's outcome is
-// unknown (Location names it either way), or a problem. With an
-// Idempotency-Key, a retry answers the key's order as it stands now, marked
-// Idempotent-Replayed (problems included: a declined or released order).
+// createOrder serves POST /v1/orders: 201 with the confirmed order, 202 with
+// the pending one while the charge's outcome is unknown (Location names it
+// either way), or a problem. The request is checked before a checkout slot is
+// taken. With an Idempotency-Key, a retry answers the key's order as it stands
+// now, marked Idempotent-Replayed (problems included: a declined or released
+// order).
 func (s *Server) createOrder(c echo.Context) error {
 	var in orderRequest
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
-	res, err := s.Checkout.Checkout(c.Request().Context(), checkout.Request{
+	req := checkout.Request{
 		BuyerID:        principalOf(c).AccountID,
 		HoldID:         in.HoldID,
 		PaymentToken:   in.PaymentToken,
 		IdempotencyKey: c.Request().Header.Get("Idempotency-Key"),
-	})
+	}
+	if err := req.Check(); err != nil {
+		return err
+	}
+	release, err := s.takeCheckoutSlot()
+	if err != nil {
+		return err
+	}
+	defer release()
+	res, err := s.Checkout.Checkout(c.Request().Context(), req)
 	if res.Replayed {
 		c.Response().Header().Set("Idempotent-Replayed", "true")
 	}

@@ -53,9 +53,11 @@ var problemTypes = map[string]ProblemType{
 	"not-admitted":            {403, "Not admitted", "This event has a waiting room; join the queue and hold seats once admitted."},
 	"not-found":               {404, "Not found", "There is no such resource, or it belongs to someone else."},
 	"no-waiting-room":         {404, "No waiting room", "This event has no waiting room, so there is no queue to join or poll: hold its seats directly."},
+	"request-timeout":         {408, "Request timeout", "The request's body did not arrive within STAGEDOOR_BODY_TIMEOUT (5 s by default); nothing was done and the connection is closed. Send the body at once."},
 	"method-not-allowed":      {405, "Method not allowed", "The path exists but does not accept this method."},
 	"email-taken":             {409, "Email taken", "An account with this email already exists."},
 	"seats-unavailable":       {409, "Seats unavailable", "Some of the seats asked for are held or sold; unavailable_seat_ids lists them. Nothing was held."},
+	"too-many-seats-held":     {409, "Too many seats held", "The hold would take you past the most seats one buyer may hold of one event at once (STAGEDOOR_MAX_HELD_SEATS, 10 by default; seats in a checkout count, seats bought do not). max_held_seats and seats_held say where you stand. Nothing was held: release a hold or check out first."},
 	"not-on-sale":             {409, "Not on sale", "The event's sale has not opened yet."},
 	"hold-not-active":         {409, "Hold not active", "The hold has expired, was released, is being checked out, or was already converted into an order. The detail says which."},
 	"order-released":          {409, "Order released", "The payment's outcome could not be confirmed, Payrail then proved there was no charge, and the order was released with its hold: its seats went back on sale. Nothing stays charged: a charge that reaches Payrail late is refunded (the order shows refunded_at). order_id names the order; hold seats again to buy."},
@@ -86,6 +88,7 @@ var errorProblems = []struct {
 	{err: auth.ErrEmailTaken, slug: "email-taken"},
 	{err: auth.ErrInvalidCredentials, slug: "invalid-credentials"},
 	{err: hold.ErrSeatsUnavailable, slug: "seats-unavailable"}, // + unavailable_seat_ids, see problemExtensions
+	{err: hold.ErrTooManyHeld, slug: "too-many-seats-held"},    // + max_held_seats, seats_held
 	{err: hold.ErrNotOnSale, slug: "not-on-sale"},
 	{err: hold.ErrNotActive, slug: "hold-not-active"},
 	{err: waitroom.ErrNoRoom, slug: "no-waiting-room"},
@@ -117,6 +120,10 @@ func problemExtensions(err error) map[string]any {
 	var unavailable *hold.UnavailableError
 	if errors.As(err, &unavailable) {
 		return map[string]any{"unavailable_seat_ids": unavailable.SeatIDs}
+	}
+	var tooMany *hold.TooManyHeldError
+	if errors.As(err, &tooMany) {
+		return map[string]any{"max_held_seats": tooMany.Max, "seats_held": tooMany.Held}
 	}
 	var order *checkout.OrderError
 	if errors.As(err, &order) {

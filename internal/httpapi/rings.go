@@ -1,9 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -16,7 +19,8 @@ import (
 )
 
 // The outer rings of DESIGN.md, outside in: request id, observe (access log and
-// metrics, refusals included), recover, the in-flight bound, the body limit.
+// metrics, refusals included), recover, the body read under its own deadline,
+// the in-flight bound.
 
 const requestIDKey = "request_id"
 
@@ -144,15 +148,35 @@ func (s *Server) boundInFlight(max int) echo.MiddlewareFunc {
 // maxBodyBytes is the largest request body Stagedoor reads.
 const maxBodyBytes = 64 << 10
 
-// limitBody refuses a declared body over 64 KiB before reading it, and caps what
-// a handler can read of an undeclared one.
-func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+// readBody reads the whole request body before any scarce resource is taken
+// (an in-flight place, a checkout slot, a database connection), under a
+// deadline of its own (STAGEDOOR_BODY_TIMEOUT): a client that dribbles its body
+// is cut with 408 and held nothing meanwhile. A declared body over 64 KiB is
+// refused before it is read, an undeclared one cut at 64 KiB. Handlers then read
+// the body from memory.
+func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
+		if req.Body == nil || req.Body == http.NoBody {
+			return next(c)
+		}
 		if req.ContentLength > maxBodyBytes {
 			return errkind.Invalidf("the request body is larger than 64 KiB")
 		}
-		req.Body = http.MaxBytesReader(c.Response(), req.Body, maxBodyBytes)
+		rc := http.NewResponseController(c.Response().Writer)
+		_ = rc.SetReadDeadline(time.Now().Add(s.Config.BodyTimeout)) // unsupported in-process: no deadline needed there
+		body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, maxBodyBytes))
+		_ = rc.SetReadDeadline(time.Time{})
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			return errkind.Invalidf("the request body is larger than 64 KiB")
+		case err != nil: // the deadline passed, or the client went away
+			c.Response().Header().Set(echo.HeaderConnection, "close")
+			return &Problem{Slug: "request-timeout", Status: http.StatusRequestTimeout,
+				Detail: fmt.Sprintf("the request body did not arrive within %s; nothing was done", s.Config.BodyTimeout)}
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
 		return next(c)
 	}
 }

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"time"
-
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/limits"
 )
@@ -15,8 +13,8 @@ func (s *Server) routes() {
 		withRequestID,
 		s.observe,
 		s.recoverPanics,
+		s.readBody, // before any scarce resource: a slow body holds nothing
 		s.boundInFlight(s.Config.MaxInFlight),
-		limitBody,
 	)
 
 	e.GET("/healthz", s.healthz)
@@ -24,17 +22,21 @@ func (s *Server) routes() {
 	e.GET("/metrics", s.metricsPage())
 	e.GET("/problems/:slug", s.problemDoc)
 
-	// Accounts and sessions. login-address runs before anything else of the
-	// login route; login-email runs in the handler, before any password hash.
-	e.POST("/v1/buyers", s.createAccount(auth.Buyer))
-	e.POST("/v1/organizers", s.createAccount(auth.Organizer))
-	e.POST("/v1/login", s.login, s.limitBy(s.byClientAddress(limits.LoginAddress)))
+	// Accounts and sessions. signup-address runs before anything else of the
+	// signup routes, so before any password hash. A login's limits are decided
+	// in the handler once the body names the email and maybe a known device
+	// (login-device, else login-address and login-email), before any hash.
+	signup := s.limitBy(s.byClientAddress(limits.SignupAddress))
+	e.POST("/v1/buyers", s.createAccount(auth.Buyer), signup)
+	e.POST("/v1/organizers", s.createAccount(auth.Organizer), signup)
+	e.POST("/v1/login", s.login)
 	e.POST("/v1/logout", s.logout, s.authenticate())
 	e.GET("/v1/me", s.me, s.authenticate())
 
 	// Events and seat maps: public reads (the list and seat maps from snapshots
-	// at most 1 s old); organizers create events and see their own.
-	e.POST("/v1/events", s.createEvent, s.authenticate(auth.Organizer))
+	// at most 1 s old); organizers create events (event-create, on the
+	// organizer) and see their own.
+	e.POST("/v1/events", s.createEvent, s.authenticate(auth.Organizer), s.limitBy(s.byOrganizer(limits.EventCreate)))
 	e.GET("/v1/events", s.listEvents)
 	e.GET("/v1/events/:id", s.getEvent)
 	e.GET("/v1/events/:id/seats", s.seatMap)
@@ -54,10 +56,10 @@ func (s *Server) routes() {
 	e.DELETE("/v1/holds/:id", s.releaseHold, s.authenticate(auth.Buyer))
 
 	// Checkout: at most STAGEDOOR_CHECKOUT_SLOTS at once per instance, the next
-	// refused at once (503, Retry-After: 2), before anything else of the route
-	// and without touching the database; never a queue.
-	e.POST("/v1/orders", s.createOrder,
-		s.bulkhead(s.checkoutSlots, "checkout", 2*time.Second), s.authenticate(auth.Buyer))
+	// refused at once (503, Retry-After: 2), never a queue. The slot is taken in
+	// createOrder once the buyer is authenticated and the body read and checked,
+	// so a slow or bad request never holds one.
+	e.POST("/v1/orders", s.createOrder, s.authenticate(auth.Buyer))
 	e.GET("/v1/orders", s.listOrders, s.authenticate(auth.Buyer))
 	e.GET("/v1/orders/:id", s.getOrder, s.authenticate(auth.Buyer))
 	e.GET("/v1/tickets", s.listTickets, s.authenticate(auth.Buyer))

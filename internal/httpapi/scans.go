@@ -2,12 +2,10 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/scan"
 )
@@ -61,16 +59,9 @@ type scanAttemptJSON struct {
 // organizer): the event's scan attempts, newest first. next_before, when not
 // null, is the before of the next (older) page.
 func (s *Server) listScans(c echo.Context) error {
-	limit := 0
-	if raw := c.QueryParam("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil {
-			return errkind.Invalidf("limit %q must be a whole number from 1 to %d", raw, scan.MaxPageSize)
-		}
-		limit = n
-		if n == 0 {
-			limit = -1 // an explicit 0 is out of range, not the default
-		}
+	limit, err := pageLimit(c, scan.MaxPageSize)
+	if err != nil {
+		return err
 	}
 	eventID := c.Param("id")
 	if id, ok := ids.Parse(eventID); ok {

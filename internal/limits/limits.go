@@ -12,8 +12,11 @@ import "github.com/stagedoor/stagedoor/internal/ratelimit"
 const (
 	LoginAddress  ratelimit.Name = "login-address"  // client address, before any password hash
 	LoginEmail    ratelimit.Name = "login-email"    // normalized email of a login, before any hash
+	LoginDevice   ratelimit.Name = "login-device"   // a known device's logins, instead of the two above
+	SignupAddress ratelimit.Name = "signup-address" // client address, on creating an account, before any hash
 	HoldBuyer     ratelimit.Name = "hold-buyer"     // buyer id, on placing a hold
 	HoldOrganizer ratelimit.Name = "hold-organizer" // the event's organizer, on placing a hold
+	EventCreate   ratelimit.Name = "event-create"   // organizer id, on creating an event
 	ScannerKey    ratelimit.Name = "scanner-key"    // scanner key id, on a scan
 	QueueJoin     ratelimit.Name = "queue-join"     // buyer and event, on joining a waiting room
 )
@@ -27,9 +30,9 @@ type Definition struct {
 	Policy   ratelimit.Policy
 }
 
-// All lists every limit, in the order of the contract's table. The login
-// limits protect bcrypt's CPU, so they fall back to in-process buckets; the
-// others protect fairness and fail open.
+// All lists every limit, in the order of the contract's table. The limits in
+// front of bcrypt (logins, signups) protect its CPU, so they fall back to
+// in-process buckets; the others protect fairness and fail open.
 var All = []Definition{
 	{LoginAddress, "STAGEDOOR_LIMIT_LOGIN_ADDRESS", "10/1m", ratelimit.Fallback},
 	{LoginEmail, "STAGEDOOR_LIMIT_LOGIN_EMAIL", "20/1h", ratelimit.Fallback},
@@ -37,4 +40,7 @@ var All = []Definition{
 	{HoldOrganizer, "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "200/1s", ratelimit.FailOpen},
 	{ScannerKey, "STAGEDOOR_LIMIT_SCANNER_KEY", "20/1s burst 50", ratelimit.FailOpen},
 	{QueueJoin, "STAGEDOOR_LIMIT_QUEUE_JOIN", "5/1m", ratelimit.FailOpen},
+	{SignupAddress, "STAGEDOOR_LIMIT_SIGNUP_ADDRESS", "5/1h burst 5", ratelimit.Fallback},
+	{EventCreate, "STAGEDOOR_LIMIT_EVENT_CREATE", "30/1h", ratelimit.FailOpen},
+	{LoginDevice, "STAGEDOOR_LIMIT_LOGIN_DEVICE", "10/1h", ratelimit.Fallback},
 }

@@ -158,3 +158,20 @@ func TestConfigValidate(t *testing.T) {
 		t.Error("Open with a bad config succeeded")
 	}
 }
+
+// A real payment token is a secret: the log shows it only as a fingerprint.
+func TestTheLogNeverHoldsAPaymentToken(t *testing.T) {
+	t.Parallel()
+	_, ts, logs := start(t, Config{})
+	const secret = "tok_live_4242424242424242_secret"
+	mustPost(t, ts, "k-secret", chargeBody(secret))
+	mustPost(t, ts, "k-secret", chargeBody(secret)) // replayed: logged again
+	mustPost(t, ts, "k-visa", chargeBody(TokenVisa))
+	out := logs.String()
+	if strings.Contains(out, secret) || strings.Contains(out, "4242424242424242") {
+		t.Errorf("the log holds the payment token:\n%s", out)
+	}
+	if !strings.Contains(out, redactToken(secret)) || !strings.Contains(out, "token="+TokenVisa) {
+		t.Errorf("the log does not name the tokens by fingerprint and test name:\n%s", out)
+	}
+}

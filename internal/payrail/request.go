@@ -1,6 +1,8 @@
 package payrail
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,4 +118,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// redactToken is how a payment token appears in the log: a test token by its
+// name, any other only as the first 8 hex digits of its SHA-256 (enough to
+// tell two requests' tokens apart, never the token). A payment token is a
+// secret: the log must not hold one.
+func redactToken(token string) string {
+	switch token {
+	case TokenVisa, TokenDeclined, TokenError:
+		return token
+	}
+	sum := sha256.Sum256([]byte(token))
+	return "sha256:" + hex.EncodeToString(sum[:4])
 }

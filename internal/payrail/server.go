@@ -155,7 +155,7 @@ func (s *Server) createCharge(w http.ResponseWriter, r *http.Request) (status in
 		}
 		return decision{charge: req.outcome(), recordAfter: s.upTo(s.cfg.RecordDelay), ok: true}
 	})
-	lg := s.log.With("idempotency_key", key, "token", req.Token,
+	lg := s.log.With("idempotency_key", key, "token", redactToken(req.Token),
 		"amount_cents", req.AmountCents, "currency", req.Currency)
 	switch {
 	case err != nil:

@@ -1,6 +1,8 @@
 package ratelimit
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -258,9 +260,24 @@ func (l *Limiter) Setting(name Name) (Setting, bool) {
 // Names returns the names of the limits, in the order they were defined.
 func (l *Limiter) Names() []Name { return slices.Clone(l.names) }
 
-// key is the Redis key of a bucket: <prefix>rl:{<limit>:<identity>}.
+// key is the Redis key of a bucket: <prefix>rl:{<limit>:<identity>}, with an
+// identity longer than MaxIdentityBytes replaced by its SHA-256, so that no
+// client, whatever it sends, chooses a key longer than about 100 bytes.
 func (l *Limiter) key(limit Name, identity string) string {
-	return l.prefix + "rl:{" + string(limit) + ":" + identity + "}"
+	return l.prefix + "rl:{" + string(limit) + ":" + boundIdentity(identity) + "}"
+}
+
+// MaxIdentityBytes is the longest identity kept as it is in a bucket's key.
+const MaxIdentityBytes = 64
+
+// boundIdentity is identity, or "sha256:" and its digest (base64url, 43 bytes)
+// when it is longer than MaxIdentityBytes.
+func boundIdentity(identity string) string {
+	if len(identity) <= MaxIdentityBytes {
+		return identity
+	}
+	sum := sha256.Sum256([]byte(identity))
+	return "sha256:" + base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // now is the limiter's clock in µs (monotonic with the default clock).

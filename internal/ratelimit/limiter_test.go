@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -282,5 +283,33 @@ func TestCallerGoneDoesNotTripBreaker(t *testing.T) {
 	}
 	if d := l.Allow(context.Background(), Check{Limit: "open", Key: "k"}); d.Results[0].Outcome != OutcomeAllowed {
 		t.Fatalf("next caller: %+v", d)
+	}
+}
+
+// A client chooses the identity of some buckets (an email, an address). However
+// long it is, its key in Redis is short, and still one bucket per identity.
+func TestLongIdentitiesMakeShortKeys(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := sharedRedis(t, 4)
+	l, _ := newTestLimiter(rdb, Options{Prefix: prefix, Limits: []Definition{def(t, "email", "1/1m", Enforce, FailOpen)}})
+	ctx := context.Background()
+	long := strings.Repeat("a", 60<<10) + "@example.com"
+	if d := l.Allow(ctx, Check{Limit: "email", Key: long}); !d.Allowed {
+		t.Fatalf("first = %+v", d)
+	}
+	if d := l.Allow(ctx, Check{Limit: "email", Key: long}); d.Allowed {
+		t.Fatal("the second of 1/1m on the same long identity was allowed: not one bucket")
+	}
+	if d := l.Allow(ctx, Check{Limit: "email", Key: long + "x"}); !d.Allowed {
+		t.Fatal("another long identity shares the first one's bucket")
+	}
+	keys := keysWithPrefix(t, rdb, prefix)
+	if len(keys) != 2 {
+		t.Fatalf("keys %v, want one per identity", keys)
+	}
+	for _, k := range keys {
+		if n := len(k) - len(prefix); n > 100 {
+			t.Errorf("key of %d bytes (after the prefix): %.120s…", n, k)
+		}
 	}
 }

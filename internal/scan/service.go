@@ -13,6 +13,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/text"
 )
 
 // Service scans tickets and reads the audit of scans.
@@ -89,19 +90,23 @@ func (s *Service) Attempts(ctx context.Context, organizerID, eventID string, lim
 // parseCode checks a scanned code (trimmed of surrounding space, which a
 // keyboard-wedge scanner may add) and makes its audit forms.
 func parseCode(raw string) (code, error) {
-	text := strings.TrimSpace(raw)
+	trimmed := strings.TrimSpace(raw)
 	switch {
-	case text == "":
+	case trimmed == "":
 		return code{}, errkind.Invalidf("code is required")
-	case len(text) > MaxCodeBytes:
+	case len(trimmed) > MaxCodeBytes:
 		return code{}, errkind.Invalidf("code is longer than %d bytes; no ticket has such a code", MaxCodeBytes)
-	case strings.IndexFunc(text, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+	}
+	if err := text.Check("code", trimmed, MaxCodeBytes); err != nil {
+		return code{}, err
+	}
+	if strings.IndexFunc(trimmed, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
 		return code{}, errkind.Invalidf("code must be printable text")
 	}
-	sum := sha256.Sum256([]byte(text))
-	prefix := text
-	if runes := []rune(text); len(runes) > CodePrefixRunes {
+	sum := sha256.Sum256([]byte(trimmed))
+	prefix := trimmed
+	if runes := []rune(trimmed); len(runes) > CodePrefixRunes {
 		prefix = string(runes[:CodePrefixRunes])
 	}
-	return code{text: text, hash: sum[:], prefix: prefix}, nil
+	return code{text: trimmed, hash: sum[:], prefix: prefix}, nil
 }
