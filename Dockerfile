@@ -1,5 +1,5 @@
 # Stagedoor: one static binary on distroless; the command is a subcommand of it:
-# serve (the default), migrate, payrail, healthcheck. See docker-compose.yml.
+# serve (the default), migrate, payrail, seed, demo, healthcheck. See docker-compose.yml.
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src

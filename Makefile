@@ -3,41 +3,43 @@ SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := help
 
-# make run, without Docker (override any of them: make run REDIS_URL=...)
-DATABASE_URL ?= postgres://postgres:postgres@127.0.0.1:5432/stagedoor?sslmode=disable
-REDIS_URL    ?= redis://127.0.0.1:6379/0
-PAYRAIL_ADDR ?= 127.0.0.1:8090
+# make run without Docker (scripts/run-local.sh) reads DATABASE_URL, REDIS_URL,
+# STAGEDOOR_ADDR (127.0.0.1:8080), PAYRAIL_ADDR and STAGEDOOR_ADMIN_TOKEN when
+# given: make run STAGEDOOR_ADDR=:8080. make demo reads STAGEDOOR_URL.
+#
+# make test and make bench: scripts/ensure-services.sh --test-env decides where
+# the tests' PostgreSQL and Redis come from (STAGEDOOR_TEST_DATABASE_URL and
+# STAGEDOOR_TEST_REDIS_URL as set; else testcontainers when a Docker engine
+# answers; else the local services, started or installed, their URLs exported)
+# and prints the exports, if any, for the recipe to eval.
 
-# make test and make bench (internal/testenv reads these)
-export STAGEDOOR_TEST_DATABASE_URL ?= postgres://postgres:postgres@127.0.0.1:5432/postgres?sslmode=disable
-export STAGEDOOR_TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
-
-.PHONY: help run run-docker run-local test bench lint build services
+.PHONY: help run run-docker run-local demo test bench lint build services
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-run: ## Run Stagedoor on :8080: run-docker if a Docker engine answers, else run-local
-	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory run-docker; \
-	else $(MAKE) --no-print-directory run-local; fi
+# exec: the sub-make takes this shell's place, so a SIGTERM to make reaches it.
+run: ## Run Stagedoor on 127.0.0.1:8080: run-docker if a Docker engine answers, else run-local
+	@if docker info >/dev/null 2>&1; then exec $(MAKE) --no-print-directory run-docker; \
+	else exec $(MAKE) --no-print-directory run-local; fi
 
 run-docker: ## Run the whole stack in Docker (docker compose up --build)
-	@if docker compose version >/dev/null 2>&1; then docker compose up --build; \
-	else docker-compose up --build; fi
+	@echo "run-docker: admin token: $${STAGEDOOR_ADMIN_TOKEN:-stagedoor-dev-admin-token} (docker-compose.yml); the demo data: docker compose logs seed"
+	@if docker compose version >/dev/null 2>&1; then exec docker compose up --build; \
+	else exec docker-compose up --build; fi
 
-run-local: build ## Run Payrail and Stagedoor here, on local PostgreSQL and Redis
-	bash scripts/ensure-services.sh stagedoor
-	DATABASE_URL='$(DATABASE_URL)' bin/stagedoor seed
-	@# One shell: Payrail runs in the background until serve exits (or Ctrl-C).
-	PAYRAIL_ADDR='$(PAYRAIL_ADDR)' PAYRAIL_DATABASE_URL='$(DATABASE_URL)' bin/stagedoor payrail & payrail=$$!; \
-	trap 'kill $$payrail 2>/dev/null || true' EXIT; \
-	DATABASE_URL='$(DATABASE_URL)' REDIS_URL='$(REDIS_URL)' PAYRAIL_URL='http://$(PAYRAIL_ADDR)' \
-	  bin/stagedoor serve
+run-local: build ## Run Payrail and Stagedoor here, on local PostgreSQL and Redis (Ctrl-C stops both)
+	@exec bash scripts/run-local.sh
 
-test: lint services ## gofmt and go vet, then all tests with -race against local PostgreSQL and Redis
-	go test -race -count=1 -timeout 15m ./...
+demo: ## Run the whole flow against the running Stagedoor (make run first), as the demo data of .env.demo
+	go run ./cmd/stagedoor demo
 
-bench: services ## Run the benchmarks
+test: lint ## gofmt and go vet, then all tests with -race (local services, or testcontainers when Docker answers)
+	@services_env=$$(bash scripts/ensure-services.sh --test-env); eval "$$services_env"; \
+	echo "go test -race -count=1 -timeout 15m ./..."; go test -race -count=1 -timeout 15m ./...
+
+bench: ## Run the benchmarks (services as for make test)
+	@services_env=$$(bash scripts/ensure-services.sh --test-env); eval "$$services_env"; \
 	go test -run '^$$' -bench . -benchmem ./...
 
 lint: ## Fail on unformatted files (gofmt -l), then go vet

@@ -9,3 +9,10 @@ import _ "embed"
 //
 //go:embed invariant.sql
 var InvariantSQL string
+
+// OpenAPI is docs/openapi.yaml: the HTTP contract. The server serves it, builds
+// its catalogue of problem types from it, and the tests check every request
+// and response against it.
+//
+//go:embed openapi.yaml
+var OpenAPI []byte

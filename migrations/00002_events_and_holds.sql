@@ -1,6 +1,6 @@
 -- +goose Up
--- Events, their sections and seats, and holds (API.md "Events and seat maps",
--- "Holds"). An event, its sections and its seats never change once created.
+-- Events, their sections and seats, and holds (the "events" and "holds"
+-- operations of docs/openapi.yaml). An event, its sections and its seats never change once created.
 CREATE TABLE events (
     id               uuid PRIMARY KEY,
     organizer_id     uuid NOT NULL REFERENCES accounts (id),

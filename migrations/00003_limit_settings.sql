@@ -1,5 +1,5 @@
 -- +goose Up
--- The run-time setting of each named limit (API.md "Admin"). A row is inserted
+-- The run-time setting of each named limit (PUT /v1/admin/limits/{name} in docs/openapi.yaml). A row is inserted
 -- from the environment at an instance's first start and wins from then on; every
 -- change is announced with NOTIFY stagedoor_limit_settings in its transaction.
 CREATE TABLE limit_settings (

@@ -1,5 +1,5 @@
 -- +goose Up
--- Orders, tickets and idempotency keys (API.md "Checkout").
+-- Orders, tickets and idempotency keys (the "checkout" operations of docs/openapi.yaml).
 --
 -- An order is 'pending' from just before its charge until it is settled:
 -- 'confirmed' (charged; its seats sold, its tickets issued), 'declined' (Payrail

@@ -1,5 +1,5 @@
 -- +goose Up
--- Scanner keys and the audit of every scan (API.md "Scanning").
+-- Scanner keys and the audit of every scan (the "scanning" operations of docs/openapi.yaml).
 --
 -- A scanner key is a door device's credential, made by an organizer and shown
 -- once: only the SHA-256 of the key is stored (the key holds 256 random bits, so

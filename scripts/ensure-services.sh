@@ -1,21 +1,53 @@
 #!/usr/bin/env bash
-# ensure-services.sh [DATABASE]
+# ensure-services.sh [--test-env | --run-env] [DATABASE]
 #
 # Makes sure PostgreSQL answers on 127.0.0.1:5432 and Redis on 127.0.0.1:6379, and that
-# postgres://postgres:postgres@127.0.0.1:5432/postgres logs in. A service that does not
+# this script can log in to PostgreSQL (see "Logging in" below). A service that does not
 # answer is installed from Debian's packages if missing (postgresql, redis-server) and
 # started. With a database name (the argument, or STAGEDOOR_CREATE_DB), that database is
 # created if missing. Quiet and quick when all is already well; used by make test/bench/run.
 #
-# Installing and starting need root; run as another user, it prints what to run instead.
-# STAGEDOOR_SERVICE_WAIT (seconds, default 60) bounds each wait for a service to answer.
+#   (no option)  just that; prints nothing on stdout.
+#   --run-env    that, for make run: prints DATABASE_URL=... and REDIS_URL=... (shell
+#                assignments for eval) of the local services, DATABASE (default stagedoor)
+#                created.
+#   --test-env   for make test and make bench: prints "export STAGEDOOR_TEST_..." lines
+#                (for eval) when the tests are to use the local services, nothing when
+#                they are not. The rule, first match wins:
+#                  1. STAGEDOOR_TEST_DATABASE_URL and STAGEDOOR_TEST_REDIS_URL both set:
+#                     the tests use those; nothing is done or printed.
+#                  2. STAGEDOOR_TEST_SERVICES=local: the local services (3.), even when
+#                     a Docker engine answers.
+#                  3. a Docker engine answers ("docker info"), or STAGEDOOR_TEST_SERVICES=
+#                     docker: nothing is done or printed, and internal/testenv starts
+#                     PostgreSQL and Redis containers (testcontainers-go).
+#                  4. otherwise (no Docker: CI, this kind of machine): the local services
+#                     are made to answer (installed, started) and their URLs exported.
+#
+# Logging in: the URLs log in as postgres:postgres when that works already (trust
+# authentication, or that password set), as before; otherwise as a role of this script's
+# own, stagedoor (password stagedoor, LOGIN CREATEDB: enough to create and drop the test
+# databases), created through the local socket when missing. The password of an existing
+# role is never changed.
+#
+# Installing, starting and creating the role need root; run as another user, it prints
+# what to run instead. STAGEDOOR_SERVICE_WAIT (seconds, default 60) bounds each wait for
+# a service to answer; STAGEDOOR_PG_PORT (default 5432) is PostgreSQL's port.
 set -euo pipefail
 
-readonly PG_HOST=127.0.0.1 PG_PORT=5432 REDIS_HOST=127.0.0.1 REDIS_PORT=6379
-readonly PG_URL="postgres://postgres:postgres@$PG_HOST:$PG_PORT/postgres?sslmode=disable"
+readonly PG_HOST=127.0.0.1 PG_PORT=${STAGEDOOR_PG_PORT:-5432} REDIS_HOST=127.0.0.1 REDIS_PORT=6379
+readonly OWN_ROLE=stagedoor OWN_PASSWORD=stagedoor
 readonly REDIS_LOG=/var/log/redis/ci.log
+mode=
+case ${1:-} in
+  --test-env | --run-env) mode=${1#--}; shift ;;
+  -*) printf 'usage: %s [--test-env | --run-env] [DATABASE]\n' "$0" >&2; exit 2 ;;
+esac
 create_db=${1:-${STAGEDOOR_CREATE_DB:-}}
+if [[ $mode == run-env ]]; then create_db=${create_db:-stagedoor}; fi
 wait_seconds=${STAGEDOOR_SERVICE_WAIT:-60}
+# The role the URLs log in as (set by choose_login).
+pg_user= pg_password=
 
 say() { printf 'ensure-services: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
@@ -51,7 +83,20 @@ redis_answers() {
   [[ $reply == +PONG* ]]
 }
 
-pg_login() { PGCONNECT_TIMEOUT=5 psql -X -w -q -tA -d "$PG_URL" "$@"; }
+# pg_url [DATABASE]: the URL of DATABASE (default postgres) as the chosen role.
+pg_url() {
+  printf 'postgres://%s:%s@%s:%s/%s?sslmode=disable' "$pg_user" "$pg_password" "$PG_HOST" "$PG_PORT" "${1:-postgres}"
+}
+
+pg_login() { PGCONNECT_TIMEOUT=5 psql -X -w -q -tA -d "$(pg_url)" "$@"; }
+
+# can_login USER PASSWORD: that role logs in over TCP (quietly).
+can_login() {
+  PGCONNECT_TIMEOUT=5 psql -X -w -q -tA -c 'select 1' \
+    -d "postgres://$1:$2@$PG_HOST:$PG_PORT/postgres?sslmode=disable" >/dev/null 2>&1
+}
+
+docker_answers() { command -v docker >/dev/null && timeout 20 docker info >/dev/null 2>&1; }
 
 # newest PostgreSQL server version installed (15, 16, ...), or nothing
 pg_server_version() {
@@ -86,6 +131,9 @@ install_missing() {
   # when a Redis already answers.
   command -v redis-server >/dev/null || pkgs+=(redis-server)
   if ! command -v psql >/dev/null && [[ ${pkgs[*]} != *postgresql* ]]; then pkgs+=(postgresql-client); fi
+  # The test that runs docs/walkthrough.md as written needs curl and jq.
+  command -v curl >/dev/null || pkgs+=(curl)
+  command -v jq >/dev/null || pkgs+=(jq)
   ((${#pkgs[@]})) || return 0
 
   need_root "apt-get update" "apt-get install -y --no-install-recommends ${pkgs[*]}"
@@ -123,15 +171,33 @@ start_postgres() {
   wait_for "PostgreSQL on $PG_HOST:$PG_PORT" pg_answers "$log"
 }
 
-# A fresh Debian cluster asks TCP logins for a password (scram) and user postgres has none.
-ensure_login() {
-  pg_login -c 'select 1' >/dev/null 2>&1 && return 0
-  need_root "runuser -u postgres -- psql -p $PG_PORT -c \"ALTER USER postgres PASSWORD 'postgres'\""
-  say "setting the password of PostgreSQL user postgres to 'postgres' (through the local socket)"
-  (cd / && runuser -u postgres -- psql -X -q -p "$PG_PORT" -c "ALTER USER postgres PASSWORD 'postgres'") ||
-    die "could not set the password; is this PostgreSQL local?"
+# choose_login sets pg_user and pg_password: postgres:postgres when it logs in already
+# (trust, or that password), else this script's own role, made when missing. No
+# existing role's password is changed.
+choose_login() {
+  if can_login postgres postgres; then
+    pg_user=postgres pg_password=postgres
+    return 0
+  fi
+  pg_user=$OWN_ROLE pg_password=$OWN_PASSWORD
+  can_login "$OWN_ROLE" "$OWN_PASSWORD" && return 0
+
+  local as_postgres=(runuser -u postgres -- psql -X -q -tA -p "$PG_PORT")
+  need_root "runuser -u postgres -- psql -p $PG_PORT -c \"CREATE ROLE $OWN_ROLE LOGIN CREATEDB PASSWORD '$OWN_PASSWORD'\""
+  local exists
+  exists=$(cd / && "${as_postgres[@]}" -c "select 1 from pg_roles where rolname = '$OWN_ROLE'") ||
+    die "could not reach PostgreSQL through its local socket as user postgres; is this PostgreSQL local?"
+  if [[ $exists == 1 ]]; then
+    die "PostgreSQL role $OWN_ROLE exists but does not log in over TCP with password '$OWN_PASSWORD'," \
+      "and this script changes no existing role's password. Set STAGEDOOR_TEST_DATABASE_URL" \
+      "(make test) or DATABASE_URL (make run) to a URL that logs in, or drop that role."
+  fi
+  say "creating PostgreSQL role $OWN_ROLE (password '$OWN_PASSWORD', LOGIN CREATEDB) through the local socket"
+  (cd / && "${as_postgres[@]}" -c "CREATE ROLE $OWN_ROLE LOGIN CREATEDB PASSWORD '$OWN_PASSWORD'") >/dev/null ||
+    die "could not create role $OWN_ROLE"
   local err
-  err=$(pg_login -c 'select 1' 2>&1 >/dev/null) || die "still cannot log in with $PG_URL: $err"
+  err=$(pg_login -c 'select 1' 2>&1 >/dev/null) ||
+    die "role $OWN_ROLE was made but cannot log in with $(pg_url): $err (see pg_hba.conf)"
 }
 
 ensure_database() {
@@ -160,8 +226,45 @@ start_redis() {
 
 # --- main ---------------------------------------------------------------------
 
-install_missing
-pg_answers || start_postgres
-ensure_login
-if [[ -n $create_db ]]; then ensure_database "$create_db"; fi
-redis_answers || start_redis
+# ensure_local: the local services answer, this script logs in, the database exists.
+ensure_local() {
+  install_missing
+  pg_answers || start_postgres
+  choose_login
+  if [[ -n $create_db ]]; then ensure_database "$create_db"; fi
+  redis_answers || start_redis
+}
+
+# test_env applies the rule of --test-env (see the top of this file).
+test_env() {
+  if [[ -n ${STAGEDOOR_TEST_DATABASE_URL:-} && -n ${STAGEDOOR_TEST_REDIS_URL:-} ]]; then
+    return 0
+  fi
+  local services=${STAGEDOOR_TEST_SERVICES:-}
+  case $services in
+    '' | local | docker) ;;
+    *) die "STAGEDOOR_TEST_SERVICES must be local or docker, not '$services'" ;;
+  esac
+  if [[ $services == docker ]] || { [[ -z $services ]] && docker_answers; }; then
+    say "the tests start PostgreSQL and Redis in Docker (testcontainers); STAGEDOOR_TEST_SERVICES=local uses local ones"
+    command -v redis-server >/dev/null ||
+      say "note: the tests that stop Redis start a redis-server of their own: put one on PATH (Debian: redis-server)"
+    return 0
+  fi
+  ensure_local
+  if [[ -z ${STAGEDOOR_TEST_DATABASE_URL:-} ]]; then
+    printf 'export STAGEDOOR_TEST_DATABASE_URL=%q\n' "$(pg_url postgres)"
+  fi
+  if [[ -z ${STAGEDOOR_TEST_REDIS_URL:-} ]]; then
+    printf 'export STAGEDOOR_TEST_REDIS_URL=%q\n' "redis://$REDIS_HOST:$REDIS_PORT/0"
+  fi
+}
+
+case $mode in
+  test-env) test_env ;;
+  run-env)
+    ensure_local
+    printf 'DATABASE_URL=%q\nREDIS_URL=%q\n' "$(pg_url "$create_db")" "redis://$REDIS_HOST:$REDIS_PORT/0"
+    ;;
+  *) ensure_local ;;
+esac

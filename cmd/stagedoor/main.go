@@ -1,12 +1,16 @@
 // Command stagedoor is the Stagedoor ticketing API and its tools:
 //
-//	stagedoor [serve]          apply pending migrations, then serve the API
-//	stagedoor migrate          apply pending migrations and exit
-//	stagedoor payrail          serve the Payrail payment stub
-//	stagedoor seed             apply pending migrations, then make and print the demo data
-//	stagedoor healthcheck [URL] exit 0 when URL (default: this instance's /healthz) answers 200
+//	stagedoor [serve]             apply pending migrations, then serve the API
+//	stagedoor migrate             apply pending migrations and exit
+//	stagedoor payrail             serve the Payrail payment stub
+//	stagedoor seed [-env-file F]  apply pending migrations, make the demo data, print it
+//	                              as shell assignments and write them to F (.env.demo)
+//	stagedoor demo [-url U] [-env-file F]
+//	                              run the whole flow against a running Stagedoor (default
+//	                              http://127.0.0.1:8080) with the demo data of F
+//	stagedoor healthcheck [URL]   exit 0 when URL (default: this instance's /healthz) answers 200
 //
-// Configuration comes from the environment (see README.md). A bad value stops
+// Configuration comes from the environment (see docs/configuration.md). A bad value stops
 // the program with exit code 2 and a message that names the variable.
 package main
 
@@ -50,7 +54,7 @@ func exitCode(err error) int {
 	return 1
 }
 
-const usage = `usage: stagedoor [serve | migrate | payrail | seed | healthcheck [URL]]`
+const usage = `usage: stagedoor [serve | migrate | payrail | seed [-env-file PATH] | demo [-url URL] [-env-file PATH] | healthcheck [URL]]`
 
 // run is the whole program: main only adds the process's signals, arguments,
 // environment and standard streams, so tests can start it on port 0.
@@ -65,6 +69,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	case "healthcheck":
 		return healthcheck(ctx, args, getenv)
+	case "demo": // a client of a running Stagedoor: none of its configuration
+		return demo(ctx, args, getenv, stdout, stderr)
 	}
 
 	cfg, err := config.Load(getenv)
@@ -81,7 +87,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "payrail":
 		return servePayrail(ctx, cfg, logger)
 	case "seed":
-		return seed(ctx, cfg, logger, stdout)
+		return seed(ctx, cfg, logger, args, getenv, stdout, stderr)
 	default:
 		return usageError{fmt.Sprintf("unknown command %q\n%s", command, usage)}
 	}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
@@ -222,6 +224,41 @@ func TestBadLimitStopsWithExit2(t *testing.T) {
 	var cfgErr *config.Error
 	if !errors.As(err, &cfgErr) || exitCode(err) != 2 {
 		t.Errorf("run = %v, want a config error with exit code 2", err)
+	}
+}
+
+// TestBadAddressStopsBeforeMigrating: each address variable, bad, stops the
+// program with exit code 2 naming it, before it migrates or connects: the
+// empty database it was given stays empty.
+func TestBadAddressStopsBeforeMigrating(t *testing.T) {
+	t.Parallel()
+	dbURL := testenv.EmptyDatabaseURL(t)
+	for variable, value := range map[string]string{
+		"STAGEDOOR_ADDR":       "nonsense",
+		"PAYRAIL_ADDR":         "127.0.0.1:http",
+		"REDIS_URL":            "127.0.0.1:6379",
+		"PAYRAIL_URL":          "127.0.0.1:8090",
+		"PAYRAIL_DATABASE_URL": "host=127.0.0.1",
+	} {
+		cmd := exec.Command(os.Args[0], "serve")
+		cmd.Env = append(os.Environ(), "STAGEDOOR_TEST_RUN_MAIN=1", "DATABASE_URL="+dbURL, variable+"="+value)
+		out, err := cmd.CombinedOutput()
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 || !strings.Contains(string(out), variable) {
+			t.Errorf("%s=%q: exit %v, want code 2 and a message naming it; output: %s", variable, value, err, out)
+		}
+	}
+	db, err := pgx.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	var tables int
+	if err := db.QueryRow(context.Background(), `SELECT count(*) FROM pg_tables WHERE schemaname = 'public'`).Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	if tables != 0 {
+		t.Errorf("the database has %d tables after the refused starts, want none: something migrated", tables)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,8 +16,8 @@ import (
 	"github.com/stagedoor/stagedoor/internal/event"
 )
 
-// The demo data of stagedoor seed. Its password is public (printed, and in the
-// README): seed is for demos and development, never for a production database.
+// The demo data of stagedoor seed. Its password is public (printed, and in
+// .env.demo): seed is for demos and development, never for a production database.
 const (
 	demoOrganizerEmail = "demo-organizer@example.com"
 	demoBuyerEmail     = "demo-buyer@example.com"
@@ -34,14 +35,30 @@ var demoSections = []event.Section{
 
 // seed applies pending migrations (unless STAGEDOOR_AUTO_MIGRATE=false), makes
 // the demo organizer, buyer, on-sale event and scanner key unless they exist,
-// and prints them to stdout as shell assignments (eval "$(stagedoor seed)" sets
-// them). Running it again creates nothing again: it prints what exists, except
-// the scanner key, which was shown once, at its creation, and is stored only as
-// a hash. With the demo key revoked, the next run makes a new one.
+// and prints them to stdout as shell assignments, which it also writes to the
+// demo environment file (.env.demo; -env-file or STAGEDOOR_DEMO_ENV_FILE
+// change the path, -env-file= writes none). ". ./.env.demo" sets them in bash
+// or zsh, and stagedoor demo reads them. With STAGEDOOR_ADMIN_TOKEN set, seed
+// records it there too (make run does this).
+//
+// Running it again creates nothing again: it prints what exists. The scanner
+// key is stored only as a hash, so it is shown when it is made and, later,
+// only if the environment file still holds it; with the demo key revoked, the
+// next run makes a new one.
 //
 // Two seeds running at once on one database may both create the demo event: run
 // one at a time (docker-compose.yml and make run-local do).
-func seed(ctx context.Context, cfg config.Config, logger *slog.Logger, stdout io.Writer) error {
+func seed(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	flags := flag.NewFlagSet("seed", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	envFile := flags.String("env-file", envFilePath(getenv), "write the assignments to this file too (empty: no file)")
+	if err := flags.Parse(args); err != nil {
+		return usageError{fmt.Sprintf("seed: %v", err)}
+	}
+	if flags.NArg() > 0 {
+		return usageError{fmt.Sprintf("seed: unexpected %q\nusage: stagedoor seed [-env-file PATH]", flags.Arg(0))}
+	}
+
 	if cfg.AutoMigrate {
 		if err := migrate(ctx, cfg, logger); err != nil {
 			return err
@@ -83,25 +100,87 @@ func seed(ctx context.Context, cfg config.Config, logger *slog.Logger, stdout io
 	if fresh != "" {
 		created = append(created, "scanner key")
 	}
+	kept := ""
+	if fresh == "" && *envFile != "" {
+		kept = keptScannerKey(ctx, accounts, *envFile, key.ID, logger)
+	}
 
 	if len(created) == 0 {
 		created = []string{"nothing (it all existed)"}
 	}
-	fmt.Fprintf(stdout, "# Stagedoor demo data. Created now: %s.\n", strings.Join(created, ", "))
-	fmt.Fprintf(stdout, "# The password is public: for demos and development only.\n")
-	fmt.Fprintf(stdout, "DEMO_ORGANIZER_EMAIL=%s\nDEMO_ORGANIZER_PASSWORD=%s\n", demoOrganizerEmail, demoPassword)
-	fmt.Fprintf(stdout, "DEMO_BUYER_EMAIL=%s\nDEMO_BUYER_PASSWORD=%s\n", demoBuyerEmail, demoPassword)
-	fmt.Fprintf(stdout, "DEMO_EVENT=%s  # %q at %s, starts %s, %d seats, on sale since %s\n", ev.ID, ev.Name, ev.Venue,
+	var out shellLines
+	out.comment("Stagedoor demo data. Created now: %s.", strings.Join(created, ", "))
+	out.comment("The password is public: for demos and development only.")
+	out.set("DEMO_ORGANIZER_EMAIL", demoOrganizerEmail)
+	out.set("DEMO_ORGANIZER_PASSWORD", demoPassword)
+	out.set("DEMO_BUYER_EMAIL", demoBuyerEmail)
+	out.set("DEMO_BUYER_PASSWORD", demoPassword)
+	out.comment("%q at %q, starts %s, %d seats, on sale since %s", ev.Name, ev.Venue,
 		ev.StartsAt.UTC().Format(time.RFC3339), ev.SeatsTotal, ev.OnSaleAt.UTC().Format(time.RFC3339))
-	fmt.Fprintf(stdout, "DEMO_SCANNER_KEY_ID=%s  # %q, bound to the demo event\n", key.ID, key.Label)
-	if fresh != "" {
-		fmt.Fprintf(stdout, "DEMO_SCANNER_KEY=%s  # shown this once: only its SHA-256 is stored\n", fresh)
-	} else {
-		fmt.Fprintf(stdout, "# DEMO_SCANNER_KEY was printed when the key was made, %s, and is stored only as a hash.\n"+
-			"# For a new one: revoke it (DELETE /v1/scanner-keys/%s as the demo organizer) and run stagedoor seed again.\n",
-			key.CreatedAt.UTC().Format(time.RFC3339), key.ID)
+	out.set("DEMO_EVENT", ev.ID)
+	out.comment("%q, bound to the demo event", key.Label)
+	out.set("DEMO_SCANNER_KEY_ID", key.ID)
+	switch {
+	case fresh != "":
+		out.comment("The key, shown this once: only its SHA-256 is stored.")
+		out.set("DEMO_SCANNER_KEY", fresh)
+	case kept != "":
+		out.comment("The key made %s, kept from %s: only its SHA-256 is stored.", key.CreatedAt.UTC().Format(time.RFC3339), *envFile)
+		out.set("DEMO_SCANNER_KEY", kept)
+	default:
+		out.comment("DEMO_SCANNER_KEY was printed when the key was made, %s, and is stored only as a hash.",
+			key.CreatedAt.UTC().Format(time.RFC3339))
+		out.comment("For a new one: revoke it (DELETE /v1/scanner-keys/%s as the demo organizer) and run stagedoor seed again.", key.ID)
 	}
+	if cfg.AdminToken != "" {
+		out.comment("The admin API's bearer token (STAGEDOOR_ADMIN_TOKEN, from the environment seed ran in).")
+		out.set("STAGEDOOR_ADMIN_TOKEN", cfg.AdminToken)
+	}
+
+	// The assignments first: a key just made is shown even if the file fails.
+	fmt.Fprint(stdout, out.String())
+	if *envFile == "" {
+		return nil
+	}
+	if err := writeEnvFile(*envFile, out.String()); err != nil {
+		return fmt.Errorf("seed: %w (the data is made; the lines above are all there is)", err)
+	}
+	fmt.Fprintf(stdout, "# Written to %s too: load it with . %s\n", *envFile, sourcePath(*envFile))
 	return nil
+}
+
+// keptScannerKey is the DEMO_SCANNER_KEY of the environment file when it is
+// still the live demo key keyID, else "". A file that is missing or does not
+// parse keeps nothing.
+func keptScannerKey(ctx context.Context, accounts *auth.Service, path, keyID string, logger *slog.Logger) string {
+	prev, err := readEnvFile(path)
+	if err != nil {
+		if !missingFile(err) {
+			logger.Warn("seed: the old demo environment file does not parse; its scanner key is not kept", "error", err)
+		}
+		return ""
+	}
+	key := prev["DEMO_SCANNER_KEY"]
+	if key == "" {
+		return ""
+	}
+	p, err := accounts.AuthenticateScannerKey(ctx, key)
+	if err != nil || p.ScannerKeyID != keyID {
+		return ""
+	}
+	return key
+}
+
+// sourcePath is path as the argument of ".": a bare name is looked up on PATH
+// by some shells, so it gets ./ in front; quoted only when it must be.
+func sourcePath(path string) string {
+	if !strings.ContainsRune(path, '/') {
+		path = "./" + path
+	}
+	if strings.Trim(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-") != "" {
+		return shellQuote(path)
+	}
+	return path
 }
 
 // ensureAccount registers the demo account, or finds it when its email is taken.

@@ -1,9 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,20 +16,32 @@ import (
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
-// seedOutput runs stagedoor seed and returns its assignments (comments cut).
-func seedOutput(t *testing.T, env map[string]string) (map[string]string, string) {
+// seedOutput runs stagedoor seed with its environment file at envFile and
+// returns the assignments it printed, and all it printed. The file must hold
+// exactly those lines.
+func seedOutput(t *testing.T, env map[string]string, envFile string) (map[string]string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	if err := run(context.Background(), []string{"seed"}, func(k string) string { return env[k] }, &stdout, &stderr); err != nil {
+	if err := run(context.Background(), []string{"seed", "-env-file", envFile}, func(k string) string { return env[k] }, &stdout, &stderr); err != nil {
 		t.Fatalf("stagedoor seed: %v\n%s", err, stderr.String())
 	}
-	vars := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(stdout.String()))
-	for sc.Scan() {
-		line, _, _ := strings.Cut(sc.Text(), "  #")
-		if name, value, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
-			vars[name] = value
-		}
+	printed := filepath.Join(t.TempDir(), "printed")
+	if err := os.WriteFile(printed, stdout.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars, err := readEnvFile(printed)
+	if err != nil {
+		t.Fatalf("the output does not parse: %v\n%s", err, stdout.String())
+	}
+	written, err := readEnvFile(envFile)
+	if err != nil {
+		t.Fatalf("seed wrote no %s: %v", envFile, err)
+	}
+	if !maps.Equal(vars, written) {
+		t.Errorf("%s holds %v, but seed printed %v", envFile, written, vars)
+	}
+	if info, err := os.Stat(envFile); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("%s: %v, %v; want mode 0600 (it holds a scanner key)", envFile, info.Mode(), err)
 	}
 	return vars, stdout.String()
 }
@@ -38,7 +53,8 @@ func TestSeedTwiceCreatesNothingTwice(t *testing.T) {
 	t.Parallel()
 	env := testEnv(t)
 	env["DATABASE_URL"] = testenv.EmptyDatabaseURL(t) // seed applies the migrations first
-	first, out := seedOutput(t, env)
+	envFile := filepath.Join(t.TempDir(), ".env.demo")
+	first, out := seedOutput(t, env, envFile)
 	key := first["DEMO_SCANNER_KEY"]
 	if first["DEMO_EVENT"] == "" || first["DEMO_SCANNER_KEY_ID"] == "" || !strings.HasPrefix(key, "sdk_") ||
 		first["DEMO_BUYER_EMAIL"] != demoBuyerEmail || first["DEMO_ORGANIZER_PASSWORD"] != demoPassword ||
@@ -63,11 +79,18 @@ func TestSeedTwiceCreatesNothingTwice(t *testing.T) {
 		t.Errorf("the printed scanner key authenticates as %+v (%v)", p, err)
 	}
 
-	second, out := seedOutput(t, env)
-	if _, shown := second["DEMO_SCANNER_KEY"]; shown || second["DEMO_EVENT"] != first["DEMO_EVENT"] ||
+	// Again, with the file of the first: the key is kept from it.
+	second, out := seedOutput(t, env, envFile)
+	if second["DEMO_SCANNER_KEY"] != key || second["DEMO_EVENT"] != first["DEMO_EVENT"] ||
 		second["DEMO_SCANNER_KEY_ID"] != first["DEMO_SCANNER_KEY_ID"] ||
-		!strings.Contains(out, "Created now: nothing") || !strings.Contains(out, "stored only as a hash") {
+		!strings.Contains(out, "Created now: nothing") || !strings.Contains(out, "kept from "+envFile) {
 		t.Errorf("second seed printed:\n%s", out)
+	}
+	// Without the file, the key cannot be shown again: it is stored as a hash.
+	elsewhere, out := seedOutput(t, env, filepath.Join(t.TempDir(), ".env.demo"))
+	if _, shown := elsewhere["DEMO_SCANNER_KEY"]; shown || elsewhere["DEMO_EVENT"] != first["DEMO_EVENT"] ||
+		!strings.Contains(out, "Created now: nothing") || !strings.Contains(out, "stored only as a hash") {
+		t.Errorf("a seed without the first one's file printed:\n%s", out)
 	}
 	var accountsN, eventsN, seatsN, keysN int
 	if err := db.QueryRow(context.Background(), `
@@ -85,9 +108,80 @@ func TestSeedTwiceCreatesNothingTwice(t *testing.T) {
 	if err := accounts.RevokeScannerKey(context.Background(), p.AccountID, p.ScannerKeyID); err != nil {
 		t.Fatal(err)
 	}
-	third, out := seedOutput(t, env)
+	third, out := seedOutput(t, env, envFile)
 	if !strings.HasPrefix(third["DEMO_SCANNER_KEY"], "sdk_") || third["DEMO_SCANNER_KEY"] == key ||
 		!strings.Contains(out, "Created now: scanner key.") {
 		t.Errorf("a seed after revoking the demo key printed:\n%s", out)
+	}
+}
+
+// TestSeedOutputLoadsInTheShells: what seed prints is read the same by bash
+// (and zsh, when installed) as by readEnvFile, sourced under set -eu; the admin
+// token of seed's environment is among it.
+func TestSeedOutputLoadsInTheShells(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t)
+	env["STAGEDOOR_ADMIN_TOKEN"] = "dev-admin-token-0123456789"
+	envFile := filepath.Join(t.TempDir(), ".env.demo")
+	vars, out := seedOutput(t, env, envFile)
+	if vars["STAGEDOOR_ADMIN_TOKEN"] != env["STAGEDOOR_ADMIN_TOKEN"] {
+		t.Errorf("seed did not record the admin token:\n%s", out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.HasPrefix(line, "# ") && strings.Contains(line, "#") {
+			t.Errorf("an assignment with a comment after it (zsh reads it as a command): %q", line)
+		}
+	}
+	names := []string{"DEMO_ORGANIZER_EMAIL", "DEMO_ORGANIZER_PASSWORD", "DEMO_BUYER_EMAIL", "DEMO_BUYER_PASSWORD",
+		"DEMO_EVENT", "DEMO_SCANNER_KEY_ID", "DEMO_SCANNER_KEY", "STAGEDOOR_ADMIN_TOKEN"}
+	for _, shell := range []string{"bash", "zsh", "sh"} {
+		assertShellReads(t, shell, envFile, names, vars)
+	}
+}
+
+// TestShellQuoteRoundTrips: values no seed makes today, but a changed one
+// might, come back from bash as they went in.
+func TestShellQuoteRoundTrips(t *testing.T) {
+	t.Parallel()
+	values := map[string]string{
+		"A": "it's", "B": `$HOME "quoted" \back` + "`date`", "C": "two  spaces # not a comment", "D": "", "E": "''",
+	}
+	var lines shellLines
+	lines.comment("a comment\nwith a newline; A='not this'")
+	for _, name := range []string{"A", "B", "C", "D", "E"} {
+		lines.set(name, values[name])
+	}
+	file := filepath.Join(t.TempDir(), "env")
+	if err := writeEnvFile(file, lines.String()); err != nil {
+		t.Fatal(err)
+	}
+	read, err := readEnvFile(file)
+	if err != nil || !maps.Equal(read, values) {
+		t.Errorf("readEnvFile = %q, %v; want %q\n%s", read, err, values, lines.String())
+	}
+	assertShellReads(t, "bash", file, []string{"A", "B", "C", "D", "E"}, values)
+}
+
+// assertShellReads sources file in shell under set -eu and checks that each
+// variable of names has its value in want. A shell not installed is skipped.
+func assertShellReads(t *testing.T, shell, file string, names []string, want map[string]string) {
+	t.Helper()
+	if _, err := exec.LookPath(shell); err != nil {
+		t.Logf("%s is not installed: not checked with it", shell)
+		return
+	}
+	script := "set -eu; . \"$1\"" // "$1" is the file, given as an argument: nothing to quote
+	for _, name := range names {
+		script += "; printf '%s\\0' \"$" + name + "\""
+	}
+	out, err := exec.Command(shell, "-c", script, shell, file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s -c '%s': %v\n%s", shell, script, err, out)
+	}
+	got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	for i, name := range names {
+		if i >= len(got) || got[i] != want[name] {
+			t.Errorf("%s reads %s as %q, want %q", shell, name, got[min(i, len(got)-1)], want[name])
+		}
 	}
 }

@@ -82,16 +82,16 @@ func (e *Error) Error() string {
 func Load(getenv func(string) string) (Config, error) {
 	r := reader{getenv: getenv}
 	c := Config{
-		Addr:            r.str("STAGEDOOR_ADDR", ":8080"),
-		DatabaseURL:     r.str("DATABASE_URL", "postgres://postgres:postgres@127.0.0.1:5432/stagedoor?sslmode=disable"),
+		Addr:            r.checked("STAGEDOOR_ADDR", ":8080", listenAddrProblem),
+		DatabaseURL:     r.checked("DATABASE_URL", "postgres://postgres:postgres@127.0.0.1:5432/stagedoor?sslmode=disable", postgresURLProblem),
 		DBPool:          r.integer("STAGEDOOR_DB_POOL", 24, 2, 1000),
 		AutoMigrate:     r.boolean("STAGEDOOR_AUTO_MIGRATE", true),
-		RedisURL:        r.str("REDIS_URL", "redis://127.0.0.1:6379/0"),
+		RedisURL:        r.checked("REDIS_URL", "redis://127.0.0.1:6379/0", redisURLProblem),
 		RedisPrefix:     r.str("STAGEDOOR_REDIS_PREFIX", "sd:"),
 		RedisTimeout:    r.duration("STAGEDOOR_REDIS_TIMEOUT", 50*time.Millisecond),
-		PayrailURL:      r.str("PAYRAIL_URL", "http://127.0.0.1:8090"),
+		PayrailURL:      r.checked("PAYRAIL_URL", "http://127.0.0.1:8090", httpURLProblem),
 		PaymentTimeout:  r.duration("STAGEDOOR_PAYMENT_TIMEOUT", 5*time.Second),
-		PayrailAddr:     r.str("PAYRAIL_ADDR", "127.0.0.1:8090"),
+		PayrailAddr:     r.checked("PAYRAIL_ADDR", "127.0.0.1:8090", listenAddrProblem),
 		PayrailLatency:  r.duration("PAYRAIL_LATENCY", 400*time.Millisecond),
 		PayrailJitter:   r.durationOrZero("PAYRAIL_LATENCY_JITTER", 0),
 		PayrailFailures: r.fraction("PAYRAIL_FAILURE_RATE", 0),
@@ -109,7 +109,7 @@ func Load(getenv func(string) string) (Config, error) {
 		LogLevel:        r.oneOf("STAGEDOOR_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
 		Limits:          make(map[ratelimit.Name]ratelimit.Limit, len(limits.All)),
 	}
-	c.PayrailDatabase = r.str("PAYRAIL_DATABASE_URL", c.DatabaseURL)
+	c.PayrailDatabase = r.checked("PAYRAIL_DATABASE_URL", c.DatabaseURL, postgresURLProblem)
 	for _, d := range limits.All {
 		c.Limits[d.Name] = r.limit(d.Variable, d.Default)
 	}
@@ -155,6 +155,21 @@ func (r *reader) str(variable, def string) string {
 		return v
 	}
 	return def
+}
+
+// checked is str for an address: a set value must pass check (which says
+// what is wrong with it, or ""), so a bad address stops the start before any
+// migration or connection. A password in the value is not repeated.
+func (r *reader) checked(variable, def string, check func(string) string) string {
+	v := strings.TrimSpace(r.getenv(variable))
+	if v == "" {
+		return def
+	}
+	if problem := check(v); problem != "" {
+		r.fail(variable, redactURL(v), problem)
+		return def
+	}
+	return v
 }
 
 func (r *reader) integer(variable string, def, min, max int) int {

@@ -23,7 +23,7 @@ func TestDefaults(t *testing.T) {
 		!c.AutoMigrate || c.PayrailLatency != 400*time.Millisecond || c.PayrailURL != "http://127.0.0.1:8090" ||
 		c.PaymentTimeout != 5*time.Second || c.PayrailDatabase != c.DatabaseURL || c.PayrailJitter != 0 || c.PayrailRecord != 0 ||
 		c.BodyTimeout != 5*time.Second || c.MaxHeldSeats != 10 {
-		t.Errorf("defaults differ from API.md: %+v", c)
+		t.Errorf("defaults differ from docs/configuration.md: %+v", c)
 	}
 	want := map[ratelimit.Name]ratelimit.Limit{
 		"login-address":  {Rate: 10, Period: time.Minute, Burst: 10},
@@ -87,9 +87,32 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 		{"STAGEDOOR_BODY_TIMEOUT", "0s"},
 		{"STAGEDOOR_MAX_HELD_SEATS", "0"},
 		{"STAGEDOOR_LIMIT_SIGNUP_ADDRESS", "five"},
+		{"STAGEDOOR_ADDR", "nonsense"},
+		{"STAGEDOOR_ADDR", "8080"},
+		{"STAGEDOOR_ADDR", ":99999"},
+		{"STAGEDOOR_ADDR", ":http"},
+		{"STAGEDOOR_ADDR", "bad host:8080"},
+		{"PAYRAIL_ADDR", "127.0.0.1"},
+		{"PAYRAIL_ADDR", "127.0.0.1:-1"},
+		{"DATABASE_URL", "nonsense"},
+		{"DATABASE_URL", "mysql://root@127.0.0.1/stagedoor"},
+		{"DATABASE_URL", "postgres:///stagedoor"},
+		{"DATABASE_URL", "postgres://127.0.0.1:5432x/stagedoor"},
+		{"DATABASE_URL", "postgres://127.0.0.1:70000/stagedoor"},
+		{"PAYRAIL_DATABASE_URL", "localhost:5432"},
+		{"REDIS_URL", "nonsense"},
+		{"REDIS_URL", "http://127.0.0.1:6379"},
+		{"REDIS_URL", "redis://"},
+		{"REDIS_URL", "redis://127.0.0.1:6379/zero"},
+		{"REDIS_URL", "10.0.0.1:7000,10.0.0.2"},
+		{"REDIS_URL", "unix://"},
+		{"PAYRAIL_URL", "127.0.0.1:8090"},
+		{"PAYRAIL_URL", "ftp://127.0.0.1:8090"},
+		{"PAYRAIL_URL", "http://"},
+		{"PAYRAIL_URL", "http://127.0.0.1:port"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.variable, func(t *testing.T) {
+		t.Run(tt.variable+"="+tt.value, func(t *testing.T) {
 			_, err := Load(env(map[string]string{tt.variable: tt.value}))
 			var cfgErr *Error
 			if !errors.As(err, &cfgErr) {
@@ -134,5 +157,57 @@ func TestRecoveryMustOutwaitThePayment(t *testing.T) {
 	}
 	if _, err := Load(env(map[string]string{"STAGEDOOR_PAYMENT_TIMEOUT": "30s"})); err == nil {
 		t.Error("a 30 s payment deadline with the default 1m recovery was accepted")
+	}
+}
+
+// TestGoodAddressesPass: the address forms docs/configuration.md and internal/conn
+// accept are accepted, unchanged.
+func TestGoodAddressesPass(t *testing.T) {
+	for _, tt := range []struct{ variable, value string }{
+		{"STAGEDOOR_ADDR", ":8080"},
+		{"STAGEDOOR_ADDR", "127.0.0.1:0"},
+		{"STAGEDOOR_ADDR", "[::1]:8080"},
+		{"STAGEDOOR_ADDR", "localhost:8080"},
+		{"PAYRAIL_ADDR", "0.0.0.0:8090"},
+		{"DATABASE_URL", "postgres://postgres:postgres@127.0.0.1:5432/stagedoor?sslmode=disable"},
+		{"DATABASE_URL", "postgresql://stagedoor@db.internal/stagedoor"},
+		{"DATABASE_URL", "postgres://u:p@[::1]:5432/x"},
+		{"DATABASE_URL", "postgres://db1:5432,db2:5433/stagedoor?target_session_attrs=read-write"},
+		{"DATABASE_URL", "postgres:///stagedoor?host=/var/run/postgresql"},
+		{"PAYRAIL_DATABASE_URL", "postgres://postgres@postgres:5432/stagedoor"},
+		{"REDIS_URL", "redis://127.0.0.1:6379/0"},
+		{"REDIS_URL", "rediss://user:secret@cache.example.com:6380"},
+		{"REDIS_URL", "redis://redis:6379"},
+		{"REDIS_URL", "unix:///run/redis/redis.sock"},
+		{"REDIS_URL", "10.0.0.1:7000, 10.0.0.2:7000,redis://10.0.0.3:7000"},
+		{"PAYRAIL_URL", "http://payrail:8090"},
+		{"PAYRAIL_URL", "https://payrail.example.com"},
+	} {
+		c, err := Load(env(map[string]string{tt.variable: tt.value}))
+		if err != nil {
+			t.Errorf("Load(%s=%q) = %v, want it accepted", tt.variable, tt.value, err)
+			continue
+		}
+		got := map[string]string{"STAGEDOOR_ADDR": c.Addr, "PAYRAIL_ADDR": c.PayrailAddr, "DATABASE_URL": c.DatabaseURL,
+			"PAYRAIL_DATABASE_URL": c.PayrailDatabase, "REDIS_URL": c.RedisURL, "PAYRAIL_URL": c.PayrailURL}[tt.variable]
+		if got != tt.value {
+			t.Errorf("Load(%s=%q) read %q", tt.variable, tt.value, got)
+		}
+	}
+}
+
+// TestBadURLHidesItsPassword: the message about a bad URL names the variable
+// but never repeats a password in it.
+func TestBadURLHidesItsPassword(t *testing.T) {
+	for variable, value := range map[string]string{
+		"DATABASE_URL":         "mysql://root:hunter2hunter2@127.0.0.1/stagedoor",
+		"PAYRAIL_DATABASE_URL": "postgres://root:hunter2hunter2@127.0.0.1:5432x/stagedoor",
+		"REDIS_URL":            "redis://:hunter2hunter2@127.0.0.1:6379/zero",
+		"PAYRAIL_URL":          "ftp://me:hunter2hunter2@127.0.0.1",
+	} {
+		_, err := Load(env(map[string]string{variable: value}))
+		if err == nil || !strings.Contains(err.Error(), variable) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("Load(%s=%q) = %v: want the variable named and the password hidden", variable, value, err)
+		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // SnapshotMaxAge is the oldest a seat map, an event or the event list is served:
-// API.md allows a seat map up to 1 second old, and an event's seats_available
+// The contract allows a seat map up to 1 second old, and an event's seats_available
 // is no fresher than its seat map.
 const SnapshotMaxAge = time.Second
 

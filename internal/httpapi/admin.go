@@ -67,7 +67,7 @@ func limitSettingOf(st limitadmin.Stored) limitSettingJSON {
 }
 
 // listLimits serves GET /v1/admin/limits: the stored setting of every limit, in
-// the order of API.md.
+// the order of internal/limits.All.
 func (s *Server) listLimits(c echo.Context) error {
 	stored, err := s.Settings.List(c.Request().Context())
 	if err != nil {

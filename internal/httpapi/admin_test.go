@@ -34,7 +34,7 @@ func (ts *testServer) putLimit(t *testing.T, name, body string) limitJSON {
 	return as[limitJSON](t, a)
 }
 
-// eventually polls cond for up to 2 s, the propagation API.md promises.
+// eventually polls cond for up to 2 s, the propagation the contract promises.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)

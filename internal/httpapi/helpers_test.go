@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -22,7 +23,10 @@ import (
 // services, served by an httptest server.
 type testServer struct {
 	*app.App
-	http *httptest.Server
+	// checked is the App's handler behind the contract check (contract_test.go);
+	// http serves it.
+	checked http.Handler
+	http    *httptest.Server
 }
 
 // instance says what a test server runs on. Zero fields get the test's own
@@ -79,7 +83,8 @@ func startInstance(t testing.TB, in instance) *testServer {
 	}
 	t.Cleanup(a.Close)
 	t.Cleanup(a.Start(context.Background(), app.SettingsWatcher))
-	ts := &testServer{App: a, http: httptest.NewServer(a.Handler)}
+	ts := &testServer{App: a, checked: checkContract(t, a.Handler)}
+	ts.http = httptest.NewServer(ts.checked)
 	t.Cleanup(ts.http.Close)
 	return ts
 }

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.yaml.in/yaml/v3"
 
+	"github.com/stagedoor/stagedoor/docs"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/checkout"
 	"github.com/stagedoor/stagedoor/internal/conn"
@@ -36,40 +38,32 @@ func (p *Problem) Error() string { return p.Slug + ": " + p.Detail }
 
 // ProblemType is one entry of the catalogue that GET /problems/{slug} serves.
 type ProblemType struct {
-	Status      int
-	Title       string
-	Description string
+	Status      int    `yaml:"status"`
+	Title       string `yaml:"title"`
+	Description string `yaml:"description"`
 }
 
 // ProblemTypes returns the catalogue of every problem Stagedoor sends, by slug.
 func ProblemTypes() map[string]ProblemType { return maps.Clone(problemTypes) }
 
-// problemTypes lists every problem Stagedoor sends, by slug.
-var problemTypes = map[string]ProblemType{
-	"invalid-request":         {400, "Invalid request", "The request could not be read: malformed JSON, an unknown or missing field, a value out of range, or a body over 64 KiB. The detail says which. Nothing was changed."},
-	"unauthorized":            {401, "Unauthorized", "The request carries no credential, or one that is unknown, expired or revoked. Send Authorization: Bearer <token> (or X-Api-Key for scanners)."},
-	"invalid-credentials":     {401, "Invalid credentials", "The email and password do not match an account. Unknown emails and wrong passwords get the same answer."},
-	"forbidden":               {403, "Forbidden", "The credential is valid but does not allow this action."},
-	"not-admitted":            {403, "Not admitted", "This event has a waiting room; join the queue and hold seats once admitted."},
-	"not-found":               {404, "Not found", "There is no such resource, or it belongs to someone else."},
-	"no-waiting-room":         {404, "No waiting room", "This event has no waiting room, so there is no queue to join or poll: hold its seats directly."},
-	"request-timeout":         {408, "Request timeout", "The request's body did not arrive within STAGEDOOR_BODY_TIMEOUT (5 s by default); nothing was done and the connection is closed. Send the body at once."},
-	"method-not-allowed":      {405, "Method not allowed", "The path exists but does not accept this method."},
-	"email-taken":             {409, "Email taken", "An account with this email already exists."},
-	"seats-unavailable":       {409, "Seats unavailable", "Some of the seats asked for are held or sold; unavailable_seat_ids lists them. Nothing was held."},
-	"too-many-seats-held":     {409, "Too many seats held", "The hold would take you past the most seats one buyer may hold of one event at once (STAGEDOOR_MAX_HELD_SEATS, 10 by default; seats in a checkout count, seats bought do not). max_held_seats and seats_held say where you stand. Nothing was held: release a hold or check out first."},
-	"not-on-sale":             {409, "Not on sale", "The event's sale has not opened yet."},
-	"hold-not-active":         {409, "Hold not active", "The hold has expired, was released, is being checked out, or was already converted into an order. The detail says which."},
-	"order-released":          {409, "Order released", "The payment's outcome could not be confirmed, Payrail then proved there was no charge, and the order was released with its hold: its seats went back on sale. Nothing stays charged: a charge that reaches Payrail late is refunded (the order shows refunded_at). order_id names the order; hold seats again to buy."},
-	"idempotency-in-progress": {409, "Request in progress", "A request with this Idempotency-Key is still running. Retry after it finishes to get its response."},
-	"scan-rejected":           {409, "Scan rejected", "The ticket was not admitted; the result member says why: already_scanned (409, with first_scanned_at), wrong_event (409: the scanner key is bound to another event) or invalid (404: no ticket of yours has this code). The attempt was recorded."},
-	"payment-declined":        {402, "Payment declined", "The payment provider declined the charge. The hold is still active; try another payment method (with a new Idempotency-Key: this one stays declined). order_id names the declined order."},
-	"idempotency-mismatch":    {422, "Idempotency key reused", "This Idempotency-Key was used with a different request body."},
-	"rate-limited":            {429, "Too many requests", "A rate limit refused the request; it spent no token. Retry-After (seconds) and retry_after_ms say when it would be allowed; limit names the limit."},
-	"internal-error":          {500, "Internal error", "Something went wrong on our side. The request id identifies it in our logs."},
-	"service-overloaded":      {503, "Service overloaded", "This instance is at a bound it keeps to stay up, or cannot reach the store of a waiting room (which fails closed); it refused at once instead of queueing. Retry after Retry-After seconds."},
-	"service-unavailable":     {503, "Service unavailable", "PostgreSQL did not answer this request, or ended the connection under it (a restart, a failover). The request may not have been carried out: retry after Retry-After seconds, with the same Idempotency-Key where the route takes one."},
-	"payment-unavailable":     {503, "Payment unavailable", "The payment provider failed or its circuit breaker is open, and certainly made no charge: the hold is active again. Retry after Retry-After seconds; a retry with the same Idempotency-Key tries again. (When the outcome is unknown the answer is not this but 202 Accepted with the pending order.)"},
+// problemTypes lists every problem Stagedoor sends, by slug. It is the
+// catalogue of the OpenAPI document (components.x-problem-types), so that the
+// contract and the pages of GET /problems/{slug} are one table.
+var problemTypes = mustProblemTypes(docs.OpenAPI)
+
+func mustProblemTypes(openapi []byte) map[string]ProblemType {
+	var doc struct {
+		Components struct {
+			ProblemTypes map[string]ProblemType `yaml:"x-problem-types"`
+		} `yaml:"components"`
+	}
+	if err := yaml.Unmarshal(openapi, &doc); err != nil {
+		panic(fmt.Errorf("httpapi: read the problem types of docs/openapi.yaml: %w", err))
+	}
+	if len(doc.Components.ProblemTypes) == 0 {
+		panic("httpapi: docs/openapi.yaml lists no problem types (components.x-problem-types)")
+	}
+	return doc.Components.ProblemTypes
 }
 
 // errorProblems maps errors to problems, in one place, the first match

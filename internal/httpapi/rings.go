@@ -18,7 +18,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
-// The outer rings of DESIGN.md, outside in: request id, observe (access log and
+// The outer rings (docs/design.md), outside in: request id, observe (access log and
 // metrics, refusals included), recover, the body read under its own deadline,
 // the in-flight bound.
 

@@ -1,5 +1,5 @@
 // Package httpapi is Stagedoor's HTTP face: the echo server, its rings, the
-// routes of API.md, and the one table that maps domain errors to problems.
+// routes of docs/openapi.yaml, and the one table that maps domain errors to problems.
 // Only this package knows echo and HTTP status codes.
 //
 // It owns no table and no rule: a handler decodes the request, calls one
@@ -82,4 +82,14 @@ func New(d Deps) *Server {
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.echo.ServeHTTP(w, r)
+}
+
+// Routes lists the method and path template (echo's form, such as
+// /v1/holds/:id) of every route the server answers, tests' own included.
+func (s *Server) Routes() [][2]string {
+	var out [][2]string
+	for _, r := range s.echo.Routes() {
+		out = append(out, [2]string{r.Method, r.Path})
+	}
+	return out
 }

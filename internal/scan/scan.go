@@ -20,7 +20,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
-// Result is what a scan decided; it is the "result" member of API.md's replies.
+// Result is what a scan decided; it is the "result" member of the scan replies and problems.
 type Result string
 
 // The results of a scan.

@@ -28,7 +28,7 @@ var (
 	ErrUnavailable = errors.New("the waiting room is unavailable")
 )
 
-// DefaultAdmission is how long an admission lasts (API.md: 15 minutes).
+// DefaultAdmission is how long an admission lasts (the contract says 15 minutes).
 const DefaultAdmission = 15 * time.Minute
 
 // RetryAfter is how long a caller refused with ErrUnavailable should wait.

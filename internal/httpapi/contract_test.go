@@ -1,0 +1,264 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/stagedoor/stagedoor/docs"
+	"github.com/stagedoor/stagedoor/internal/httpapi"
+)
+
+// The contract is docs/openapi.yaml. Every test server wraps its handler in
+// checkContract, so every request an HTTP test sends and every answer it gets
+// is checked against the document, in this one place:
+//
+//   - a request to a path the document does not describe must be answered 404
+//     or 405 (paths under /test/, which tests add behind the rings, excepted);
+//   - a request the document allows must get an answer the document allows:
+//     a status listed for the operation, with the headers and body it describes;
+//   - a request the document forbids (tests send many on purpose) must get a 4xx
+//     answer, and that answer too must be one the document allows.
+//
+// So a route, a field or a status that drifts from the document fails the test
+// that made the request.
+
+// contractRouter finds a request's operation in the document, which it loads and
+// validates (the document's lint) once per test binary.
+var contractRouter = sync.OnceValues(func() (routers.Router, error) {
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(docs.OpenAPI)
+	if err != nil {
+		return nil, fmt.Errorf("load docs/openapi.yaml: %w", err)
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		return nil, fmt.Errorf("docs/openapi.yaml is not a valid OpenAPI document: %w", err)
+	}
+	doc.Servers = nil // match any host: test servers listen on ports of their own
+	for _, ct := range []string{"text/html", "application/yaml", "text/css", "text/javascript", "application/javascript", "image/png"} {
+		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder) // read as text
+	}
+	return gorillamux.NewRouter(doc)
+})
+
+// checkContract wraps a test server's handler; t receives what breaks the contract.
+func checkContract(t testing.TB, h http.Handler) http.Handler {
+	router, err := contractRouter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body bytes.Buffer
+		if r.Body != nil && r.Body != http.NoBody {
+			// Teed, not read first: a slow body must reach the server slowly.
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.TeeReader(r.Body, &body), r.Body}
+		}
+		answer := &capture{ResponseWriter: w}
+		h.ServeHTTP(answer, r)
+		if err := checkExchange(router, r, body.Bytes(), answer); err != nil {
+			t.Errorf("contract (docs/openapi.yaml): %s %s → %d: %v\nbody: %.400s", r.Method, r.URL.Path, answer.status(), err, answer.body.Bytes())
+		}
+	})
+}
+
+func checkExchange(router routers.Router, r *http.Request, body []byte, answer *capture) error {
+	if strings.HasPrefix(r.URL.Path, "/test/") {
+		return nil
+	}
+	req := r.Clone(context.Background())
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	if len(body) > 0 && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json") // the server reads every body as JSON
+	}
+	route, params, err := router.FindRoute(req)
+	if err != nil {
+		if st := answer.status(); st != http.StatusNotFound && st != http.StatusMethodNotAllowed {
+			return fmt.Errorf("the document has no such operation (%v), yet it was answered", err)
+		}
+		return nil
+	}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	requestErr := openapi3filter.ValidateRequest(context.Background(), in)
+	if requestErr != nil && (answer.status() < 400 || answer.status() >= 500) {
+		return fmt.Errorf("a request the document forbids (%v) was answered %d, not a 4xx", requestErr, answer.status())
+	}
+	err = openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: in,
+		Status:                 answer.status(),
+		Header:                 answer.header,
+		Body:                   io.NopCloser(bytes.NewReader(answer.body.Bytes())),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true},
+	})
+	if err != nil {
+		return fmt.Errorf("the answer is not one the document allows: %w", err)
+	}
+	return nil
+}
+
+// capture passes an answer through to the client and keeps a copy. Unwrap
+// lets http.ResponseController reach the connection (the body deadline).
+type capture struct {
+	http.ResponseWriter
+	code   int
+	header http.Header
+	body   bytes.Buffer
+}
+
+func (c *capture) WriteHeader(code int) {
+	if c.code == 0 {
+		c.code, c.header = code, c.ResponseWriter.Header().Clone()
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	if c.code == 0 {
+		c.WriteHeader(http.StatusOK)
+	}
+	if c.body.Len() < 4<<20 {
+		c.body.Write(p)
+	}
+	return c.ResponseWriter.Write(p)
+}
+
+func (c *capture) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+func (c *capture) status() int {
+	if c.code == 0 {
+		return http.StatusOK
+	}
+	return c.code
+}
+
+// TestEveryRouteIsInTheContract: the routes the server answers and the
+// operations of docs/openapi.yaml are the same set, both ways.
+func TestEveryRouteIsInTheContract(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, map[string]string{"STAGEDOOR_ADMIN_TOKEN": adminToken}, nil, nil)
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(docs.OpenAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			documented[method+" "+path] = true
+		}
+	}
+	served := map[string]bool{}
+	for _, r := range ts.Handler.Routes() {
+		if strings.HasPrefix(r[1], "/test/") || r[0] == "echo_route_not_found" {
+			continue
+		}
+		// echo's /v1/holds/:id is the document's /v1/holds/{id}; the page's
+		// assets, /docs/*, are /docs/ and /docs/{file}.
+		path := regexp.MustCompile(`:(\w+)`).ReplaceAllString(r[1], "{$1}")
+		if path == "/docs/*" {
+			served[r[0]+" /docs/"], served[r[0]+" /docs/{file}"] = true, true
+			continue
+		}
+		served[r[0]+" "+path] = true
+	}
+	for op := range served {
+		if !documented[op] {
+			t.Errorf("%s is served but not in docs/openapi.yaml", op)
+		}
+	}
+	for op := range documented {
+		if !served[op] {
+			t.Errorf("%s is in docs/openapi.yaml but not served", op)
+		}
+	}
+	if len(served) < 30 {
+		t.Errorf("only %d routes seen: %v", len(served), served)
+	}
+}
+
+// TestEveryProblemTypeIsInTheContract: every slug the server can send is in
+// the document's catalogue, and each catalogue entry's page answers.
+func TestEveryProblemTypeIsInTheContract(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil, nil, nil)
+	types := httpapi.ProblemTypes()
+	var used [][]string
+	files, _ := filepath.Glob("*.go")
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		used = append(used, regexp.MustCompile(`[Ss]lug: +"([a-z-]+)"`).FindAllStringSubmatch(string(src), -1)...)
+	}
+	if len(used) < 20 {
+		t.Fatalf("found only %d slugs in the code: the pattern no longer matches it", len(used))
+	}
+	for _, m := range used {
+		if _, ok := types[m[1]]; !ok {
+			t.Errorf("the code sends problem %q, which docs/openapi.yaml's x-problem-types does not list", m[1])
+		}
+	}
+	for slug, pt := range types {
+		if pt.Status < 400 || pt.Title == "" || pt.Description == "" {
+			t.Errorf("problem type %s is incomplete: %+v", slug, pt)
+		}
+		if !strings.Contains(string(docs.OpenAPI), "/problems/"+slug) && slug != "method-not-allowed" && slug != "internal-error" {
+			t.Errorf("no response of docs/openapi.yaml names /problems/%s", slug)
+		}
+		if a := ts.request(t, "GET", "/problems/"+slug, ""); a.StatusCode != 200 || !strings.Contains(string(a.raw), pt.Title) {
+			t.Errorf("GET /problems/%s = %d", slug, a.StatusCode)
+		}
+	}
+}
+
+// TestTheContractIsServed: GET /openapi.yaml is the document itself, and
+// /docs/ is a page that works offline: everything it loads is served by
+// Stagedoor, nothing from another origin.
+func TestTheContractIsServed(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil, nil, nil)
+	if a := ts.request(t, "GET", "/openapi.yaml", ""); a.StatusCode != 200 || !bytes.Equal(a.raw, docs.OpenAPI) {
+		t.Errorf("GET /openapi.yaml = %d, %d bytes; want docs/openapi.yaml", a.StatusCode, len(a.raw))
+	}
+	page := ts.request(t, "GET", "/docs/", "")
+	if page.StatusCode != 200 || !strings.Contains(string(page.raw), "/openapi.yaml") {
+		t.Fatalf("GET /docs/ = %d %.300s", page.StatusCode, page.raw)
+	}
+	loads := regexp.MustCompile(`(?:src|href)="([^"]+)"`).FindAllStringSubmatch(string(page.raw), -1)
+	if len(loads) < 2 {
+		t.Fatalf("the page loads %v: expected Swagger UI's script and style", loads)
+	}
+	for _, m := range loads {
+		ref := m[1]
+		if strings.Contains(ref, "//") {
+			t.Errorf("the page loads %s from another origin", ref)
+			continue
+		}
+		if !strings.HasPrefix(ref, "/") {
+			ref = "/docs/" + strings.TrimPrefix(ref, "./")
+		}
+		if a := ts.request(t, "GET", ref, ""); a.StatusCode != 200 || len(a.raw) == 0 {
+			t.Errorf("the page's %s = %d", ref, a.StatusCode)
+		}
+	}
+}

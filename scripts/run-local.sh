@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# run-local.sh: "make run" without Docker.
+#
+# Makes sure PostgreSQL and Redis answer (scripts/ensure-services.sh), seeds the demo
+# data (stagedoor seed, which prints it and writes it to .env.demo, the admin token
+# included), then runs Payrail and Stagedoor as children of this script until one of
+# them exits or the script is stopped: Ctrl-C, or SIGTERM to make or to this script.
+# Either way both children are stopped (SIGTERM: requests in flight finish) and waited
+# for, so none is left holding :8080 or :8090.
+#
+# Environment (make passes its command-line variables, such as make run REDIS_URL=...):
+#   DATABASE_URL, REDIS_URL   default: the local services, database stagedoor
+#   STAGEDOOR_ADDR            default 127.0.0.1:8080 (this machine only: the demo
+#                             password is public)
+#   PAYRAIL_ADDR              default 127.0.0.1:8090; PAYRAIL_URL follows it
+#   STAGEDOOR_ADMIN_TOKEN     default: the one in .env.demo, else a new random one (kept
+#                             in .env.demo by seed, so it stays the same run after run)
+#   STAGEDOOR_DEMO_ENV_FILE   default .env.demo
+#   STAGEDOOR_BIN             default bin/stagedoor (make run builds it)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bin=${STAGEDOOR_BIN:-bin/stagedoor}
+env_file=${STAGEDOOR_DEMO_ENV_FILE:-.env.demo}
+say() { printf 'run-local: %s\n' "$*" >&2; }
+
+# --- configuration ------------------------------------------------------------
+
+given_db=${DATABASE_URL:-} given_redis=${REDIS_URL:-}
+services=$(bash scripts/ensure-services.sh --run-env stagedoor)
+eval "$services" # DATABASE_URL and REDIS_URL of the local services
+export DATABASE_URL=${given_db:-$DATABASE_URL} REDIS_URL=${given_redis:-$REDIS_URL}
+export STAGEDOOR_ADDR=${STAGEDOOR_ADDR:-127.0.0.1:8080}
+export PAYRAIL_ADDR=${PAYRAIL_ADDR:-127.0.0.1:8090}
+payrail_host=${PAYRAIL_ADDR%:*}
+case $payrail_host in '' | 0.0.0.0 | '[::]') payrail_host=127.0.0.1 ;; esac
+export PAYRAIL_URL=${PAYRAIL_URL:-http://$payrail_host:${PAYRAIL_ADDR##*:}}
+export PAYRAIL_DATABASE_URL=${PAYRAIL_DATABASE_URL:-$DATABASE_URL}
+export STAGEDOOR_DEMO_ENV_FILE=$env_file
+
+# The admin token: as given, else the one seed wrote to the demo file last time
+# (the line STAGEDOOR_ADMIN_TOKEN='...'), else 192 random bits.
+if [[ -z ${STAGEDOOR_ADMIN_TOKEN:-} && -f $env_file ]]; then
+  STAGEDOOR_ADMIN_TOKEN=$(sed -n "s/^STAGEDOOR_ADMIN_TOKEN='\([A-Za-z0-9_-]*\)'\$/\1/p" "$env_file" | tail -n 1)
+fi
+if [[ -z ${STAGEDOOR_ADMIN_TOKEN:-} ]]; then
+  STAGEDOOR_ADMIN_TOKEN=sdadmin_$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')
+  say "made a new admin token (kept in $env_file from now on)"
+fi
+export STAGEDOOR_ADMIN_TOKEN
+
+# --- the demo data --------------------------------------------------------------
+
+"$bin" seed
+
+# --- Payrail and Stagedoor, stopped together --------------------------------------
+
+pids=()
+stop_children() {
+  trap - INT TERM EXIT
+  if ((${#pids[@]})); then
+    kill -TERM "${pids[@]}" 2>/dev/null || true
+    wait "${pids[@]}" 2>/dev/null || true
+  fi
+}
+# A signal ends "wait" at once and runs its trap: children stopped, then exit.
+trap 'say "stopping Stagedoor and Payrail"; stop_children; exit 130' INT
+trap 'say "stopping Stagedoor and Payrail"; stop_children; exit 143' TERM
+trap stop_children EXIT
+
+"$bin" payrail &
+pids+=("$!")
+"$bin" serve &
+pids+=("$!")
+
+show=${env_file}
+[[ $show == */* ]] || show=./$show
+cat >&2 <<EOF
+
+run-local: Stagedoor on http://$STAGEDOOR_ADDR, Payrail on http://$PAYRAIL_ADDR (Ctrl-C stops both)
+run-local: admin token: $STAGEDOOR_ADMIN_TOKEN
+run-local: in another shell: . $show     (the demo data and STAGEDOOR_ADMIN_TOKEN)
+run-local:                   make demo          (the whole flow, step by step)
+
+EOF
+
+# Until either child exits; polled, so that a signal's trap runs at once.
+while kill -0 "${pids[0]}" 2>/dev/null && kill -0 "${pids[1]}" 2>/dev/null; do
+  sleep 1 &
+  wait "$!" || true
+done
+names=(Payrail Stagedoor)
+for i in 0 1; do
+  if ! kill -0 "${pids[$i]}" 2>/dev/null; then
+    status=0
+    wait "${pids[$i]}" || status=$?
+    say "${names[$i]} exited (status $status); the other is stopped too"
+  fi
+done
+exit 1 # the EXIT trap stops the other
