@@ -58,10 +58,12 @@ export STAGEDOOR_ADMIN_TOKEN
 pids=()
 stop_children() {
   trap - INT TERM EXIT
-  if ((${#pids[@]})); then
-    kill -TERM "${pids[@]}" 2>/dev/null || true
-    wait "${pids[@]}" 2>/dev/null || true
-  fi
+  # Stagedoor first (its checkouts in flight may still need Payrail), then Payrail.
+  local i
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    kill -TERM "${pids[$i]}" 2>/dev/null || true
+    wait "${pids[$i]}" 2>/dev/null || true
+  done
 }
 # A signal ends "wait" at once and runs its trap: children stopped, then exit.
 trap 'say "stopping Stagedoor and Payrail"; stop_children; exit 130' INT

@@ -77,7 +77,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	logger := newLogger(stderr, cfg.LogLevel)
+	// Every line names the program that wrote it: make run interleaves two.
+	program := "stagedoor"
+	if command == "payrail" {
+		program = "payrail"
+	}
+	logger := newLogger(stderr, cfg.LogLevel).With("program", program)
 	redis.SetLogger(conn.RedisLogger(logger)) // go-redis's own lines, as JSON too
 	switch command {
 	case "serve":

@@ -100,9 +100,21 @@ func seed(ctx context.Context, cfg config.Config, logger *slog.Logger, args []st
 	if fresh != "" {
 		created = append(created, "scanner key")
 	}
-	kept := ""
-	if fresh == "" && *envFile != "" {
-		kept = keptScannerKey(ctx, accounts, *envFile, key.ID, logger)
+	kept, prevAdminToken := "", ""
+	if *envFile != "" {
+		prev := readPreviousEnvFile(*envFile, logger)
+		prevAdminToken = prev["STAGEDOOR_ADMIN_TOKEN"]
+		if fresh == "" {
+			kept = keptScannerKey(ctx, accounts, prev["DEMO_SCANNER_KEY"], key.ID)
+		}
+		if fresh == "" && kept == "" {
+			// The live key's secret is lost (only its hash is stored): a demo
+			// without a key to scan with is no demo, so replace it.
+			if key, fresh, err = replaceScannerKey(ctx, accounts, org.ID, ev.ID, key.ID); err != nil {
+				return err
+			}
+			created = append(created, "scanner key (the old one's secret was not in "+*envFile+")")
+		}
 	}
 
 	if len(created) == 0 {
@@ -132,9 +144,13 @@ func seed(ctx context.Context, cfg config.Config, logger *slog.Logger, args []st
 			key.CreatedAt.UTC().Format(time.RFC3339))
 		out.comment("For a new one: revoke it (DELETE /v1/scanner-keys/%s as the demo organizer) and run stagedoor seed again.", key.ID)
 	}
-	if cfg.AdminToken != "" {
+	switch {
+	case cfg.AdminToken != "":
 		out.comment("The admin API's bearer token (STAGEDOOR_ADMIN_TOKEN, from the environment seed ran in).")
 		out.set("STAGEDOOR_ADMIN_TOKEN", cfg.AdminToken)
+	case prevAdminToken != "":
+		out.comment("The admin API's bearer token, kept from %s (make run gives it to Stagedoor).", *envFile)
+		out.set("STAGEDOOR_ADMIN_TOKEN", prevAdminToken)
 	}
 
 	// The assignments first: a key just made is shown even if the file fails.
@@ -149,18 +165,21 @@ func seed(ctx context.Context, cfg config.Config, logger *slog.Logger, args []st
 	return nil
 }
 
-// keptScannerKey is the DEMO_SCANNER_KEY of the environment file when it is
-// still the live demo key keyID, else "". A file that is missing or does not
-// parse keeps nothing.
-func keptScannerKey(ctx context.Context, accounts *auth.Service, path, keyID string, logger *slog.Logger) string {
+// readPreviousEnvFile reads the demo environment file seed wrote last time; a
+// file that is missing or does not parse reads as empty.
+func readPreviousEnvFile(path string, logger *slog.Logger) map[string]string {
 	prev, err := readEnvFile(path)
 	if err != nil {
 		if !missingFile(err) {
-			logger.Warn("seed: the old demo environment file does not parse; its scanner key is not kept", "error", err)
+			logger.Warn("seed: the old demo environment file does not parse; nothing of it is kept", "error", err)
 		}
-		return ""
+		return map[string]string{}
 	}
-	key := prev["DEMO_SCANNER_KEY"]
+	return prev
+}
+
+// keptScannerKey is key when it is still the live demo key keyID, else "".
+func keptScannerKey(ctx context.Context, accounts *auth.Service, key, keyID string) string {
 	if key == "" {
 		return ""
 	}
@@ -169,6 +188,14 @@ func keptScannerKey(ctx context.Context, accounts *auth.Service, path, keyID str
 		return ""
 	}
 	return key
+}
+
+// replaceScannerKey revokes the demo key oldID and makes a new one.
+func replaceScannerKey(ctx context.Context, accounts *auth.Service, organizerID, eventID, oldID string) (auth.ScannerKey, string, error) {
+	if err := accounts.RevokeScannerKey(ctx, organizerID, oldID); err != nil {
+		return auth.ScannerKey{}, "", fmt.Errorf("seed: revoke the demo scanner key whose secret is lost: %w", err)
+	}
+	return ensureScannerKey(ctx, accounts, organizerID, eventID)
 }
 
 // sourcePath is path as the argument of ".": a bare name is looked up on PATH

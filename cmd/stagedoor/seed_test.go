@@ -86,32 +86,40 @@ func TestSeedTwiceCreatesNothingTwice(t *testing.T) {
 		!strings.Contains(out, "Created now: nothing") || !strings.Contains(out, "kept from "+envFile) {
 		t.Errorf("second seed printed:\n%s", out)
 	}
-	// Without the file, the key cannot be shown again: it is stored as a hash.
-	elsewhere, out := seedOutput(t, env, filepath.Join(t.TempDir(), ".env.demo"))
-	if _, shown := elsewhere["DEMO_SCANNER_KEY"]; shown || elsewhere["DEMO_EVENT"] != first["DEMO_EVENT"] ||
-		!strings.Contains(out, "Created now: nothing") || !strings.Contains(out, "stored only as a hash") {
-		t.Errorf("a seed without the first one's file printed:\n%s", out)
+	// Writing no file, the key cannot be shown again: it is stored as a hash.
+	var noFile, noFileErr bytes.Buffer
+	if err := run(context.Background(), []string{"seed", "-env-file="}, func(k string) string { return env[k] }, &noFile, &noFileErr); err != nil {
+		t.Fatalf("seed -env-file=: %v\n%s", err, noFileErr.String())
 	}
-	var accountsN, eventsN, seatsN, keysN int
-	if err := db.QueryRow(context.Background(), `
-		SELECT (SELECT count(*) FROM accounts), (SELECT count(*) FROM events),
-		       (SELECT count(*) FROM seats), (SELECT count(*) FROM scanner_keys)`).
-		Scan(&accountsN, &eventsN, &seatsN, &keysN); err != nil {
-		t.Fatal(err)
+	if out := noFile.String(); strings.Contains(out, "DEMO_SCANNER_KEY=") || !strings.Contains(out, "Created now: nothing") ||
+		!strings.Contains(out, "stored only as a hash") {
+		t.Errorf("a seed writing no file printed:\n%s", out)
 	}
-	if accountsN != 2 || eventsN != 1 || seatsN != 300 || keysN != 1 {
-		t.Errorf("after two seeds: %d accounts, %d events, %d seats, %d scanner keys; want 2, 1, 300, 1",
-			accountsN, eventsN, seatsN, keysN)
+	count := func() (accountsN, eventsN, seatsN, liveKeys int) {
+		t.Helper()
+		if err := db.QueryRow(context.Background(), `
+			SELECT (SELECT count(*) FROM accounts), (SELECT count(*) FROM events),
+			       (SELECT count(*) FROM seats), (SELECT count(*) FROM scanner_keys WHERE revoked_at IS NULL)`).
+			Scan(&accountsN, &eventsN, &seatsN, &liveKeys); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if a, e, st, k := count(); a != 2 || e != 1 || st != 300 || k != 1 {
+		t.Errorf("after three seeds: %d accounts, %d events, %d seats, %d live scanner keys; want 2, 1, 300, 1", a, e, st, k)
 	}
 
-	// With the demo key revoked, the next seed makes a new one, and only that.
-	if err := accounts.RevokeScannerKey(context.Background(), p.AccountID, p.ScannerKeyID); err != nil {
-		t.Fatal(err)
+	// With a file that lacks the key (a fresh clone, a deleted file), the demo
+	// would have no key to scan with: the old one is revoked, a new one made.
+	elsewhere, out := seedOutput(t, env, filepath.Join(t.TempDir(), ".env.demo"))
+	if k := elsewhere["DEMO_SCANNER_KEY"]; !strings.HasPrefix(k, "sdk_") || k == key || !strings.Contains(out, "Created now: scanner key (") {
+		t.Errorf("a seed whose file lacks the key printed:\n%s", out)
 	}
-	third, out := seedOutput(t, env, envFile)
-	if !strings.HasPrefix(third["DEMO_SCANNER_KEY"], "sdk_") || third["DEMO_SCANNER_KEY"] == key ||
-		!strings.Contains(out, "Created now: scanner key.") {
-		t.Errorf("a seed after revoking the demo key printed:\n%s", out)
+	if _, err := accounts.AuthenticateScannerKey(context.Background(), key); err == nil {
+		t.Error("the key whose secret was lost still works")
+	}
+	if _, _, _, k := count(); k != 1 {
+		t.Errorf("%d live demo keys, want 1", k)
 	}
 }
 
@@ -136,6 +144,13 @@ func TestSeedOutputLoadsInTheShells(t *testing.T) {
 		"DEMO_EVENT", "DEMO_SCANNER_KEY_ID", "DEMO_SCANNER_KEY", "STAGEDOOR_ADMIN_TOKEN"}
 	for _, shell := range []string{"bash", "zsh", "sh"} {
 		assertShellReads(t, shell, envFile, names, vars)
+	}
+
+	// Seeding again where the token is not in the environment (". ./.env.demo"
+	// does not export it) keeps the file's token: make run keeps using it.
+	delete(env, "STAGEDOOR_ADMIN_TOKEN")
+	if again, out := seedOutput(t, env, envFile); again["STAGEDOOR_ADMIN_TOKEN"] != vars["STAGEDOOR_ADMIN_TOKEN"] {
+		t.Errorf("a second seed without the token in its environment lost it:\n%s", out)
 	}
 }
 

@@ -70,7 +70,7 @@ func serveHTTP(ctx context.Context, addr string, handler http.Handler, shutdownT
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down: finishing requests in flight", "timeout", shutdownTimeout)
+	logger.Info("shutting down: finishing requests in flight", "timeout", shutdownTimeout.String())
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

@@ -3,7 +3,9 @@ package httpapi_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -21,6 +23,9 @@ import (
 type slowClient struct {
 	conn   net.Conn
 	status chan int
+	// closed says, after the answer, whether the server closed the connection
+	// within 2 s (a cut client must hold nothing, not even its socket).
+	closed chan bool
 }
 
 func startSlowClient(t *testing.T, ts *testServer, path string, header ...string) *slowClient {
@@ -39,7 +44,7 @@ func startSlowClient(t *testing.T, ts *testServer, path string, header ...string
 	if _, err := conn.Write([]byte(h.String())); err != nil {
 		t.Fatal(err)
 	}
-	c := &slowClient{conn: conn, status: make(chan int, 1)}
+	c := &slowClient{conn: conn, status: make(chan int, 1), closed: make(chan bool, 1)}
 	answered := make(chan struct{})
 	go func() { // dribble
 		for {
@@ -55,13 +60,19 @@ func startSlowClient(t *testing.T, ts *testServer, path string, header ...string
 	}()
 	go func() {
 		defer close(answered)
-		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		r := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(r, nil)
 		if err != nil {
 			c.status <- 0
 			return
 		}
+		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		c.status <- resp.StatusCode
+		_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		_, err = r.ReadByte()
+		var timeout net.Error
+		c.closed <- err != nil && !(errors.As(err, &timeout) && timeout.Timeout()) // EOF, or a reset of our dribbling
 	}()
 	return c
 }
@@ -88,6 +99,9 @@ func TestSlowBodiesHoldNoCheckoutSlot(t *testing.T) {
 		case st := <-c.status:
 			if st != 408 {
 				t.Errorf("slow checkout %d = %d, want 408", i, st)
+			}
+			if !<-c.closed {
+				t.Errorf("slow checkout %d: the server kept the connection open after its 408", i)
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatalf("slow checkout %d was not cut", i)

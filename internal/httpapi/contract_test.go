@@ -245,6 +245,9 @@ func TestTheContractIsServed(t *testing.T) {
 		t.Fatalf("GET /docs/ = %d %.300s", page.StatusCode, page.raw)
 	}
 	loads := regexp.MustCompile(`(?:src|href)="([^"]+)"`).FindAllStringSubmatch(string(page.raw), -1)
+	if a := ts.request(t, "GET", "/docs/no-such-file.js", ""); a.StatusCode != 404 || !a.problem(t).is("not-found") {
+		t.Errorf("a file the reference lacks = %d %s, want a not-found problem", a.StatusCode, a.raw)
+	}
 	if len(loads) < 2 {
 		t.Fatalf("the page loads %v: expected Swagger UI's script and style", loads)
 	}

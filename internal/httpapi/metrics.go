@@ -14,7 +14,7 @@ type httpMetrics struct {
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
-	return &httpMetrics{
+	m := &httpMetrics{
 		requests: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stagedoor_http_requests_total",
 			Help: "HTTP requests answered, by route template and status, refusals included.",
@@ -29,4 +29,9 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 			Help: "Requests refused with 503 at a bound of this instance, by bound.",
 		}, []string{"bound"})),
 	}
+	// Every bound from the start, at 0, so that an alert on its rate has data.
+	for _, bound := range []string{"in_flight", "checkout"} {
+		m.shed.WithLabelValues(bound)
+	}
+	return m
 }

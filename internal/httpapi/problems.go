@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -194,7 +195,10 @@ func writeProblem(c echo.Context, p *Problem) {
 		_ = c.NoContent(p.Status)
 		return
 	}
-	_ = c.JSON(p.Status, body)
+	c.Response().WriteHeader(p.Status)
+	enc := json.NewEncoder(c.Response())
+	enc.SetEscapeHTML(false) // a detail reads "<admin token>", not "\u003cadmin token\u003e"
+	_ = enc.Encode(body)
 }
 
 // problemDocument is the JSON body of a problem: its members and extensions.

@@ -166,16 +166,19 @@ func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
 		rc := http.NewResponseController(c.Response().Writer)
 		_ = rc.SetReadDeadline(time.Now().Add(s.Config.BodyTimeout)) // unsupported in-process: no deadline needed there
 		body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, maxBodyBytes))
-		_ = rc.SetReadDeadline(time.Time{})
 		var tooLarge *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooLarge):
 			return errkind.Invalidf("the request body is larger than 64 KiB")
 		case err != nil: // the deadline passed, or the client went away
+			// The deadline stays passed: net/http then gives up on the rest of
+			// the body at once and closes the connection after the answer,
+			// instead of waiting for it.
 			c.Response().Header().Set(echo.HeaderConnection, "close")
 			return &Problem{Slug: "request-timeout", Status: http.StatusRequestTimeout,
 				Detail: fmt.Sprintf("the request body did not arrive within %s; nothing was done", s.Config.BodyTimeout)}
 		}
+		_ = rc.SetReadDeadline(time.Time{})
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		return next(c)
 	}

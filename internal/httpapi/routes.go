@@ -22,7 +22,8 @@ func (s *Server) routes() {
 	e.GET("/metrics", s.metricsPage())
 	e.GET("/problems/:slug", s.problemDoc)
 	e.GET("/openapi.yaml", s.openAPI) // the contract, docs/openapi.yaml
-	e.GET("/docs/*", apiReference())  // the contract as a page to read
+	e.GET("/docs", toAPIReference)
+	e.GET("/docs/*", apiReference()) // the contract as a page to read
 
 	// Accounts and sessions. signup-address runs before anything else of the
 	// signup routes, so before any password hash. A login's limits are decided

@@ -54,11 +54,15 @@ func New(tasks []Task, batch int, logger *slog.Logger, reg prometheus.Registerer
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Janitor{tasks: tasks, batch: batch, logger: logger,
+	j := &Janitor{tasks: tasks, batch: batch, logger: logger,
 		deleted: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stagedoor_janitor_deleted_total",
 			Help: "Rows the janitor deleted, by what they were.",
 		}, []string{"what"}))}
+	for _, t := range tasks {
+		j.deleted.WithLabelValues(t.Name) // shown at 0 from the start
+	}
+	return j
 }
 
 // RunOnce runs every task, batch after batch until a batch comes back short
