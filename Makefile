@@ -35,6 +35,7 @@ demo: ## Run the whole flow against the running Stagedoor (make run first), as t
 	go run ./cmd/stagedoor demo
 
 test: lint ## gofmt and go vet, then all tests with -race (local services, or testcontainers when Docker answers)
+	@bash scripts/ensure-browser.sh
 	@services_env=$$(bash scripts/ensure-services.sh --test-env); eval "$$services_env"; \
 	echo "go test -race -count=1 -timeout 15m ./..."; go test -race -count=1 -timeout 15m ./...
 

@@ -33,7 +33,9 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	}
 	defer a.Close()
 	defer a.Start(ctx, app.All)()
-	return serveHTTP(ctx, cfg.Addr, wrapHandler(a.Handler), cfg.ShutdownTimeout, logger)
+	// Streams last: at shutdown they end at once (browsers reconnect elsewhere)
+	// instead of holding it up.
+	return serveHTTP(ctx, cfg.Addr, wrapHandler(a.Handler), cfg.ShutdownTimeout, logger, a.Seats.Close)
 }
 
 // migrate applies every pending migration, under a lock shared by all instances.
@@ -47,8 +49,9 @@ func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger) error 
 }
 
 // serveHTTP serves handler on addr until ctx ends, then stops taking new
-// requests and lets those in flight finish, for up to shutdownTimeout.
-func serveHTTP(ctx context.Context, addr string, handler http.Handler, shutdownTimeout time.Duration, logger *slog.Logger) error {
+// requests, runs onShutdown, and lets those in flight finish, for up to
+// shutdownTimeout.
+func serveHTTP(ctx context.Context, addr string, handler http.Handler, shutdownTimeout time.Duration, logger *slog.Logger, onShutdown ...func()) error {
 	listener, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
@@ -60,6 +63,9 @@ func serveHTTP(ctx context.Context, addr string, handler http.Handler, shutdownT
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       90 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	for _, f := range onShutdown {
+		srv.RegisterOnShutdown(f)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(listener) }()

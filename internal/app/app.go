@@ -32,6 +32,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/metrics"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/scan"
+	"github.com/stagedoor/stagedoor/internal/seatstream"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
 
@@ -131,6 +132,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	a.Scans = scan.NewService(a.DB)
 	a.WaitRoom = waitroom.New(a.Redis, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout,
 		Admission: o.admission, Logger: logger})
+	a.Seats = seatstream.New(a.Events, seatstream.Options{Registerer: a.Registry})
+	a.closers = append(a.closers, a.Seats.Close)
 	a.Janitor = janitor.New([]janitor.Task{
 		{Name: "sessions_and_devices", Purge: a.Auth.PurgeExpired},
 		{Name: "idempotency_keys", Purge: a.Checkout.PurgeKeys},

@@ -40,6 +40,7 @@ type Config struct {
 	TrustedProxies  []netip.Prefix
 	MaxInFlight     int           // STAGEDOOR_MAX_IN_FLIGHT: requests at once per instance
 	CheckoutSlots   int           // STAGEDOOR_CHECKOUT_SLOTS: checkouts at once per instance
+	MaxStreams      int           // STAGEDOOR_MAX_STREAMS: live seat-map streams at once per instance
 	HoldTTL         time.Duration // STAGEDOOR_HOLD_TTL
 	RecoveryAfter   time.Duration // STAGEDOOR_RECOVERY_AFTER: age of a pending order to settle
 	ShutdownTimeout time.Duration // STAGEDOOR_SHUTDOWN_TIMEOUT: how long SIGTERM waits for requests
@@ -101,6 +102,7 @@ func Load(getenv func(string) string) (Config, error) {
 		TrustedProxies:  r.prefixes("STAGEDOOR_TRUSTED_PROXIES"),
 		MaxInFlight:     r.integer("STAGEDOOR_MAX_IN_FLIGHT", 400, 1, 1_000_000),
 		CheckoutSlots:   r.integer("STAGEDOOR_CHECKOUT_SLOTS", 20, 1, 1000),
+		MaxStreams:      r.integer("STAGEDOOR_MAX_STREAMS", 5000, 1, 1_000_000),
 		HoldTTL:         r.duration("STAGEDOOR_HOLD_TTL", 10*time.Minute),
 		RecoveryAfter:   r.duration("STAGEDOOR_RECOVERY_AFTER", time.Minute),
 		ShutdownTimeout: r.duration("STAGEDOOR_SHUTDOWN_TIMEOUT", 20*time.Second),

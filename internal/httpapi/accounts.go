@@ -58,32 +58,14 @@ func principalJSON(p auth.Principal) principalResponse {
 	return principalResponse{ID: p.AccountID, Kind: p.Kind, Email: p.Email}
 }
 
-// login serves POST /v1/login. The email is checked first; then, before any
-// password hash, the limits: a login presenting a live device token of this
-// email's account is limited per device (login-device), any other by the
-// client's address and the email together (login-address, login-email). So
-// someone guessing at an email from elsewhere exhausts login-email, but never
-// locks the owner out of a device they logged in from before.
+// login serves POST /v1/login: the session token in the answer, for API
+// clients. The checks and limits are logIn's.
 func (s *Server) login(c echo.Context) error {
 	var in loginRequest
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
-	email, err := auth.ParseEmail(in.Email)
-	if err != nil {
-		return err
-	}
-	if in.Password == "" {
-		return errkind.Invalidf("password is required")
-	}
-	checks, err := s.loginChecks(c, email, in.DeviceToken)
-	if err != nil {
-		return err
-	}
-	if err := s.enforce(c, checks...); err != nil {
-		return err
-	}
-	session, err := s.Auth.Login(c.Request().Context(), email, in.Password, in.DeviceToken)
+	session, err := s.logIn(c, in.Email, in.Password, in.DeviceToken)
 	if err != nil {
 		return err
 	}
@@ -96,6 +78,30 @@ func (s *Server) login(c echo.Context) error {
 		DeviceExpiresAt time.Time         `json:"device_expires_at"`
 	}{session.Token, "Bearer", session.ExpiresAt, principalJSON(session.Principal),
 		session.DeviceToken, session.DeviceExpiresAt})
+}
+
+// logIn checks the email first; then, before any password hash, the limits: a
+// login presenting a live device token of this email's account is limited per
+// device (login-device), any other by the client's address and the email
+// together (login-address, login-email). So someone guessing at an email from
+// elsewhere exhausts login-email, but never locks the owner out of a device
+// they logged in from before. Then the password, and a new session.
+func (s *Server) logIn(c echo.Context, rawEmail, password, deviceToken string) (auth.Session, error) {
+	email, err := auth.ParseEmail(rawEmail)
+	if err != nil {
+		return auth.Session{}, err
+	}
+	if password == "" {
+		return auth.Session{}, errkind.Invalidf("password is required")
+	}
+	checks, err := s.loginChecks(c, email, deviceToken)
+	if err != nil {
+		return auth.Session{}, err
+	}
+	if err := s.enforce(c, checks...); err != nil {
+		return auth.Session{}, err
+	}
+	return s.Auth.Login(c.Request().Context(), email, password, deviceToken)
 }
 
 // loginChecks names the buckets a login must pass: its device's, when it
@@ -142,15 +148,21 @@ func (s *Server) me(c echo.Context) error {
 
 const principalKey = "principal"
 
-// authenticate is the authentication ring: it turns the bearer token into a
-// Principal in the request context, and lets through only the kinds given
-// (any kind when none is given).
+// authenticate is the authentication ring: it turns the bearer token, or the
+// browser's session cookie, into a Principal in the request context, and lets
+// through only the kinds given (any kind when none is given).
 func (s *Server) authenticate(kinds ...auth.Kind) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			token := bearerToken(c.Request())
 			if token == "" {
-				return errkind.Unauthorizedf("send Authorization: Bearer <token>")
+				var err error
+				if token, err = s.sessionCookie(c.Request()); err != nil {
+					return err
+				}
+			}
+			if token == "" {
+				return errkind.Unauthorizedf("send Authorization: Bearer <token>, or log in (POST /v1/login, or POST /v1/web/session in a browser)")
 			}
 			p, err := s.Auth.Authenticate(c.Request().Context(), token)
 			if err != nil {

@@ -96,8 +96,9 @@ type eventJSON struct {
 // organizerEventJSON is an event as its organizer sees it.
 type organizerEventJSON struct {
 	eventJSON
-	SeatsHeld int `json:"seats_held"`
-	SeatsSold int `json:"seats_sold"`
+	SeatsHeld    int   `json:"seats_held"`
+	SeatsSold    int   `json:"seats_sold"`
+	RevenueCents int64 `json:"revenue_cents"` // the confirmed orders' totals
 }
 
 func eventJSONOf(e event.Event) eventJSON {
@@ -171,15 +172,24 @@ func (s *Server) getEvent(c echo.Context) error {
 }
 
 // organizerEvents serves GET /v1/organizer/events: the organizer's own events
-// with their seats held and sold.
+// with their seats held and sold and their revenue.
 func (s *Server) organizerEvents(c echo.Context) error {
 	events, err := s.Events.ListByOrganizer(c.Request().Context(), principalOf(c).AccountID)
 	if err != nil {
 		return err
 	}
+	eventIDs := make([]string, len(events))
+	for i, e := range events {
+		eventIDs[i] = e.ID
+	}
+	revenue, err := s.Checkout.Revenue(c.Request().Context(), eventIDs)
+	if err != nil {
+		return err
+	}
 	out := make([]organizerEventJSON, 0, len(events))
 	for _, e := range events {
-		out = append(out, organizerEventJSON{eventJSON: eventJSONOf(e), SeatsHeld: e.SeatsHeld, SeatsSold: e.SeatsSold})
+		out = append(out, organizerEventJSON{eventJSON: eventJSONOf(e), SeatsHeld: e.SeatsHeld, SeatsSold: e.SeatsSold,
+			RevenueCents: revenue[e.ID]})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"events": out})
 }

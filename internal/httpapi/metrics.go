@@ -30,7 +30,7 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 		}, []string{"bound"})),
 	}
 	// Every bound from the start, at 0, so that an alert on its rate has data.
-	for _, bound := range []string{"in_flight", "checkout"} {
+	for _, bound := range []string{"in_flight", "checkout", "stream"} {
 		m.shed.WithLabelValues(bound)
 	}
 	return m

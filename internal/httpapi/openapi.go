@@ -17,12 +17,18 @@ func (s *Server) openAPI(c echo.Context) error {
 }
 
 // apiReference serves GET /docs/ and its assets: Swagger UI, embedded in the
-// binary (github.com/swaggest/swgui), reading /openapi.yaml. Nothing is fetched
+// binary (github.com/swaggest/swgui), started by web/static/js/docs.js on
+// /openapi.yaml. Nothing is fetched
 // from the internet, so the page works offline. A file it does not have is a
 // not-found problem, like any other.
 func apiReference() echo.HandlerFunc {
 	ui := v5emb.New("Stagedoor API", "/openapi.yaml", "/docs/")
 	return func(c echo.Context) error {
+		c.Response().Header().Set("Content-Security-Policy", docsContentSecurityPolicy)
+		if p := c.Param("*"); p == "" || p == "index.html" {
+			// Our own page: Swagger UI's would start it with an inline script.
+			return serveStatic(c, "docs.html")
+		}
 		w := &notFoundCatcher{ResponseWriter: c.Response().Writer}
 		ui.ServeHTTP(w, c.Request())
 		if w.notFound {

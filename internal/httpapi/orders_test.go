@@ -75,6 +75,7 @@ func (s *stub) charges(t testing.TB) []payrail.Charge {
 type shop struct {
 	*testServer
 	payrail *stub
+	org     testAccount // the event's organizer
 	event   string
 	seats   []string
 }
@@ -91,7 +92,7 @@ func newShopWith(t *testing.T, cfg payrail.Config, env ...string) *shop {
 	ts := startInstance(t, instance{env: limitEnv(append(env, "PAYRAIL_URL", p.url, "STAGEDOOR_LIMIT_HOLD_BUYER", "100/1s")...), db: db})
 	org := newAccount(t, ts, auth.Organizer)
 	event, seats := newEvent(t, ts, org, eventBody(4, 10))
-	return &shop{testServer: ts, payrail: p, event: event, seats: seats}
+	return &shop{testServer: ts, payrail: p, org: org, event: event, seats: seats}
 }
 
 // noViolations fails the test when the money invariant does not hold.

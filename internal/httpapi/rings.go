@@ -117,9 +117,10 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// unbounded are the paths that are never limited and never shed: a load balancer
+// unbounded are the routes (templates) that are never limited and never shed: a load balancer
 // that cannot reach them would take a busy instance out of rotation.
-var unbounded = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+var unbounded = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true,
+	"/v1/events/:id/seats/stream": true} // streams last: STAGEDOOR_MAX_STREAMS bounds them
 
 // boundInFlight refuses a request at once with 503 when max are already in
 // flight on this instance, instead of letting it queue behind them.
@@ -127,7 +128,7 @@ func (s *Server) boundInFlight(max int) echo.MiddlewareFunc {
 	var inFlight atomic.Int64
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if unbounded[c.Request().URL.Path] {
+			if unbounded[c.Path()] { // the route's template
 				return next(c)
 			}
 			if inFlight.Add(1) > int64(max) {

@@ -11,9 +11,11 @@ func (s *Server) routes() {
 	e := s.echo
 	e.Use(
 		withRequestID,
+		securityHeaders,
 		s.observe,
 		s.recoverPanics,
-		s.readBody, // before any scarce resource: a slow body holds nothing
+		s.refuseCrossSiteWrites, // a browser's write from another site: 403, before anything is read
+		s.readBody,              // before any scarce resource: a slow body holds nothing
 		s.boundInFlight(s.Config.MaxInFlight),
 	)
 
@@ -22,6 +24,10 @@ func (s *Server) routes() {
 	e.GET("/metrics", s.metricsPage())
 	e.GET("/problems/:slug", s.problemDoc)
 	e.GET("/openapi.yaml", s.openAPI) // the contract, docs/openapi.yaml
+	// The browser front end (web/): one page, its assets.
+	e.GET("/", page)
+	e.GET("/ui/*", asset)
+
 	e.GET("/docs", toAPIReference)
 	e.GET("/docs/*", apiReference()) // the contract as a page to read
 
@@ -33,6 +39,8 @@ func (s *Server) routes() {
 	e.POST("/v1/buyers", s.createAccount(auth.Buyer), signup)
 	e.POST("/v1/organizers", s.createAccount(auth.Organizer), signup)
 	e.POST("/v1/login", s.login)
+	e.POST("/v1/web/session", s.webLogin) // the same login, for the browser: cookies, not tokens
+	e.DELETE("/v1/web/session", s.webLogout)
 	e.POST("/v1/logout", s.logout, s.authenticate())
 	e.GET("/v1/me", s.me, s.authenticate())
 
@@ -43,6 +51,7 @@ func (s *Server) routes() {
 	e.GET("/v1/events", s.listEvents)
 	e.GET("/v1/events/:id", s.getEvent)
 	e.GET("/v1/events/:id/seats", s.seatMap)
+	e.GET("/v1/events/:id/seats/stream", s.streamSeats) // live: server-sent events; not in flight, bounded apart
 	e.GET("/v1/organizer/events", s.organizerEvents, s.authenticate(auth.Organizer))
 
 	// Waiting room (events created with one; others answer 404 no-waiting-room
@@ -66,6 +75,7 @@ func (s *Server) routes() {
 	e.GET("/v1/orders", s.listOrders, s.authenticate(auth.Buyer))
 	e.GET("/v1/orders/:id", s.getOrder, s.authenticate(auth.Buyer))
 	e.GET("/v1/tickets", s.listTickets, s.authenticate(auth.Buyer))
+	e.GET("/v1/tickets/:id/qr", s.ticketQR, s.authenticate(auth.Buyer))
 
 	// Scanning. Organizers manage their scanner keys and read the audit; a
 	// door device scans with X-Api-Key, limited by scanner-key on the key's id

@@ -26,6 +26,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/outage"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/scan"
+	"github.com/stagedoor/stagedoor/internal/seatstream"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
 
@@ -44,6 +45,7 @@ type Deps struct {
 	Checkout *checkout.Service
 	Scans    *scan.Service
 	WaitRoom *waitroom.Service // the on-sale waiting rooms, in Redis
+	Seats    *seatstream.Hub   // the live seat maps' streams
 	// Routes, when set, adds routes behind the same rings as the API's (tests
 	// add slow, failing and panicking ones).
 	Routes func(*echo.Echo)
@@ -58,6 +60,7 @@ type Server struct {
 
 	seatMapBodies seatMapBodies
 	checkoutSlots *semaphore.Weighted // the checkout bulkhead
+	streamSlots   *semaphore.Weighted // the bound on live seat-map streams
 }
 
 // New builds the server and its routes.
@@ -68,6 +71,7 @@ func New(d Deps) *Server {
 		echo:          echo.New(),
 		dbOutage:      outage.New(d.Logger, "postgresql", 0),
 		checkoutSlots: semaphore.NewWeighted(int64(d.Config.CheckoutSlots)),
+		streamSlots:   semaphore.NewWeighted(int64(d.Config.MaxStreams)),
 	}
 	s.echo.HideBanner = true
 	s.echo.HidePort = true

@@ -1,0 +1,65 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"image"
+	_ "image/png"
+	"testing"
+
+	"github.com/makiuchi-d/gozxing"
+	"github.com/makiuchi-d/gozxing/qrcode"
+
+	"github.com/stagedoor/stagedoor/internal/auth"
+)
+
+// decodeQR reads the text of a QR code image.
+func decodeQR(t *testing.T, png []byte) string {
+	t.Helper()
+	img, _, err := image.Decode(bytes.NewReader(png))
+	if err != nil {
+		t.Fatalf("not an image: %v", err)
+	}
+	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := qrcode.NewQRCodeReader().Decode(bmp, nil)
+	if err != nil {
+		t.Fatalf("no QR code read: %v", err)
+	}
+	return res.GetText()
+}
+
+// TestTicketQRCodeReadsAsItsCode: each ticket's QR image decodes to the
+// ticket's code; another buyer gets 404; the organizer's revenue counts the
+// order.
+func TestTicketQRCodeReadsAsItsCode(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, 0)
+	buyer, other := newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer)
+	order := as[orderJSON](t, s.checkout(t, buyer, orderBody(s.hold(t, buyer, s.seats[0], s.seats[1]), "tok_visa"), "qr"))
+	if len(order.Tickets) != 2 {
+		t.Fatalf("order %+v", order)
+	}
+	for _, tk := range order.Tickets {
+		a := s.request(t, "GET", "/v1/tickets/"+tk.ID+"/qr", "", buyer.bearer()...)
+		if a.StatusCode != 200 || a.Header.Get("Content-Type") != "image/png" {
+			t.Fatalf("QR = %d %s", a.StatusCode, a.Header.Get("Content-Type"))
+		}
+		if got := decodeQR(t, a.raw); got != tk.Code {
+			t.Errorf("ticket %s's QR reads %q, want its code %q", tk.ID, got, tk.Code)
+		}
+		if a := s.request(t, "GET", "/v1/tickets/"+tk.ID+"/qr", "", other.bearer()...); a.StatusCode != 404 {
+			t.Errorf("another buyer's QR of it = %d, want 404", a.StatusCode)
+		}
+	}
+	events := as[struct {
+		Events []struct {
+			ID           string `json:"id"`
+			RevenueCents int64  `json:"revenue_cents"`
+		} `json:"events"`
+	}](t, s.request(t, "GET", "/v1/organizer/events", "", s.org.bearer()...)).Events
+	if len(events) != 1 || events[0].RevenueCents != order.TotalCents {
+		t.Errorf("organizer events %+v, want revenue %d", events, order.TotalCents)
+	}
+}

@@ -1,0 +1,61 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/web"
+)
+
+// contentSecurityPolicy is sent with every answer: scripts, styles, images and
+// connections from this origin only; no inline script, no plugin, no framing.
+// The pages are written for it (no inline script or style attribute).
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// docsContentSecurityPolicy is the API reference's: Swagger UI sets inline
+// styles, so style-src allows them there; scripts stay this origin's only.
+var docsContentSecurityPolicy = strings.Replace(contentSecurityPolicy, "style-src 'self'", "style-src 'self' 'unsafe-inline'", 1)
+
+// securityHeaders is the ring that puts the usual security headers on every
+// answer, pages and API alike.
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Permissions-Policy", "camera=(self), microphone=(), geolocation=(), payment=()")
+		return next(c)
+	}
+}
+
+// page serves GET /: the front end's one HTML page (it routes by the URL's
+// fragment, so every view is this page).
+func page(c echo.Context) error {
+	return serveStatic(c, "index.html")
+}
+
+// asset serves GET /ui/{path}: the front end's scripts, styles and images.
+func asset(c echo.Context) error {
+	return serveStatic(c, c.Param("*"))
+}
+
+func serveStatic(c echo.Context, name string) error {
+	if strings.HasPrefix(name, "/") || strings.Contains(name, "..") {
+		return errkind.NotFoundf("no file %s", name)
+	}
+	// Revalidated on each load: a new binary's pages are seen at once.
+	c.Response().Header().Set("Cache-Control", "no-cache")
+	w := &notFoundCatcher{ResponseWriter: c.Response().Writer}
+	http.ServeFileFS(w, c.Request(), web.Static, name)
+	if w.notFound {
+		return errkind.NotFoundf("no file %s", name)
+	}
+	return nil
+}

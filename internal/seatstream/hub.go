@@ -1,0 +1,201 @@
+// Package seatstream pushes an event's seat-map changes to everyone watching
+// it, for the live seat map of the browser (GET /v1/events/{id}/seats/stream).
+//
+// However many watch an event, one feed per event and instance reads its seat
+// map from the event service's snapshot once a second (the snapshot every
+// reader of the seat map shares: a thousand viewers add no query of their own)
+// and sends each watcher only the seats whose status changed, encoded once for
+// all. A watcher starts with the whole map, then gets every change after it,
+// with no gap. A watcher that cannot keep up is dropped rather than waited
+// for (its browser reconnects and starts again from a whole map).
+//
+// It owns no table and no rule: it only watches internal/event's snapshots.
+package seatstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/metrics"
+)
+
+// Source is where seat maps come from (*event.Service).
+type Source interface {
+	// SeatMap returns the event's seat map from a snapshot at most 1 s old.
+	SeatMap(ctx context.Context, eventID string) (*event.SeatMap, error)
+}
+
+// Message is one server-sent event: its name and its JSON data.
+type Message struct {
+	Name string // "snapshot" (the whole map) or "changes"
+	Data []byte
+}
+
+// ErrClosed is returned by Subscribe once the hub is closed (shutting down).
+var ErrClosed = errors.New("seatstream: the hub is closed")
+
+// Hub keeps one feed per watched event.
+type Hub struct {
+	src      Source
+	every    time.Duration
+	buffered int
+
+	mu     sync.Mutex
+	feeds  map[string]*feed
+	closed bool
+
+	watchers prometheus.Gauge
+}
+
+// Options tune a Hub; zero values take the defaults.
+type Options struct {
+	Every      time.Duration // how often a feed reads the map: event.SnapshotMaxAge
+	Buffer     int           // messages a watcher may fall behind before it is dropped: 16
+	Registerer prometheus.Registerer
+}
+
+// New returns a Hub reading seat maps from src.
+func New(src Source, opts Options) *Hub {
+	if opts.Every <= 0 {
+		opts.Every = event.SnapshotMaxAge
+	}
+	if opts.Buffer <= 0 {
+		opts.Buffer = 16
+	}
+	return &Hub{src: src, every: opts.Every, buffered: opts.Buffer, feeds: map[string]*feed{},
+		watchers: metrics.Register(opts.Registerer, prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "stagedoor_seat_stream_watchers",
+			Help: "Browsers watching a live seat map on this instance.",
+		}))}
+}
+
+// Subscription is one watcher's messages: first the whole map, then changes.
+// C is closed when the watcher is dropped (too slow) or the hub closes.
+type Subscription struct {
+	C    <-chan Message
+	c    chan Message
+	feed *feed
+	hub  *Hub
+	once sync.Once
+}
+
+// Close stops the subscription. It is safe to call more than once.
+func (s *Subscription) Close() { s.once.Do(func() { s.hub.leave(s) }) }
+
+// Subscribe starts watching eventID: its first message is the whole seat map.
+// It returns the source's error for an unknown event (errkind.NotFound), and
+// ErrClosed once the hub is closed.
+func (h *Hub) Subscribe(ctx context.Context, eventID string) (*Subscription, error) {
+	m, err := h.src.SeatMap(ctx, eventID)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, ErrClosed
+	}
+	f := h.feeds[m.EventID]
+	if f == nil {
+		f = h.startFeed(m)
+	}
+	c := make(chan Message, h.buffered)
+	s := &Subscription{C: c, c: c, feed: f, hub: h}
+	f.join(s) // the feed's latest map, then every change after it
+	h.watchers.Inc()
+	return s, nil
+}
+
+// Close drops every watcher and stops every feed: serve calls it when it
+// starts shutting down, so that streams do not hold the shutdown up.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for id, f := range h.feeds {
+		f.stop()
+		delete(h.feeds, id)
+	}
+}
+
+func (h *Hub) leave(s *Subscription) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.feed.drop(s) // perhaps already dropped, as too slow
+	if s.feed.empty() && h.feeds[s.feed.eventID] == s.feed {
+		s.feed.stop() // nobody watches: no more reads
+		delete(h.feeds, s.feed.eventID)
+	}
+}
+
+// startFeed starts the feed of m's event, from m. h.mu is held.
+func (h *Hub) startFeed(m *event.SeatMap) *feed {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &feed{eventID: m.EventID, subs: map[*Subscription]struct{}{}, cancel: cancel, hub: h}
+	f.last, f.snapshot = m, encodeSnapshot(m)
+	h.feeds[m.EventID] = f
+	go f.run(ctx, h.every)
+	return f
+}
+
+// snapshotJSON is a whole map: the body of GET /v1/events/{id}/seats.
+type snapshotJSON struct {
+	EventID string     `json:"event_id"`
+	AsOf    time.Time  `json:"as_of"`
+	Seats   []seatJSON `json:"seats"`
+}
+
+type seatJSON struct {
+	ID         string           `json:"id"`
+	Section    string           `json:"section"`
+	Row        string           `json:"row"`
+	Number     int              `json:"number"`
+	PriceCents int64            `json:"price_cents"`
+	Status     event.SeatStatus `json:"status"`
+}
+
+// changesJSON lists the seats whose status changed since the message before.
+type changesJSON struct {
+	EventID string       `json:"event_id"`
+	AsOf    time.Time    `json:"as_of"`
+	Seats   []changeJSON `json:"seats"`
+}
+
+type changeJSON struct {
+	ID     string           `json:"id"`
+	Status event.SeatStatus `json:"status"`
+}
+
+func encodeSnapshot(m *event.SeatMap) Message {
+	seats := make([]seatJSON, len(m.Seats))
+	for i, s := range m.Seats {
+		seats[i] = seatJSON(s)
+	}
+	data, _ := json.Marshal(snapshotJSON{EventID: m.EventID, AsOf: m.AsOf.UTC(), Seats: seats})
+	return Message{Name: "snapshot", Data: data}
+}
+
+// changes is the message from old to m, or false when no seat changed.
+func changes(old, m *event.SeatMap) (Message, bool) {
+	before := make(map[string]event.SeatStatus, len(old.Seats))
+	for _, s := range old.Seats {
+		before[s.ID] = s.Status
+	}
+	var changed []changeJSON
+	for _, s := range m.Seats {
+		if before[s.ID] != s.Status {
+			changed = append(changed, changeJSON{ID: s.ID, Status: s.Status})
+		}
+	}
+	if len(changed) == 0 {
+		return Message{}, false
+	}
+	data, _ := json.Marshal(changesJSON{EventID: m.EventID, AsOf: m.AsOf.UTC(), Seats: changed})
+	return Message{Name: "changes", Data: data}, true
+}
