@@ -33,6 +33,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/seatstream"
+	"github.com/stagedoor/stagedoor/internal/ticketsign"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
 
@@ -126,9 +127,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	a.Auth = auth.NewService(a.DB, cfg.BcryptCost)
 	a.Events = event.NewService(a.DB)
 	a.Holds = hold.NewService(a.DB, a.Events, cfg.HoldTTL, cfg.MaxHeldSeats)
+	a.TicketKeys = ticketsign.NewKeys(a.DB)
 	a.Checkout = checkout.NewService(a.DB,
 		checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL, Timeout: cfg.PaymentTimeout}),
-		checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: a.Registry})
+		checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: a.Registry, TicketKeys: a.TicketKeys})
 	a.Scans = scan.NewService(a.DB)
 	a.WaitRoom = waitroom.New(a.Redis, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout,
 		Admission: o.admission, Logger: logger})

@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -37,6 +38,15 @@ type Options struct {
 	Logger       *slog.Logger
 	// Registerer takes the service's metrics; nil keeps them unregistered.
 	Registerer prometheus.Registerer
+	// TicketKeys, when set, signs the codes of the tickets issued, so that a
+	// door can check them offline (internal/ticketsign).
+	TicketKeys TicketKeys
+}
+
+// TicketKeys gives the private key that signs an event's ticket codes
+// (*ticketsign.Keys).
+type TicketKeys interface {
+	Private(ctx context.Context, eventID string) (ed25519.PrivateKey, error)
 }
 
 // NewService returns a Service charging through payments.
@@ -45,7 +55,7 @@ func NewService(db *pgxpool.Pool, payments *Payments, o Options) *Service {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Service{
-		store:        store{db: db},
+		store:        store{db: db, keys: o.TicketKeys},
 		payments:     payments,
 		recoverAfter: o.RecoverAfter,
 		lease:        leaseFor(payments.Timeout()),

@@ -15,13 +15,15 @@ import (
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/ticketsign"
 )
 
 // store is the SQL of orders, tickets, idempotency keys and reconciliation;
 // the hold and seat changes that go with them are internal/hold's, run in the
 // same transactions. Ids reaching it are valid UUIDs.
 type store struct {
-	db *pgxpool.Pool
+	db   *pgxpool.Pool
+	keys TicketKeys // nil: tickets get random codes, valid online only
 }
 
 // pendingOrder is what the charge and its settlement need of an order.
@@ -105,6 +107,14 @@ var errNotPending = errors.New("the order is no longer pending")
 // order, or errNotPending when the order was already settled.
 func (s store) confirm(ctx context.Context, o pendingOrder, chargeID string) (Order, error) {
 	confirmed := o.Order
+	code := func(string) (string, error) { return newTicketCode(), nil }
+	if s.keys != nil {
+		key, err := s.keys.Private(ctx, o.EventID)
+		if err != nil {
+			return Order{}, fmt.Errorf("checkout: confirm order %s: %w", o.ID, err)
+		}
+		code = func(ticketID string) (string, error) { return ticketsign.Sign(key, ticketID, o.EventID) }
+	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
 			UPDATE orders SET status = 'confirmed', charge_id = $2, settled_at = now(), lease_until = NULL
@@ -122,7 +132,10 @@ func (s store) confirm(ctx context.Context, o pendingOrder, chargeID string) (Or
 		confirmed.Status, confirmed.Tickets = Confirmed, make([]Ticket, len(seatIDs))
 		ticketIDs, codes := make([]string, len(seatIDs)), make([]string, len(seatIDs))
 		for i, seat := range seatIDs {
-			ticketIDs[i], codes[i] = ids.New(), newTicketCode()
+			ticketIDs[i] = ids.New()
+			if codes[i], err = code(ticketIDs[i]); err != nil {
+				return err
+			}
 			confirmed.Tickets[i] = Ticket{ID: ticketIDs[i], OrderID: o.ID, EventID: o.EventID, SeatID: seat, Code: codes[i]}
 		}
 		_, err = tx.Exec(ctx, `
@@ -218,7 +231,8 @@ func (s store) unsettled(ctx context.Context, olderThan time.Duration) (int, err
 
 var ticketCodeEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 
-// newTicketCode returns 160 random bits as 32 base32 characters.
+// newTicketCode returns 160 random bits as 32 base32 characters: the code of a
+// ticket when no signing keys are configured (valid online only).
 func newTicketCode() string {
 	b := make([]byte, 20)
 	_, _ = rand.Read(b)

@@ -96,6 +96,7 @@ var errorProblems = []struct {
 	{err: checkout.ErrIdempotencyMismatch, slug: "idempotency-mismatch"},
 	{err: scan.ErrAlreadyScanned, slug: "scan-rejected"},                       // + result, first_scanned_at
 	{err: scan.ErrWrongEvent, slug: "scan-rejected"},                           // + result
+	{err: scan.ErrRevoked, slug: "scan-rejected"},                              // + result
 	{err: scan.ErrInvalid, slug: "scan-rejected", status: http.StatusNotFound}, // + result
 	// The kinds.
 	{err: errkind.Invalid, slug: "invalid-request"},

@@ -84,6 +84,12 @@ func (s *Server) routes() {
 	e.GET("/v1/scanner-keys", s.listScannerKeys, s.authenticate(auth.Organizer))
 	e.DELETE("/v1/scanner-keys/:id", s.revokeScannerKey, s.authenticate(auth.Organizer))
 	e.POST("/v1/scans", s.scan, s.authenticateScanner(), s.limitBy(s.byScannerKey))
+	// Offline: a device fetches the events' public keys and the revocations to
+	// check signed codes alone, and uploads the scans it made meanwhile.
+	e.GET("/v1/scanner/keyset", s.keyset, s.authenticateScanner())
+	e.GET("/v1/scanner/revocations", s.revocations, s.authenticateScanner())
+	e.POST("/v1/scans/batch", s.uploadScans, s.authenticateScanner(), s.limitBy(s.byScannerKey))
+	e.DELETE("/v1/organizer/tickets/:id", s.revokeTicket, s.authenticate(auth.Organizer))
 	e.GET("/v1/events/:id/scans", s.listScans, s.authenticate(auth.Organizer))
 
 	// Admin: the limits' run-time settings, behind STAGEDOOR_ADMIN_TOKEN

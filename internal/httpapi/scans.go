@@ -53,6 +53,7 @@ type scanAttemptJSON struct {
 	CodePrefix   string      `json:"code_prefix"`
 	Result       scan.Result `json:"result"`
 	ScannedAt    time.Time   `json:"scanned_at"`
+	Offline      bool        `json:"offline"` // made offline on the device, uploaded later
 }
 
 // listScans serves GET /v1/events/{id}/scans?limit=&before= (the event's
@@ -74,7 +75,7 @@ func (s *Server) listScans(c echo.Context) error {
 	out := make([]scanAttemptJSON, 0, len(page.Attempts))
 	for _, a := range page.Attempts {
 		j := scanAttemptJSON{ID: a.ID, ScannerKeyID: a.ScannerKeyID, ScannerLabel: a.ScannerLabel,
-			CodePrefix: a.CodePrefix, Result: a.Result, ScannedAt: a.ScannedAt.UTC()}
+			CodePrefix: a.CodePrefix, Result: a.Result, ScannedAt: a.ScannedAt.UTC(), Offline: a.Offline}
 		if a.TicketID != "" {
 			j.TicketID = &a.TicketID
 		}

@@ -27,25 +27,27 @@ import (
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/seatstream"
+	"github.com/stagedoor/stagedoor/internal/ticketsign"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
 
 // Deps are what the server is built from; internal/app makes each of them once.
 type Deps struct {
-	Config   config.Config
-	Logger   *slog.Logger
-	DB       *pgxpool.Pool
-	Redis    redis.UniversalClient
-	Registry *prometheus.Registry
-	Limiter  *ratelimit.Limiter
-	Auth     *auth.Service
-	Settings *limitadmin.Service // the limits' run-time settings; nil turns the admin API off
-	Events   *event.Service
-	Holds    *hold.Service
-	Checkout *checkout.Service
-	Scans    *scan.Service
-	WaitRoom *waitroom.Service // the on-sale waiting rooms, in Redis
-	Seats    *seatstream.Hub   // the live seat maps' streams
+	Config     config.Config
+	Logger     *slog.Logger
+	DB         *pgxpool.Pool
+	Redis      redis.UniversalClient
+	Registry   *prometheus.Registry
+	Limiter    *ratelimit.Limiter
+	Auth       *auth.Service
+	Settings   *limitadmin.Service // the limits' run-time settings; nil turns the admin API off
+	Events     *event.Service
+	Holds      *hold.Service
+	Checkout   *checkout.Service
+	Scans      *scan.Service
+	WaitRoom   *waitroom.Service // the on-sale waiting rooms, in Redis
+	Seats      *seatstream.Hub   // the live seat maps' streams
+	TicketKeys *ticketsign.Keys  // the events' keys that sign ticket codes
 	// Routes, when set, adds routes behind the same rings as the API's (tests
 	// add slow, failing and panicking ones).
 	Routes func(*echo.Echo)

@@ -62,8 +62,10 @@ func (w *watcher) next(deadline time.Time) (name string, data []byte, err error)
 
 // TestThousandWatchersCostOneQueryASecond: 1,000 browsers watch one event's
 // live seat map. Each starts with the whole map, and each sees a hold another
-// buyer places within 2 s; meanwhile the instance reads the event's seats from
-// PostgreSQL once a second, not once per watcher.
+// buyer places (within 5 s here, where the whole suite shares two cores with
+// the race detector; the browser test holds a page to 2 s); meanwhile the
+// instance reads the event's seats from PostgreSQL once a second, not once per
+// watcher.
 func TestThousandWatchersCostOneQueryASecond(t *testing.T) {
 	t.Parallel()
 	const watchers = 1000
@@ -99,9 +101,9 @@ func TestThousandWatchersCostOneQueryASecond(t *testing.T) {
 	for i, w := range ws {
 		wg.Go(func() {
 			for {
-				name, data, err := w.next(start.Add(2 * time.Second))
+				name, data, err := w.next(start.Add(5 * time.Second))
 				if err != nil {
-					t.Errorf("watcher %d did not see the hold within 2 s: %v", i, err)
+					t.Errorf("watcher %d did not see the hold within 5 s: %v", i, err)
 					return
 				}
 				var changes struct {
@@ -118,7 +120,7 @@ func TestThousandWatchersCostOneQueryASecond(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	time.Sleep(time.Until(start.Add(3 * time.Second)))
+	time.Sleep(time.Until(start.Add(5 * time.Second)))
 	elapsed := time.Since(start).Seconds()
 	got := ts.Events.SeatMapQueries() - queries
 	t.Logf("%d watchers, %.1f s: %d seat-map queries", watchers, elapsed, got)

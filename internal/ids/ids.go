@@ -41,6 +41,25 @@ func New() string {
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
+	return FromBytes(b)
+}
+
+// Bytes returns the 16 bytes of a UUID in canonical form; ok is false for
+// anything else.
+func Bytes(s string) (b [16]byte, ok bool) {
+	id, ok := Parse(s)
+	if !ok {
+		return b, false
+	}
+	hexDigits := id[0:8] + id[9:13] + id[14:18] + id[19:23] + id[24:]
+	if _, err := hex.Decode(b[:], []byte(hexDigits)); err != nil {
+		return b, false
+	}
+	return b, true
+}
+
+// FromBytes writes 16 bytes as a UUID in canonical form.
+func FromBytes(b [16]byte) string {
 	var out [36]byte
 	hex.Encode(out[0:8], b[0:4])
 	out[8] = '-'

@@ -32,3 +32,17 @@ func TestNew(t *testing.T) {
 		}
 	}
 }
+
+func TestBytesRoundTrip(t *testing.T) {
+	id := New()
+	b, ok := Bytes(id)
+	if !ok || FromBytes(b) != id {
+		t.Fatalf("Bytes(%s) = %x, %v; FromBytes = %s", id, b, ok, FromBytes(b))
+	}
+	if _, ok := Bytes("0B8F5A4E-1C2D-4E5F-8A9B-0C1D2E3F4A5B"); !ok {
+		t.Error("upper case refused")
+	}
+	if _, ok := Bytes("42"); ok {
+		t.Error("42 read as a UUID")
+	}
+}

@@ -7,9 +7,11 @@
 // The scanned code itself is never stored nor logged: the audit keeps its
 // SHA-256 and its first few characters.
 //
-// It owns the scans table (the audit) and a ticket's scanned_at (the admission,
-// one statement with its audit row); it reads tickets, events and seats and
-// changes nothing else of theirs.
+// It owns the scans table (the audit), a ticket's scanned_at (the admission,
+// one statement with its audit row), its revoked_at and the ticket_revocations
+// list; it reads tickets, events and seats and changes nothing else of theirs.
+// Devices that scanned offline upload their scans (Upload); the earliest
+// admission of a ticket wins, and a later one becomes a conflict in the audit.
 package scan
 
 import (
@@ -35,6 +37,12 @@ const (
 	// WrongEvent: the ticket is the organizer's, but for another event than the
 	// one the scanner key is bound to. Nothing was admitted.
 	WrongEvent Result = "wrong_event"
+	// Revoked: the organizer revoked the ticket; it admits no one.
+	Revoked Result = "revoked"
+	// Conflict: a scan a device admitted offline, uploaded after the ticket had
+	// been admitted earlier elsewhere: someone got in twice. Only uploads
+	// (Upload) have this result.
+	Conflict Result = "conflict"
 )
 
 // Errors returned by this package; internal/httpapi maps them to problems.
@@ -47,6 +55,7 @@ var (
 	ErrAlreadyScanned = errors.New("the ticket was already scanned")
 	ErrInvalid        = errors.New("no ticket of yours has this code")
 	ErrWrongEvent     = errors.New("the ticket is for another event than this scanner key's")
+	ErrRevoked        = errors.New("the ticket was revoked by its organizer")
 )
 
 // Scanner is the device that scans, as its scanner key says.
@@ -73,7 +82,7 @@ type Admission struct {
 
 // Rejection is a scan that admitted nothing, and why.
 type Rejection struct {
-	Result Result // AlreadyScanned, Invalid or WrongEvent
+	Result Result // AlreadyScanned, Invalid, WrongEvent or Revoked
 	// TicketID and EventID are the ticket's, set for AlreadyScanned and
 	// WrongEvent (the organizer's own ticket); empty for Invalid.
 	TicketID, EventID string
@@ -88,6 +97,8 @@ func (r *Rejection) Error() string {
 		return fmt.Sprintf("%v: it was admitted at %s", ErrAlreadyScanned, r.FirstScannedAt.UTC().Format(time.RFC3339Nano))
 	case WrongEvent:
 		return fmt.Sprintf("%v: it is for event %s; nothing was admitted", ErrWrongEvent, r.EventID)
+	case Revoked:
+		return ErrRevoked.Error()
 	default:
 		return ErrInvalid.Error()
 	}
@@ -100,6 +111,8 @@ func (r *Rejection) Is(target error) bool {
 		return target == ErrAlreadyScanned
 	case WrongEvent:
 		return target == ErrWrongEvent
+	case Revoked:
+		return target == ErrRevoked
 	default:
 		return target == ErrInvalid
 	}
@@ -113,7 +126,8 @@ type Attempt struct {
 	TicketID     string // set when the code was a ticket of the key's organizer
 	CodePrefix   string // the code's first CodePrefixRunes characters
 	Result       Result
-	ScannedAt    time.Time
+	ScannedAt    time.Time // the device's time for a scan made offline
+	Offline      bool      // made offline, uploaded later
 }
 
 // Page is one page of an event's audit, newest first. NextBefore, when not
@@ -144,6 +158,7 @@ type ticketState struct {
 	eventID   string
 	mine      bool // the ticket's event belongs to the scanner's organizer
 	scannedAt *time.Time
+	revoked   bool
 }
 
 // classify tells why a scan admitted nothing. The bound event is checked before
@@ -156,6 +171,8 @@ func classify(sc Scanner, t ticketState) (r Rejection, ok bool) {
 		return Rejection{Result: Invalid}, true
 	case sc.EventID != "" && t.eventID != sc.EventID:
 		return Rejection{Result: WrongEvent, TicketID: t.ticketID, EventID: t.eventID}, true
+	case t.revoked:
+		return Rejection{Result: Revoked, TicketID: t.ticketID, EventID: t.eventID}, true
 	case t.scannedAt != nil:
 		return Rejection{Result: AlreadyScanned, TicketID: t.ticketID, EventID: t.eventID, FirstScannedAt: t.scannedAt.UTC()}, true
 	}

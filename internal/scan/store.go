@@ -35,7 +35,7 @@ func (s store) admit(ctx context.Context, sc Scanner, c code) (a Admission, ok b
 		WITH admitted AS (
 		    UPDATE tickets t SET scanned_at = now()
 		    FROM events e
-		    WHERE t.code = $1 AND t.scanned_at IS NULL
+		    WHERE t.code = $1 AND t.scanned_at IS NULL AND t.revoked_at IS NULL
 		      AND e.id = t.event_id AND e.organizer_id = $2
 		      AND ($3::text = '' OR t.event_id = NULLIF($3::text, '')::uuid)
 		    RETURNING t.id, t.event_id, t.seat_id, t.scanned_at
@@ -62,10 +62,10 @@ func (s store) admit(ctx context.Context, sc Scanner, c code) (a Admission, ok b
 func (s store) ticket(ctx context.Context, organizerID string, c code) (ticketState, error) {
 	t := ticketState{found: true}
 	err := s.db.QueryRow(ctx, `
-		SELECT t.id::text, t.event_id::text, e.organizer_id = $2, t.scanned_at
+		SELECT t.id::text, t.event_id::text, e.organizer_id = $2, t.scanned_at, t.revoked_at IS NOT NULL
 		FROM tickets t JOIN events e ON e.id = t.event_id
 		WHERE t.code = $1`, c.text, organizerID).
-		Scan(&t.ticketID, &t.eventID, &t.mine, &t.scannedAt)
+		Scan(&t.ticketID, &t.eventID, &t.mine, &t.scannedAt, &t.revoked)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ticketState{}, nil
 	}
@@ -106,7 +106,7 @@ func (s store) attempts(ctx context.Context, organizerID, eventID string, limit 
 	}
 	rows, err := s.db.Query(ctx, `
 		SELECT sc.id, sc.scanner_key_id::text, k.label, coalesce(sc.ticket_id::text, ''),
-		       sc.code_prefix, sc.result, sc.scanned_at
+		       sc.code_prefix, sc.result, sc.scanned_at, sc.offline
 		FROM scans sc JOIN scanner_keys k ON k.id = sc.scanner_key_id
 		WHERE sc.event_id = $1 AND sc.id < $2
 		ORDER BY sc.id DESC LIMIT $3`, eventID, before, limit+1)
@@ -116,7 +116,7 @@ func (s store) attempts(ctx context.Context, organizerID, eventID string, limit 
 	attempts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Attempt, error) {
 		var a Attempt
 		var id int64
-		err := row.Scan(&id, &a.ScannerKeyID, &a.ScannerLabel, &a.TicketID, &a.CodePrefix, &a.Result, &a.ScannedAt)
+		err := row.Scan(&id, &a.ScannerKeyID, &a.ScannerLabel, &a.TicketID, &a.CodePrefix, &a.Result, &a.ScannedAt, &a.Offline)
 		a.ID = strconv.FormatInt(id, 10)
 		return a, err
 	})

@@ -1,0 +1,149 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/scan"
+)
+
+// The door, offline: what a scanner device fetches to check tickets without
+// the server (the events' public keys, the revocations), and where it uploads
+// the scans it made meanwhile. All behind X-Api-Key, like POST /v1/scans.
+
+// scannerOf is the Scanner of the scanner key that authenticated the request.
+func scannerOf(c echo.Context) scan.Scanner {
+	p := principalOf(c)
+	return scan.Scanner{KeyID: p.ScannerKeyID, OrganizerID: p.AccountID, EventID: p.EventID}
+}
+
+type keysetKeyJSON struct {
+	EventID   string `json:"event_id"`
+	Algorithm string `json:"alg"`
+	PublicKey string `json:"public_key"` // 32 bytes, base64url without padding
+}
+
+// keyset serves GET /v1/scanner/keyset: the public keys of the events the key
+// may admit (its event when bound, else its organizer's events): with them a
+// device verifies signed ticket codes offline.
+func (s *Server) keyset(c echo.Context) error {
+	sc := scannerOf(c)
+	eventIDs := []string{sc.EventID}
+	if sc.EventID == "" {
+		events, err := s.Events.ListByOrganizer(c.Request().Context(), sc.OrganizerID)
+		if err != nil {
+			return err
+		}
+		eventIDs = eventIDs[:0]
+		for _, e := range events {
+			eventIDs = append(eventIDs, e.ID)
+		}
+	}
+	keys, err := s.TicketKeys.Public(c.Request().Context(), eventIDs)
+	if err != nil {
+		return err
+	}
+	out := make([]keysetKeyJSON, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, keysetKeyJSON{EventID: k.EventID, Algorithm: "Ed25519",
+			PublicKey: base64.RawURLEncoding.EncodeToString(k.Key)})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"event_id": nullable(sc.EventID), "keys": out})
+}
+
+// revocationsPage is the most revocations one answer lists.
+const revocationsPage = 1000
+
+// revocations serves GET /v1/scanner/revocations?after=N: the tickets revoked
+// since the revocation numbered N (0: all), that the key may admit; a device
+// asks again with next_after until the list is empty.
+func (s *Server) revocations(c echo.Context) error {
+	var after int64
+	if raw := c.QueryParam("after"); raw != "" {
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n < 0 {
+			return errkind.Invalidf("after must be the next_after of an earlier answer (a whole number)")
+		}
+		after = n
+	}
+	list, err := s.Scans.Revocations(c.Request().Context(), scannerOf(c), after, revocationsPage)
+	if err != nil {
+		return err
+	}
+	type revocationJSON struct {
+		TicketID  string    `json:"ticket_id"`
+		EventID   string    `json:"event_id"`
+		RevokedAt time.Time `json:"revoked_at"`
+	}
+	out := make([]revocationJSON, 0, len(list))
+	next := after
+	for _, r := range list {
+		out = append(out, revocationJSON{TicketID: r.TicketID, EventID: r.EventID, RevokedAt: r.RevokedAt.UTC()})
+		next = r.ID
+	}
+	return c.JSON(http.StatusOK, map[string]any{"revocations": out, "next_after": strconv.FormatInt(next, 10)})
+}
+
+type uploadRequest struct {
+	Scans []struct {
+		DeviceScanID string    `json:"device_scan_id"`
+		Code         string    `json:"code"`
+		ScannedAt    time.Time `json:"scanned_at"`
+		Offline      bool      `json:"offline"`
+	} `json:"scans"`
+}
+
+type settledJSON struct {
+	DeviceScanID   string      `json:"device_scan_id"`
+	Result         scan.Result `json:"result"`
+	TicketID       *string     `json:"ticket_id"`
+	FirstScannedAt *time.Time  `json:"first_scanned_at"`
+	Replayed       bool        `json:"replayed"`
+}
+
+// uploadScans serves POST /v1/scans/batch: a device's scans made while the
+// server was out of reach, admitted offline or queued, settled in the order
+// the device made them (scan.Service.Upload). One token of scanner-key for the
+// whole upload.
+func (s *Server) uploadScans(c echo.Context) error {
+	var in uploadRequest
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	scans := make([]scan.DeviceScan, len(in.Scans))
+	for i, d := range in.Scans {
+		scans[i] = scan.DeviceScan{DeviceScanID: d.DeviceScanID, Code: d.Code, ScannedAt: d.ScannedAt, Offline: d.Offline}
+	}
+	settled, err := s.Scans.Upload(c.Request().Context(), scannerOf(c), scans)
+	if err != nil {
+		return err
+	}
+	out := make([]settledJSON, len(settled))
+	for i, st := range settled {
+		out[i] = settledJSON{DeviceScanID: st.DeviceScanID, Result: st.Result, TicketID: nullable(st.TicketID),
+			FirstScannedAt: utc(st.FirstScannedAt), Replayed: st.Replayed}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"results": out})
+}
+
+// revokeTicket serves DELETE /v1/organizer/tickets/{id} (its organizer): the
+// ticket admits no one from now on. Revoking it again is 204 too.
+func (s *Server) revokeTicket(c echo.Context) error {
+	if err := s.Scans.Revoke(c.Request().Context(), principalOf(c).AccountID, c.Param("id")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// nullable is s, or nil when empty.
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
