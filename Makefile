@@ -48,7 +48,8 @@ lint: ## Fail on unformatted files (gofmt -l), then go vet
 	if [ -n "$$files" ]; then echo "gofmt: not formatted (run gofmt -w on them):"; echo "$$files"; exit 1; fi
 	go vet ./...
 
-build: ## Build bin/stagedoor
+build: ## Build bin/stagedoor (with the web pages' npm packages, scripts/ensure-web.sh)
+	@bash scripts/ensure-web.sh
 	go build -o bin/stagedoor ./cmd/stagedoor
 
 services: ## Make sure PostgreSQL and Redis answer on 127.0.0.1 (installs/starts them if needed)

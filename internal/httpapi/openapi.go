@@ -8,6 +8,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/docs"
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/web"
 )
 
 // openAPI serves GET /openapi.yaml: the contract, docs/openapi.yaml, as built
@@ -27,7 +28,7 @@ func apiReference() echo.HandlerFunc {
 		c.Response().Header().Set("Content-Security-Policy", docsContentSecurityPolicy)
 		if p := c.Param("*"); p == "" || p == "index.html" {
 			// Our own page: Swagger UI's would start it with an inline script.
-			return serveStatic(c, "docs.html")
+			return serveStatic(c, web.Static, "docs.html")
 		}
 		w := &notFoundCatcher{ResponseWriter: c.Response().Writer}
 		ui.ServeHTTP(w, c.Request())

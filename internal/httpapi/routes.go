@@ -26,6 +26,7 @@ func (s *Server) routes() {
 	e.GET("/openapi.yaml", s.openAPI) // the contract, docs/openapi.yaml
 	// The browser front end (web/): one page, its assets.
 	e.GET("/", page)
+	e.GET("/door", doorPage) // the scanner app: works offline
 	e.GET("/ui/*", asset)
 
 	e.GET("/docs", toAPIReference)

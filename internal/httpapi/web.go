@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"io/fs"
 	"net/http"
 	"strings"
 
@@ -35,25 +36,40 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// doorContentSecurityPolicy is the door page's: its QR decoder is
+// WebAssembly, which a browser compiles only under 'wasm-unsafe-eval' (that
+// allows WebAssembly, not JavaScript's eval).
+var doorContentSecurityPolicy = strings.Replace(contentSecurityPolicy, "script-src 'self'", "script-src 'self' 'wasm-unsafe-eval'", 1)
+
 // page serves GET /: the front end's one HTML page (it routes by the URL's
 // fragment, so every view is this page).
 func page(c echo.Context) error {
-	return serveStatic(c, "index.html")
+	return serveStatic(c, web.Static, "index.html")
 }
 
-// asset serves GET /ui/{path}: the front end's scripts, styles and images.
+// doorPage serves GET /door: the scanner app of the door staff.
+func doorPage(c echo.Context) error {
+	c.Response().Header().Set("Content-Security-Policy", doorContentSecurityPolicy)
+	return serveStatic(c, web.Static, "door.html")
+}
+
+// asset serves GET /ui/{path}: the front end's scripts, styles and images, and
+// under /ui/vendor/ the third-party code (web/vendor).
 func asset(c echo.Context) error {
-	return serveStatic(c, c.Param("*"))
+	if name, ok := strings.CutPrefix(c.Param("*"), "vendor/"); ok {
+		return serveStatic(c, web.Vendor, name)
+	}
+	return serveStatic(c, web.Static, c.Param("*"))
 }
 
-func serveStatic(c echo.Context, name string) error {
+func serveStatic(c echo.Context, files fs.FS, name string) error {
 	if strings.HasPrefix(name, "/") || strings.Contains(name, "..") {
 		return errkind.NotFoundf("no file %s", name)
 	}
 	// Revalidated on each load: a new binary's pages are seen at once.
 	c.Response().Header().Set("Cache-Control", "no-cache")
 	w := &notFoundCatcher{ResponseWriter: c.Response().Writer}
-	http.ServeFileFS(w, c.Request(), web.Static, name)
+	http.ServeFileFS(w, c.Request(), files, name)
 	if w.notFound {
 		return errkind.NotFoundf("no file %s", name)
 	}

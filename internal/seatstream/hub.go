@@ -55,7 +55,7 @@ type Hub struct {
 
 // Options tune a Hub; zero values take the defaults.
 type Options struct {
-	Every      time.Duration // how often a feed reads the map: event.SnapshotMaxAge
+	Every      time.Duration // how often a feed looks at the map: half of event.SnapshotMaxAge
 	Buffer     int           // messages a watcher may fall behind before it is dropped: 16
 	Registerer prometheus.Registerer
 }
@@ -63,7 +63,9 @@ type Options struct {
 // New returns a Hub reading seat maps from src.
 func New(src Source, opts Options) *Hub {
 	if opts.Every <= 0 {
-		opts.Every = event.SnapshotMaxAge
+		// Twice a snapshot's life: a change reaches watchers within 1.5 s
+		// (the snapshot's age, then this), and still costs one read a second.
+		opts.Every = event.SnapshotMaxAge / 2
 	}
 	if opts.Buffer <= 0 {
 		opts.Buffer = 16

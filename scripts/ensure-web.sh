@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# ensure-web.sh: what the binary's web pages take from npm, in place before a build.
+#
+#   Node and npm  Debian's nodejs and npm, only to install the packages below
+#   npm packages  from the npm registry, pinned in package-lock.json (npm ci): zxing-wasm,
+#                 the door page's QR decoder, copied into web/vendor (scripts/vendor-web.sh)
+#                 for the binary to embed; and axe-core, for the browser tests
+#
+# As root, missing Debian packages are installed with apt-get (CI, a fresh machine);
+# otherwise the script says what to install. npm ci runs when node_modules does not
+# match package-lock.json. make build, make run and make test run this script.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+say() { printf 'ensure-web: %s\n' "$*" >&2; }
+
+pkgs=()
+command -v node >/dev/null || pkgs+=(nodejs)
+command -v npm >/dev/null || pkgs+=(npm)
+if ((${#pkgs[@]})); then
+  if [[ $EUID -ne 0 ]]; then
+    say "missing ${pkgs[*]}; run: sudo apt-get install -y --no-install-recommends ${pkgs[*]}"
+    exit 1
+  fi
+  say "installing ${pkgs[*]} with apt-get"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+fi
+
+# npm ci when nothing is installed yet, or package-lock.json changed since.
+if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+  say "npm ci (package-lock.json)"
+  npm ci --no-audit --no-fund --loglevel=error >&2
+fi
+bash scripts/vendor-web.sh

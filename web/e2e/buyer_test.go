@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	_ "image/png"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp/kb"
+	"github.com/makiuchi-d/gozxing"
+	"github.com/makiuchi-d/gozxing/qrcode"
+)
+
+// seatSelector is the CSS selector of a seat's button on the map.
+func seatSelector(s seat) string { return fmt.Sprintf(`.seat[data-id=%q]`, s.ID) }
+
+// A buyer signs up in the browser, watches a seat turn held live, holds two
+// seats, pays with tok_visa and gets two QR codes that read as their tickets.
+func TestBuyerBuysTwoSeats(t *testing.T) {
+	s := startStack(t, nil)
+	org := s.signUp(t, "organizer")
+	ev := org.createEvent(t, "Spring Gala", 0)
+	b := newBrowser(t, s)
+
+	email := newEmail("ada")
+	b.open("/events")
+	b.waitText("main", "Spring Gala")
+	b.page("events-anonymous")
+	b.signUp("buyer", "Ada", email)
+	b.waitHeading("Upcoming events")
+
+	b.click(fmt.Sprintf(`a[href="#/events/%s"]`, ev.ID))
+	b.waitHeading("Spring Gala")
+	b.waitText(".live-mode", "live")
+
+	t.Run("a seat held through the API turns held within 2 s", func(t *testing.T) {
+		taken := ev.seat(t, "Stalls", "C", 8)
+		other := s.signUp(t, "buyer")
+		other.hold(t, ev.ID, taken)
+		start := time.Now()
+		b.waitJS("the seat held", fmt.Sprintf(`document.querySelector(%q)?.classList.contains("seat-held")`, seatSelector(taken)))
+		took := time.Since(start)
+		t.Logf("the seat turned held on the page %v after the hold", took.Round(10*time.Millisecond))
+		if took > 2*time.Second {
+			t.Errorf("the seat turned held after %v, want within 2 s", took)
+		}
+		label := b.attr(seatSelector(taken), "aria-label")
+		if label != "Stalls, row C, seat 8, held, $45.00" {
+			t.Errorf("the held seat's name is %q", label)
+		}
+	})
+
+	a1, a2 := ev.seat(t, "Stalls", "A", 1), ev.seat(t, "Stalls", "A", 2)
+	t.Run("two seats chosen, by mouse and by keyboard, are held", func(t *testing.T) {
+		b.click(seatSelector(a1))
+		// The map is one tab stop: the arrow moves to A2, Space chooses it.
+		b.key(kb.ArrowRight)
+		b.key(" ")
+		b.waitText(".summary", "2 seats chosen")
+		if got := b.attr(seatSelector(a2), "aria-pressed"); got != "true" {
+			t.Errorf("A2 aria-pressed = %q after Space", got)
+		}
+		b.page("event-two-chosen")
+		b.clickButton("Hold 2 seats · $90.00")
+		b.waitHeading("Your hold")
+		b.waitText("main", "Stalls, row A, seat 1")
+		b.waitJS("the countdown", `/\d+:\d\d/.test(document.querySelector("[role=timer]")?.textContent)`)
+		b.page("hold")
+	})
+
+	t.Run("tok_visa pays and the QR codes read as the tickets", func(t *testing.T) {
+		b.clickButton("Pay $90.00")
+		b.waitHeading("My tickets")
+		b.waitJS("two tickets", `document.querySelectorAll(".ticket").length === 2`)
+		b.waitText("#notice", "Payment confirmed")
+		b.page("tickets")
+
+		want := s.logIn(t, email).ticketCodes(t)
+		var got []string
+		for _, png := range b.imageBytes("img.qr") {
+			got = append(got, decodeQR(t, png))
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) || len(got) != 2 {
+			t.Errorf("the QR codes read %q, want the tickets %q", got, want)
+		}
+	})
+
+	t.Run("printed, the tickets stand alone", func(t *testing.T) {
+		b.media("print")
+		defer b.media("")
+		var hidden bool
+		json.Unmarshal(b.eval(`["#nav", ".site-footer", ".notice", "main button"].every(s =>
+			document.querySelector(s).getClientRects().length === 0)`), &hidden)
+		if !hidden {
+			t.Error("printed, the page still shows its navigation, messages or buttons")
+		}
+		b.screenshot("tickets-print")
+	})
+
+	t.Run("at 360 px the event and tickets pages reflow", func(t *testing.T) {
+		b.viewport(360, 740)
+		b.goTo("/events/" + ev.ID)
+		b.waitHeading("Spring Gala")
+		b.waitJS("the seat map", `document.querySelectorAll(".seat").length > 0`)
+		b.noSidewaysScroll("event")
+		b.screenshot("event-360px")
+		// The map scrolls inside its own box instead.
+		var inner bool
+		json.Unmarshal(b.eval(`(() => { const box = document.querySelector(".seatmap-scroll");
+			return box.scrollWidth > box.clientWidth && getComputedStyle(box).overflowX === "auto"; })()`), &inner)
+		if !inner {
+			t.Error("the seat map does not scroll inside its box at 360 px")
+		}
+		b.goTo("/tickets")
+		b.waitJS("the tickets", `document.querySelectorAll(".ticket").length === 2`)
+		b.noSidewaysScroll("tickets")
+		b.screenshot("tickets-360px")
+	})
+}
+
+// decodeQR reads the text of a QR code in a PNG.
+func decodeQR(t *testing.T, png []byte) string {
+	t.Helper()
+	img, _, err := image.Decode(bytes.NewReader(png))
+	if err != nil {
+		t.Fatalf("the QR code is no PNG: %v", err)
+	}
+	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := qrcode.NewQRCodeReader().Decode(bmp, nil)
+	if err != nil {
+		t.Fatalf("reading the QR code: %v", err)
+	}
+	return res.GetText()
+}

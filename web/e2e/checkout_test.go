@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stagedoor/stagedoor/internal/app"
+)
+
+// holdInBrowser chooses the seats on the event page and holds them; it
+// returns the hold's id, read from the hold page's address.
+func (b *browser) holdInBrowser(ev event, seats ...seat) string {
+	b.t.Helper()
+	b.goTo("/events/" + ev.ID)
+	b.waitHeading(ev.Name)
+	b.waitJS("the seat map", `document.querySelectorAll(".seat").length > 0`)
+	for _, s := range seats {
+		b.click(seatSelector(s))
+	}
+	b.waitText(".summary", fmt.Sprintf("%d seat", len(seats)))
+	b.clickPrefix("Hold ")
+	b.waitHeading("Your hold")
+	var hash string
+	json.Unmarshal(b.eval(`location.hash`), &hash)
+	return strings.TrimPrefix(hash, "#/holds/")
+}
+
+// clickPrefix clicks the enabled button whose text starts with prefix.
+func (b *browser) clickPrefix(prefix string) {
+	b.t.Helper()
+	b.waitJS("a button "+prefix+"…", fmt.Sprintf(`[...document.querySelectorAll("button")].some(e => e.textContent.startsWith(%q) && !e.disabled)`, prefix))
+	b.eval(fmt.Sprintf(`[...document.querySelectorAll("button")].find(e => e.textContent.startsWith(%q) && !e.disabled).click()`, prefix))
+}
+
+// A declined card keeps the hold: the page says so, the API agrees, and
+// another card then pays for it.
+func TestDeclineKeepsTheHold(t *testing.T) {
+	s := startStack(t, nil)
+	ev := s.signUp(t, "organizer").createEvent(t, "Autumn Recital", 0)
+	buyer := s.signUp(t, "buyer")
+	b := newBrowser(t, s)
+	b.logIn(buyer.Email)
+	holdID := b.holdInBrowser(ev, ev.seat(t, "Balcony", "B", 3))
+
+	b.click("#card-tok_declined")
+	b.clickButton("Pay $25.00")
+	b.waitText("#notice-text", "Payment declined")
+	if text := b.text("#notice-text"); !strings.Contains(text, "Your seats are still held") {
+		t.Errorf("the notice does not say the seats are still held: %q", text)
+	}
+	b.page("declined")
+
+	var hold struct{ Status string }
+	buyer.must(t, 200, "GET", "/v1/holds/"+holdID, nil, &hold)
+	if hold.Status != "active" {
+		t.Errorf("after the decline the hold is %q, want active", hold.Status)
+	}
+
+	// A card that fails: nothing is charged, and the page retries the same
+	// attempt by itself after Retry-After, counting down, until stopped.
+	b.click("#card-tok_error")
+	b.clickButton("Pay $25.00")
+	b.waitText("#notice-text", "Payment unavailable")
+	b.waitJS("the countdown", `/Trying the payment again in 0:0\d/.test(document.querySelector("#notice-countdown").textContent)`)
+	b.page("payment-unavailable")
+	b.clickButton("Stop trying")
+	b.waitText("#notice-text", "The payment was stopped")
+	buyer.must(t, 200, "GET", "/v1/holds/"+holdID, nil, &hold)
+	if hold.Status != "active" {
+		t.Errorf("after the failure the hold is %q, want active", hold.Status)
+	}
+
+	// Another card, another attempt (a new Idempotency-Key): it pays.
+	b.click("#card-tok_visa")
+	b.clickButton("Pay $25.00")
+	b.waitHeading("My tickets")
+	b.waitJS("one ticket", `document.querySelectorAll(".ticket").length === 1`)
+}
+
+// With hold-buyer at 1 in 5 s, a second hold is refused: the page names the
+// limit and counts down; the buyer may cancel, and a hold asked for again is
+// retried by itself when the countdown ends, and lands.
+func TestHoldLimitShowsCountdown(t *testing.T) {
+	s := startStack(t, map[string]string{"STAGEDOOR_LIMIT_HOLD_BUYER": "1/5s"})
+	ev := s.signUp(t, "organizer").createEvent(t, "Winter Sale", 0)
+	buyer := s.signUp(t, "buyer")
+	b := newBrowser(t, s)
+	b.logIn(buyer.Email)
+	first := ev.seat(t, "Stalls", "A", 1)
+	b.holdInBrowser(ev, first)
+
+	b.goTo("/events/" + ev.ID)
+	b.waitHeading(ev.Name)
+	b.waitJS("the held seat drawn as mine", fmt.Sprintf(`document.querySelector(%q)?.classList.contains("seat-mine")`, seatSelector(first)))
+	second := ev.seat(t, "Stalls", "A", 2)
+	b.click(seatSelector(second))
+	b.clickPrefix("Hold 1 seat")
+	b.waitJS("the limit named", `/limit hold-buyer/i.test(document.querySelector("#notice-text").textContent)`)
+	b.waitJS("the countdown", `/Trying again in 0:0[1-5]/.test(document.querySelector("#notice-countdown").textContent)`)
+	b.page("hold-limited")
+	b.clickButton("Cancel")
+	b.waitText("#notice-text", "Holding was cancelled")
+
+	b.clickPrefix("Hold 1 seat")
+	b.waitJS("the limit named again", `/limit hold-buyer/i.test(document.querySelector("#notice-text").textContent)`)
+	b.waitHeading("Your hold") // retried by itself once the countdown ended
+	b.waitText("main", "Stalls, row A, seat 2")
+
+	// The hold page gives the seats back.
+	b.clickButton("Give the seats back")
+	b.waitHeading(ev.Name)
+	b.waitText("#notice-text", "Your seats were given back")
+	b.waitJS("the seat available again", fmt.Sprintf(`document.querySelector(%q)?.classList.contains("seat-available")`, seatSelector(second)))
+}
+
+// A payment whose outcome is unknown (Payrail slower than the payment
+// timeout: 202, the order pending) shows "confirming your payment" and polls
+// the order until recovery settles it, then shows the tickets.
+func TestPendingPaymentIsConfirmed(t *testing.T) {
+	s := startStackWith(t, stackOptions{
+		env:            map[string]string{"STAGEDOOR_PAYMENT_TIMEOUT": "200ms", "STAGEDOOR_RECOVERY_AFTER": "600ms"},
+		payrailLatency: 400 * time.Millisecond, // the charge is made, its answer late
+		loops:          app.Recovery,
+	})
+	ev := s.signUp(t, "organizer").createEvent(t, "Late Show", 0)
+	buyer := s.signUp(t, "buyer")
+	b := newBrowser(t, s)
+	b.logIn(buyer.Email)
+	b.holdInBrowser(ev, ev.seat(t, "Stalls", "B", 5))
+	b.clickButton("Pay $45.00")
+	b.waitText(".progress", "Confirming your payment")
+	b.page("payment-pending")
+	b.waitHeading("My tickets")
+	b.waitJS("one ticket", `document.querySelectorAll(".ticket").length === 1`)
+}

@@ -1,0 +1,39 @@
+// Stagedoor's web front end: plain ES modules, no build step. This module
+// wires the pieces and starts the router; each page is a module in pages/.
+
+import { initNotice, showProblem } from "./notice.js";
+import { initNav } from "./nav.js";
+import { loadSession } from "./session.js";
+import { route, startRouter } from "./router.js";
+import { loginPage, signupPage } from "./pages/account.js";
+import { eventsPage } from "./pages/events.js";
+import { eventPage } from "./pages/event.js";
+import { holdPage } from "./pages/hold.js";
+import { ticketsPage } from "./pages/tickets.js";
+import { organizerEventsPage, newEventPage } from "./pages/organizer-events.js";
+import { keysPage } from "./pages/organizer-keys.js";
+import { scansPage } from "./pages/organizer-scans.js";
+
+route("/events", eventsPage);
+route("/events/:id", eventPage);
+route("/holds/:id", holdPage);
+route("/tickets", ticketsPage);
+route("/login", loginPage);
+route("/signup", signupPage);
+route("/organizer", organizerEventsPage);
+route("/organizer/events/new", newEventPage);
+route("/organizer/events/:id/scans", scansPage);
+route("/organizer/keys", keysPage);
+
+initNotice();
+initNav();
+// The skip link moves focus to the content; as a plain link it would change
+// the hash, which is the router's.
+document.querySelector(".skip-link").addEventListener("click", (e) => {
+  e.preventDefault();
+  document.getElementById("main").focus();
+});
+// Who is logged in decides the navigation and some pages: ask first, then draw.
+loadSession()
+  .catch((err) => showProblem(err))
+  .finally(startRouter);

@@ -1,0 +1,129 @@
+// An organizer's events: the list with seats held and sold and the revenue
+// (GET /v1/organizer/events), and the form that creates one (POST /v1/events).
+
+import { api, get, retrying } from "../api.js";
+import { field, h } from "../dom.js";
+import { formatDateTime, formatMoney, localInputToISO, toCents } from "../format.js";
+import { report } from "../notice.js";
+import { go, requireUser, setTitle } from "../router.js";
+
+export async function organizerEventsPage({ main, signal }) {
+  setTitle(main, "My events");
+  if (!requireUser(main, "organizer")) return;
+  main.append(h("p", {}, h("a", { href: "#/organizer/events/new", class: "button primary" }, "Create an event")));
+  const { events } = await retrying(() => get("/v1/organizer/events", { signal }), signal);
+  if (events.length === 0) {
+    main.append(h("p", {}, "You have no events yet."));
+    return;
+  }
+  main.append(h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "My events, scrollable" },
+    h("table", {},
+      h("caption", { class: "visually-hidden" }, "My events, with seats held and sold and the revenue"),
+      h("thead", {}, h("tr", {},
+        ["Event", "Starts", "Sold", "Held", "Available", "Revenue", "Door"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, events.map((e) => h("tr", {},
+        h("th", { scope: "row" }, h("a", { href: `#/events/${e.id}` }, e.name), h("br"), h("span", { class: "muted" }, e.venue)),
+        h("td", {}, formatDateTime(e.starts_at)),
+        h("td", { class: "num" }, `${e.seats_sold} of ${e.seats_total}`),
+        h("td", { class: "num" }, String(e.seats_held)),
+        h("td", { class: "num" }, String(e.seats_available)),
+        h("td", { class: "num" }, formatMoney(e.revenue_cents ?? 0, e.currency)),
+        h("td", {}, h("a", { href: `#/organizer/events/${e.id}/scans`, "aria-label": `Scans of ${e.name}` }, "Scans"))))))));
+}
+
+export async function newEventPage({ main, signal }) {
+  setTitle(main, "New event");
+  if (!requireUser(main, "organizer")) return;
+
+  const name = field("Name", { required: true, maxlength: 200, autocomplete: "off" });
+  const venue = field("Venue", { required: true, maxlength: 200 });
+  const startsAt = field("Starts at", { type: "datetime-local", required: true }, "In your local time.");
+  const onSaleAt = field("On sale from", { type: "datetime-local" }, "Optional: leave empty to put it on sale now.");
+  const currency = field("Currency", {
+    required: true, value: "USD", maxlength: 3, pattern: "[A-Z]{3}", autocapitalize: "characters", class: "short",
+  }, "Three capital letters, such as USD or EUR.");
+  const sections = h("div", { class: "sections" });
+  const addSection = h("button", { type: "button", class: "secondary" }, "Add a section");
+  const roomOn = h("input", { type: "checkbox", id: "room-on" });
+  const admit = field("Buyers admitted per second", { type: "number", min: 1, max: 100000, value: 50, class: "short" },
+    "Buyers wait in a queue and are let in at this rate.");
+  admit.field.hidden = true;
+  roomOn.addEventListener("change", () => { admit.field.hidden = !roomOn.checked; });
+
+  const form = h("form", { class: "form" },
+    name.field, venue.field, startsAt.field, onSaleAt.field, currency.field,
+    h("h2", {}, "Sections"),
+    h("p", { class: "hint" }, "Seats are made row by row: rows A, B, C… numbered from 1. Prices are in the currency's units, such as 45.50."),
+    sections, addSection,
+    h("h2", {}, "Waiting room"),
+    h("div", { class: "choice" }, roomOn, h("label", { for: "room-on" }, "Use a waiting room for this sale")),
+    admit.field,
+    h("button", { type: "submit", class: "primary" }, "Create event"));
+  main.append(form);
+
+  addSection.addEventListener("click", () => {
+    sections.append(sectionFields(sections));
+    renumber(sections);
+    sections.lastElementChild.querySelector("input").focus();
+  });
+  sections.append(sectionFields(sections));
+  renumber(sections);
+
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    // Prices are typed in the currency's units and sent in cents.
+    for (const price of form.querySelectorAll("input[data-price]")) {
+      price.setCustomValidity(Number.isNaN(toCents(price.value)) ? "Enter a price such as 45 or 45.50." : "");
+    }
+    if (!form.reportValidity()) return;
+    const body = {
+      name: name.input.value.trim(),
+      venue: venue.input.value.trim(),
+      starts_at: localInputToISO(startsAt.input.value),
+      currency: currency.input.value.trim().toUpperCase(),
+      sections: [...sections.children].map((fs) => ({
+        name: fs.querySelector("[data-name]").value.trim(),
+        rows: Number(fs.querySelector("[data-rows]").value),
+        seats_per_row: Number(fs.querySelector("[data-seats]").value),
+        price_cents: toCents(fs.querySelector("[data-price]").value),
+      })),
+    };
+    if (onSaleAt.input.value) body.on_sale_at = localInputToISO(onSaleAt.input.value);
+    if (roomOn.checked) body.waiting_room = { admit_per_second: Number(admit.input.value) };
+    const submit = form.querySelector("button[type=submit]");
+    submit.disabled = true;
+    try {
+      const { data: event } = await api("POST", "/v1/events", { body, signal });
+      go("/organizer", `Event “${event.name}” created with ${event.seats_total} seats.`);
+    } catch (err) {
+      report(err);
+    } finally {
+      submit.disabled = false;
+    }
+  });
+}
+
+/** The fields of one section, with a button that removes it. */
+function sectionFields(container) {
+  const fs = h("fieldset", { class: "section-fields" }, h("legend", {}, "Section"));
+  const name = field("Section name", { required: true, maxlength: 200, "data-name": true, value: container.children.length === 0 ? "Stalls" : "" });
+  const rows = field("Rows", { type: "number", required: true, min: 1, max: 100, value: 5, "data-rows": true, class: "short" });
+  const seats = field("Seats per row", { type: "number", required: true, min: 1, max: 100, value: 10, "data-seats": true, class: "short" });
+  const price = field("Price", { required: true, inputmode: "decimal", "data-price": true, value: "45.00", class: "short" });
+  const remove = h("button", { type: "button", class: "link-button" }, "Remove this section");
+  remove.addEventListener("click", () => {
+    fs.remove();
+    renumber(container);
+    container.querySelector("input")?.focus();
+  });
+  fs.append(h("div", { class: "row-of-fields" }, name.field, rows.field, seats.field, price.field), remove);
+  return fs;
+}
+
+/** Numbers the sections' legends and hides Remove when one is left. */
+function renumber(container) {
+  [...container.children].forEach((fs, i) => {
+    fs.querySelector("legend").textContent = `Section ${i + 1}`;
+    fs.querySelector(".link-button").hidden = container.children.length === 1;
+  });
+}

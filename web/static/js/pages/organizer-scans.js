@@ -1,0 +1,67 @@
+// The scan audit of one event: every attempt at the door, newest first, a
+// page at a time (GET /v1/events/{id}/scans?before=…; next_before is the
+// next, older page's `before`).
+
+import { get, retrying } from "../api.js";
+import { h } from "../dom.js";
+import { formatDateTime, formatDateTimeSeconds } from "../format.js";
+import { report } from "../notice.js";
+import { requireUser, setTitle } from "../router.js";
+
+const PAGE_SIZE = 50;
+
+const RESULT_WORDS = {
+  admitted: "Admitted",
+  already_scanned: "Already scanned",
+  wrong_event: "Wrong event",
+  invalid: "Not a ticket",
+};
+
+export async function scansPage({ main, params, signal }) {
+  const heading = setTitle(main, "Scans");
+  if (!requireUser(main, "organizer")) return;
+  const id = encodeURIComponent(params.id);
+  const event = await retrying(() => get(`/v1/events/${id}`, { signal }), signal);
+  heading.textContent = `Scans of ${event.name}`;
+  document.title = `Scans of ${event.name} · Stagedoor`;
+
+  const body = h("tbody");
+  const status = h("p", { role: "status", class: "muted" });
+  const older = h("button", { type: "button", class: "secondary", hidden: true }, "Older scans");
+  const refresh = h("button", { type: "button", class: "secondary" }, "Refresh");
+  main.append(
+    h("p", { class: "lead" }, event.venue, " · ", formatDateTime(event.starts_at)),
+    h("div", { class: "actions" }, refresh),
+    h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "Scans, scrollable" },
+      h("table", {},
+        h("caption", { class: "visually-hidden" }, "Every scan attempt, newest first"),
+        h("thead", {}, h("tr", {}, ["Time", "Result", "Code", "Scanner"].map((t) => h("th", { scope: "col" }, t)))),
+        body)),
+    status, older);
+
+  let before = null;
+  async function loadPage() {
+    older.disabled = true;
+    const query = new URLSearchParams({ limit: PAGE_SIZE });
+    if (before) query.set("before", before);
+    const page = await retrying(() => get(`/v1/events/${id}/scans?${query}`, { signal }), signal);
+    for (const s of page.scans) {
+      body.append(h("tr", {},
+        h("td", {}, h("time", { datetime: s.scanned_at }, formatDateTimeSeconds(s.scanned_at))),
+        h("td", { class: `result result-${s.result}` }, RESULT_WORDS[s.result] || s.result),
+        h("td", {}, h("code", {}, `${s.code_prefix}…`)),
+        h("td", {}, s.scanner_label)));
+    }
+    before = page.next_before;
+    older.hidden = !before;
+    older.disabled = false;
+    status.textContent = body.children.length === 0 ? "No scans yet." : `${body.children.length} scans shown.`;
+  }
+  older.addEventListener("click", () => loadPage().catch(report));
+  refresh.addEventListener("click", () => {
+    body.replaceChildren();
+    before = null;
+    loadPage().catch(report);
+  });
+  await loadPage();
+}

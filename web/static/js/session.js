@@ -1,0 +1,55 @@
+// Who is logged in. The browser's session is a cookie (HttpOnly: this code
+// never sees the token): POST /v1/web/session logs in and sets it, DELETE logs
+// out, GET /v1/me says who it is (401 when nobody).
+
+import { api, ApiError } from "./api.js";
+
+let principal = null; // {id, kind: "buyer" | "organizer", email}, or null
+const listeners = new Set();
+
+/** The logged-in account, or null. */
+export function currentUser() {
+  return principal;
+}
+
+/** Calls fn(principal) whenever who is logged in changes. */
+export function onSessionChange(fn) {
+  listeners.add(fn);
+}
+
+function set(p) {
+  principal = p;
+  for (const fn of listeners) fn(p);
+}
+
+/** Asks the server who the cookie belongs to (at start). */
+export async function loadSession() {
+  try {
+    set((await api("GET", "/v1/me")).data);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status !== 401) throw err;
+    set(null);
+  }
+  return principal;
+}
+
+/** Logs in; the server sets the session cookie. Throws ApiError (401, 429 …). */
+export async function logIn(email, password) {
+  const { data } = await api("POST", "/v1/web/session", { body: { email, password } });
+  set(data.principal);
+  return principal;
+}
+
+/** Logs out; the server ends the session and clears the cookie. */
+export async function logOut() {
+  try {
+    await api("DELETE", "/v1/web/session");
+  } finally {
+    set(null);
+  }
+}
+
+/** Forgets the account after a 401 told us the session is gone. */
+export function sessionEnded() {
+  if (principal) set(null);
+}

@@ -1,0 +1,113 @@
+// The waiting room of a hot on-sale: the buyer joins the event's queue
+// (POST /v1/events/{id}/queue), then polls their place (GET, not limited) until
+// admitted. Polls back off from 1 s, doubling up to 10 s, and come sooner when
+// the estimated wait says the turn is near. An admission lasts until
+// admitted_until; after it, the buyer joins again.
+
+import { api, ApiError, retrying } from "./api.js";
+import { h, onAbort, replace, sleep } from "./dom.js";
+import { formatClock, formatTime, formatWait } from "./format.js";
+import { report } from "./notice.js";
+
+const FIRST_POLL_MS = 1000;
+const MAX_POLL_MS = 10_000;
+
+/**
+ * The waiting-room panel of an event. onAdmitted(until) is called when the
+ * buyer may hold seats, onLapsed() when they may no longer. Returns
+ * {element, start, recheck}.
+ */
+export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
+  const path = `/v1/events/${encodeURIComponent(eventId)}/queue`;
+  const status = h("div", { role: "status", class: "queue-status" });
+  const element = h("section", { class: "panel queue", "aria-labelledby": "queue-heading" },
+    h("h2", { id: "queue-heading" }, "Waiting room"), status);
+
+  let generation = 0; // each (re)start invalidates the loops of the one before
+  let timer = null;
+  onAbort(signal, () => clearInterval(timer));
+
+  /** Draws the state answered by the server ({status, position, …}) or null (not in the queue). */
+  function show(place) {
+    clearInterval(timer);
+    if (!place) {
+      const join = h("button", { type: "button", class: "primary" }, "Join the queue");
+      join.addEventListener("click", () => joinQueue(join).catch(report));
+      replace(status,
+        h("p", {}, "This sale has a waiting room. Join the queue, and you can choose seats when it is your turn."),
+        join);
+      return;
+    }
+    if (place.status === "waiting") {
+      replace(status,
+        h("p", { class: "queue-position" }, `You are number ${place.position} in the queue.`),
+        h("p", {}, `Estimated wait: ${formatWait(place.estimated_wait_seconds ?? 0)}. Keep this page open; it updates by itself.`));
+      return;
+    }
+    // Admitted: how long the admission lasts, counted down (not live: a
+    // countdown read out every second would drown everything else).
+    const until = new Date(place.admitted_until);
+    const left = h("span", { role: "timer", "aria-live": "off" });
+    const tick = () => {
+      const ms = until - Date.now();
+      left.textContent = formatClock(ms);
+      if (ms <= 0) {
+        clearInterval(timer);
+        recheck().catch(report);
+      }
+    };
+    replace(status,
+      h("p", { class: "queue-admitted" }, "It is your turn: choose your seats below."),
+      h("p", {}, `You can hold seats until ${formatTime(place.admitted_until)} (`, left, " left)."));
+    tick();
+    timer = setInterval(tick, 1000);
+  }
+
+  /** GET the buyer's place: null when not in the queue (404). */
+  async function fetchPlace() {
+    try {
+      return (await retrying(() => api("GET", path, { signal }), signal)).data;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return null;
+      throw err;
+    }
+  }
+
+  /** Follows a place: polls while waiting, tells the page when admitted or not. */
+  async function follow(place) {
+    const mine = ++generation;
+    let interval = FIRST_POLL_MS;
+    while (place && place.status === "waiting") {
+      show(place);
+      onLapsed();
+      // Sooner when the estimate says the turn is near, never under 1 s.
+      const estimate = (place.estimated_wait_seconds ?? Infinity) * 1000;
+      await sleep(Math.max(FIRST_POLL_MS, Math.min(interval, estimate)), signal);
+      if (mine !== generation) return;
+      interval = Math.min(MAX_POLL_MS, interval * 2);
+      place = await fetchPlace();
+      if (mine !== generation) return;
+    }
+    show(place);
+    if (place) onAdmitted(new Date(place.admitted_until));
+    else onLapsed();
+  }
+
+  async function joinQueue(button) {
+    button.disabled = true;
+    try {
+      // Joining again keeps one's place, so retrying a refusal is safe.
+      const { data } = await retrying(() => api("POST", path, { signal }), signal);
+      await follow(data);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  /** Asks the server again where the buyer stands (after a 403 not-admitted, or when the admission ends). */
+  async function recheck() {
+    await follow(await fetchPlace());
+  }
+
+  return { element, start: recheck, recheck };
+}
