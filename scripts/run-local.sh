@@ -80,6 +80,9 @@ show=${env_file}
 cat >&2 <<EOF
 
 run-local: Stagedoor on http://$STAGEDOOR_ADDR, Payrail on http://$PAYRAIL_ADDR (Ctrl-C stops both)
+run-local: in a browser: http://$STAGEDOOR_ADDR/       log in as demo-buyer@example.com or
+run-local:               demo-organizer@example.com, password stagedoor-demo
+run-local: the door:     http://$STAGEDOOR_ADDR/door   with DEMO_SCANNER_KEY of $show
 run-local: admin token: $STAGEDOOR_ADMIN_TOKEN
 run-local: in another shell: . $show     (the demo data and STAGEDOOR_ADMIN_TOKEN)
 run-local:                   make demo          (the whole flow, step by step)

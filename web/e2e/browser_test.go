@@ -36,9 +36,10 @@ type browser struct {
 	console []string // errors the page reported
 }
 
-// newBrowser starts Chromium headless with exactly the flags below and a
-// profile directory of the test's own, with a desktop-sized viewport.
-func newBrowser(t *testing.T, s *stack) *browser {
+// newBrowser starts Chromium headless with exactly the flags below (and the
+// extra ones a test adds) and a profile directory of the test's own, with a
+// desktop-sized viewport.
+func newBrowser(t *testing.T, s *stack, extra ...chromedp.ExecAllocatorOption) *browser {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("no Chromium at %s (scripts/ensure-browser.sh installs it): %v", chromiumPath, err)
@@ -54,6 +55,7 @@ func newBrowser(t *testing.T, s *stack) *browser {
 		chromedp.Flag("no-first-run", true),
 		chromedp.UserDataDir(t.TempDir()),
 	}
+	opts = append(opts, extra...) // such as a fake camera
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() {

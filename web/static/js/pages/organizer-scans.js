@@ -1,5 +1,5 @@
-// The scan audit of one event: every attempt at the door, newest first, a
-// page at a time (GET /v1/events/{id}/scans?before=…; next_before is the
+// The scan audit of one event: every attempt at the door (offline ones and
+// conflicts included), newest first, a page at a time (GET /v1/events/{id}/scans?before=…; next_before is the
 // next, older page's `before`).
 
 import { get, retrying } from "../api.js";
@@ -15,6 +15,10 @@ const RESULT_WORDS = {
   already_scanned: "Already scanned",
   wrong_event: "Wrong event",
   invalid: "Not a ticket",
+  revoked: "Revoked",
+  // A door admitted the ticket offline after it had been admitted earlier
+  // elsewhere: someone got in twice.
+  conflict: "Conflict: admitted twice",
 };
 
 export async function scansPage({ main, params, signal }) {
@@ -35,7 +39,7 @@ export async function scansPage({ main, params, signal }) {
     h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "Scans, scrollable" },
       h("table", {},
         h("caption", { class: "visually-hidden" }, "Every scan attempt, newest first"),
-        h("thead", {}, h("tr", {}, ["Time", "Result", "Code", "Scanner"].map((t) => h("th", { scope: "col" }, t)))),
+        h("thead", {}, h("tr", {}, ["Time", "Result", "Code", "Scanner", "How"].map((t) => h("th", { scope: "col" }, t)))),
         body)),
     status, older);
 
@@ -50,7 +54,10 @@ export async function scansPage({ main, params, signal }) {
         h("td", {}, h("time", { datetime: s.scanned_at }, formatDateTimeSeconds(s.scanned_at))),
         h("td", { class: `result result-${s.result}` }, RESULT_WORDS[s.result] || s.result),
         h("td", {}, h("code", {}, `${s.code_prefix}…`)),
-        h("td", {}, s.scanner_label)));
+        h("td", {}, s.scanner_label),
+        // Offline: the door checked the ticket alone and uploaded the scan
+        // later; its time is the door's clock.
+        h("td", {}, s.offline ? "offline" : "online")));
     }
     before = page.next_before;
     older.hidden = !before;
