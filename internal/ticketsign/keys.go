@@ -49,6 +49,11 @@ func (k *Keys) Private(ctx context.Context, eventID string) (ed25519.PrivateKey,
 		UNION ALL
 		SELECT private_key FROM ticket_keys WHERE event_id = $1
 		LIMIT 1`, eventID, []byte(pub), []byte(priv.Seed())).Scan(&stored)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Another instance stored the key meanwhile: the statement waited for it,
+		// but its snapshot predates it. A statement of its own sees it.
+		err = k.db.QueryRow(ctx, `SELECT private_key FROM ticket_keys WHERE event_id = $1`, eventID).Scan(&stored)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ticketsign: the key of event %s: %w", eventID, err)
 	}
