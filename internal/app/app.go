@@ -102,7 +102,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		a.closers = append(a.closers, a.DB.Close)
 	}
 	if a.Redis == nil {
-		if a.Redis, err = conn.Redis(cfg.RedisURL); err != nil {
+		if a.Redis, err = conn.Redis(ctx, cfg.RedisURL, logger); err != nil {
 			return nil, err
 		}
 		a.closers = append(a.closers, func() { a.Redis.Close() })
@@ -111,11 +111,18 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	a.Registry = prometheus.NewRegistry()
 	metrics.Register(a.Registry, collectors.NewGoCollector())
 	metrics.Register(a.Registry, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Each Redis node gets a breaker of its own (conn.NodeOf), so that a dead
+	// master of a cluster costs only the buckets and rooms it serves.
+	nodeOf := func(ctx context.Context, key string) string { return conn.NodeOf(ctx, a.Redis, key) }
+	_, cluster := a.Redis.(*conn.ClusterClient)
 	a.Limiter = ratelimit.New(a.Redis, ratelimit.Options{
-		Prefix:     cfg.RedisPrefix,
-		Timeout:    cfg.RedisTimeout,
-		Registerer: a.Registry,
-		Limits:     cfg.LimitDefinitions(),
+		Prefix:      cfg.RedisPrefix,
+		Timeout:     cfg.RedisTimeout,
+		Registerer:  a.Registry,
+		Limits:      cfg.LimitDefinitions(),
+		SplitBySlot: cluster,
+		NodeOf:      nodeOf,
+		Logger:      logger,
 	})
 	a.Settings = limitadmin.New(a.DB, a.Limiter, limitadmin.Options{Registerer: a.Registry, Logger: logger})
 	startCtx, cancel := context.WithTimeout(ctx, settingsStartTimeout)
@@ -133,7 +140,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: a.Registry, TicketKeys: a.TicketKeys})
 	a.Scans = scan.NewService(a.DB)
 	a.WaitRoom = waitroom.New(a.Redis, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout,
-		Admission: o.admission, Logger: logger})
+		Admission: o.admission, Logger: logger, NodeOf: nodeOf, Registerer: a.Registry})
 	a.Seats = seatstream.New(a.Events, seatstream.Options{Registerer: a.Registry})
 	a.closers = append(a.closers, a.Seats.Close)
 	a.Janitor = janitor.New([]janitor.Task{

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -34,10 +35,14 @@ func Postgres(ctx context.Context, databaseURL string, size int) (*pgxpool.Pool,
 	return pool, nil
 }
 
-// Redis makes a client from redisURL: one redis:// URL for a single server, or
-// comma-separated host:port addresses for a Redis Cluster. Deadlines are short,
-// because every caller has a policy for when Redis does not answer.
-func Redis(redisURL string) (redis.UniversalClient, error) {
+// Redis makes a client from redisURL: comma-separated host:port addresses of a
+// Redis Cluster, or one redis:// URL. Cluster mode is detected, not guessed:
+// the one server of a URL is asked (INFO cluster, within a second) whether it
+// is a cluster node, and if so it seeds a cluster client, whose every script
+// then stays in one hash slot. A server that cannot be asked at start is taken
+// as a single server, and logger says so. Deadlines are short, because every
+// caller has a policy for when Redis does not answer.
+func Redis(ctx context.Context, redisURL string, logger *slog.Logger) (redis.UniversalClient, error) {
 	opts := &redis.UniversalOptions{
 		DialTimeout:           250 * time.Millisecond,
 		ReadTimeout:           200 * time.Millisecond,
@@ -49,24 +54,130 @@ func Redis(redisURL string) (redis.UniversalClient, error) {
 	if strings.Contains(redisURL, ",") {
 		for _, addr := range strings.Split(redisURL, ",") {
 			addr = strings.TrimPrefix(strings.TrimSpace(addr), "redis://")
-			if addr == "" {
-				continue
+			if addr != "" {
+				opts.Addrs = append(opts.Addrs, addr)
 			}
-			opts.Addrs = append(opts.Addrs, addr)
 		}
-		opts.IsClusterMode = true
-		return redis.NewUniversalClient(opts), nil
+		return newCluster(opts), nil
 	}
 	parsed, err := redis.ParseURL(redisURL)
 	if err != nil {
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
 	opts.Addrs = []string{parsed.Addr}
+	opts.Username, opts.Password, opts.TLSConfig = parsed.Username, parsed.Password, parsed.TLSConfig
+	switch clustered, err := isClusterNode(ctx, parsed); {
+	case err != nil:
+		if logger != nil {
+			logger.Warn("Redis did not answer at start: using REDIS_URL as one server; if it is a node of a Redis Cluster, list the cluster's nodes in REDIS_URL (host:port,host:port,…)",
+				"addr", parsed.Addr, "error", err)
+		}
+	case clustered && parsed.DB != 0:
+		return nil, fmt.Errorf("REDIS_URL: %s is a Redis Cluster node, and a cluster has no database %d: write it as host:port (or several, comma-separated)", parsed.Addr, parsed.DB)
+	case clustered:
+		return newCluster(opts), nil
+	}
 	opts.DB = parsed.DB
-	opts.Username = parsed.Username
-	opts.Password = parsed.Password
-	opts.TLSConfig = parsed.TLSConfig
 	return redis.NewUniversalClient(opts), nil
+}
+
+// isClusterNode asks the server whether cluster mode is enabled on it.
+func isClusterNode(ctx context.Context, o *redis.Options) (bool, error) {
+	probe := redis.NewClient(&redis.Options{Addr: o.Addr, Username: o.Username, Password: o.Password,
+		TLSConfig: o.TLSConfig, DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1})
+	defer probe.Close()
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	info, err := probe.Info(ctx, "cluster").Result()
+	if err != nil {
+		return false, err
+	}
+	return strings.Contains(info, "cluster_enabled:1"), nil
+}
+
+// SlotMapReload is how often a cluster client refreshes its map of which node
+// serves which slot. go-redis refreshes it itself on a redirect, or when it is
+// a minute old; but when a master dies, calls to it fail with "connection
+// refused" before any redirect comes. Refreshed twice a second, the client
+// follows a replica's promotion within half a second of it.
+const SlotMapReload = 500 * time.Millisecond
+
+// ClusterClient is a Redis Cluster client that refreshes its slot map every
+// SlotMapReload until it is closed.
+type ClusterClient struct {
+	*redis.ClusterClient
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func newCluster(o *redis.UniversalOptions) *ClusterClient {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &ClusterClient{ClusterClient: redis.NewClusterClient(o.Cluster()), stop: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		t := time.NewTicker(SlotMapReload)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				c.ReloadState(ctx) // in the background; a failing reload is retried next tick
+			}
+		}
+	}()
+	return c
+}
+
+// Close stops the refreshes and closes the client.
+func (c *ClusterClient) Close() error {
+	c.stop()
+	<-c.done
+	return c.ClusterClient.Close()
+}
+
+// NodeHealth pings every node of the cluster's slot map, masters and
+// replicas, and says of each "ok" or "down"; a map that cannot be had at all
+// reads as one node "cluster" down.
+func (c *ClusterClient) NodeHealth(ctx context.Context) map[string]string {
+	var mu sync.Mutex
+	out := map[string]string{}
+	err := c.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
+		state := "ok"
+		if node.Ping(ctx).Err() != nil {
+			state = "down"
+		}
+		mu.Lock()
+		out[node.Options().Addr] = state
+		mu.Unlock()
+		return nil
+	})
+	if err != nil && len(out) == 0 {
+		out["cluster"] = "down"
+	}
+	return out
+}
+
+// NodeOf returns the address of the master that serves key now, for
+// accounting failures per node; "" when the slot map has none yet.
+func NodeOf(ctx context.Context, rdb any, key string) string {
+	switch c := rdb.(type) {
+	case *ClusterClient:
+		return masterAddr(ctx, c.ClusterClient, key)
+	case *redis.ClusterClient:
+		return masterAddr(ctx, c, key)
+	case interface{ Options() *redis.Options }:
+		return c.Options().Addr
+	}
+	return ""
+}
+
+func masterAddr(ctx context.Context, c *redis.ClusterClient, key string) string {
+	node, err := c.MasterForKey(ctx, key)
+	if err != nil {
+		return ""
+	}
+	return node.Options().Addr
 }
 
 // RedisLogger is go-redis's logger (give it to redis.SetLogger, once a

@@ -101,3 +101,5 @@ func (g *Guard) DoUntil(ctx context.Context, deadline time.Time, call func(conte
 // State is the breaker's state now: closed (calling), open (refusing) or
 // half-open (letting one probe through).
 func (g *Guard) State() gobreaker.State { return g.breaker.State() }
+
+func isOpen(err error) bool { return errors.Is(err, ErrOpen) }

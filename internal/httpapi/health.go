@@ -7,6 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/stagedoor/stagedoor/internal/conn"
 )
 
 // healthz answers while the process runs.
@@ -15,10 +17,12 @@ func (s *Server) healthz(c echo.Context) error {
 }
 
 // readyz is 200 while PostgreSQL answers; Redis down is "degraded", still 200,
-// because every use of Redis has a policy for its absence.
+// because every use of Redis has a policy for its absence. On a Redis Cluster
+// it says how each node answers (redis_nodes): one dead master degrades only
+// the keys it serves.
 func (s *Server) readyz(c echo.Context) error {
 	ctx := c.Request().Context()
-	body := map[string]string{"status": "ready", "postgres": "ok", "redis": "ok"}
+	body := map[string]any{"status": "ready", "postgres": "ok", "redis": "ok"}
 	status := http.StatusOK
 
 	pgCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -30,6 +34,17 @@ func (s *Server) readyz(c echo.Context) error {
 	}
 	redisCtx, cancelRedis := context.WithTimeout(ctx, 250*time.Millisecond)
 	defer cancelRedis()
+	if cluster, ok := s.Redis.(*conn.ClusterClient); ok {
+		nodes := cluster.NodeHealth(redisCtx)
+		body["redis_nodes"] = nodes
+		for addr, state := range nodes {
+			if state != "ok" {
+				s.Logger.Warn("readiness: a Redis Cluster node does not answer", "node", addr)
+				body["redis"] = "degraded"
+			}
+		}
+		return c.JSON(status, body)
+	}
 	if err := s.Redis.Ping(redisCtx).Err(); err != nil {
 		s.Logger.Warn("readiness: Redis does not answer", "error", err)
 		body["redis"] = "degraded"

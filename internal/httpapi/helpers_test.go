@@ -93,7 +93,7 @@ func startInstance(t testing.TB, in instance) *testServer {
 // that the test stops), closed when the test ends.
 func redisClient(t testing.TB, url string) redis.UniversalClient {
 	t.Helper()
-	rdb, err := conn.Redis(url)
+	rdb, err := conn.Redis(context.Background(), url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestHealthAndReadiness(t *testing.T) {
 
 func TestReadinessWithRedisDownIsDegraded(t *testing.T) {
 	t.Parallel()
-	rdb, err := conn.Redis(testenv.DeadRedisURL(t))
+	rdb, err := conn.Redis(context.Background(), testenv.DeadRedisURL(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -157,7 +157,7 @@ func TestQueueJoinLimitAndPlace(t *testing.T) {
 func TestWaitingRoomFailsClosed(t *testing.T) {
 	t.Parallel()
 	private := testenv.StartPrivateRedis(t)
-	rdb, err := conn.Redis(private.URL)
+	rdb, err := conn.Redis(context.Background(), private.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

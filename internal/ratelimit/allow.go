@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 )
 
 // Allow decides one request against every limit named in checks, all or nothing:
@@ -106,7 +105,6 @@ func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check,
 		}
 	}
 
-	deadline := time.Now().Add(l.guard.Timeout()) // one deadline for the whole decision
 	vs := make([]verdict, len(bs))
 	state := make([]int8, len(bs))
 	veto := false
@@ -120,8 +118,10 @@ func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check,
 			g = groups[n]
 			gb = pick(bs, g)
 		}
+		// Each slot's call has a deadline of its own, under its node's breaker: a
+		// dead node costs its own buckets, never the time of a healthy node's.
 		var got []verdict
-		err := l.guard.DoUntil(ctx, deadline, func(rctx context.Context) error {
+		err := l.nodes.For(ctx, gb[0].key).Do(ctx, func(rctx context.Context) error {
 			var err error
 			_, got, err = take(rctx, l.rdb, gb)
 			return err
@@ -188,7 +188,6 @@ func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check,
 // group, and corrects their verdicts. A refund that fails leaves its token spent.
 func (l *Limiter) refund(ctx context.Context, bs []bucket, vs []verdict, spent [][]int) {
 	ctx = context.WithoutCancel(ctx) // a refund is owed whether or not the caller stays
-	deadline := time.Now().Add(l.guard.Timeout())
 	for _, g := range spent {
 		var back []int
 		for _, j := range g {
@@ -196,7 +195,7 @@ func (l *Limiter) refund(ctx context.Context, bs []bucket, vs []verdict, spent [
 				back = append(back, j)
 			}
 		}
-		err := l.guard.DoUntil(ctx, deadline, func(rctx context.Context) error {
+		err := l.nodes.For(ctx, bs[back[0]].key).Do(ctx, func(rctx context.Context) error {
 			return refund(rctx, l.rdb, pick(bs, back))
 		})
 		if err != nil {

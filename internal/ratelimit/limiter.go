@@ -1,10 +1,12 @@
 package ratelimit
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -113,6 +115,13 @@ type Options struct {
 	// SplitBySlot runs one script per Redis Cluster hash slot, as is done anyway for
 	// a *redis.ClusterClient; set it when rdb is a wrapper around a cluster client.
 	SplitBySlot bool
+	// NodeOf names the Redis node that serves a key (conn.NodeOf), so that each
+	// node has a breaker and deadlines of its own: a dead node fails open (or
+	// falls back) only the buckets it serves. nil: one breaker for all.
+	NodeOf func(ctx context.Context, key string) string
+	// Logger receives the breakers' changes of state and each node's outage;
+	// nil logs nothing.
+	Logger *slog.Logger
 	// Clock is the time of the in-process buckets and the denial cache; default
 	// time.Now. Redis buckets always use Redis's clock.
 	Clock func() time.Time
@@ -147,7 +156,7 @@ type Limiter struct {
 	rdb        Scripter
 	prefix     string
 	split      bool
-	guard      *guard.Guard // the deadline and breaker of every Redis call
+	nodes      *guard.Nodes // the deadline and breaker of every Redis call, per node
 	limits     map[Name]*limitState
 	names      []Name
 	local      *localBuckets
@@ -193,8 +202,8 @@ func New(rdb Scripter, opts Options) *Limiter {
 		l.clock = time.Now
 	}
 	l.epoch = l.clock()
-	l.guard = guard.New(guard.Options{Name: "ratelimit-redis", Timeout: opts.Timeout,
-		Failures: opts.BreakerFailures, Cooldown: opts.BreakerCooldown})
+	l.nodes = guard.NewNodes(guard.Options{Name: "ratelimit", Timeout: opts.Timeout,
+		Failures: opts.BreakerFailures, Cooldown: opts.BreakerCooldown, Logger: opts.Logger}, opts.NodeOf, opts.Registerer)
 	vec := decisionsCounter(opts.Registerer)
 	for _, d := range opts.Limits {
 		st := &limitState{name: d.Name, policy: d.Policy}

@@ -72,7 +72,7 @@ func TestBreakerOpenMakesNoCall(t *testing.T) {
 	for range 5 {
 		l.Allow(context.Background(), Check{Limit: "open", Key: "k"})
 	}
-	if st := l.guard.State(); st != gobreaker.StateOpen {
+	if st := l.nodes.For(context.Background(), "").State(); st != gobreaker.StateOpen {
 		t.Fatalf("after 5 failures the breaker is %v", st)
 	}
 	calls := counter.calls.Load()
@@ -100,7 +100,7 @@ func TestBreakerRecovers(t *testing.T) {
 	for range 5 {
 		l.Allow(context.Background(), Check{Limit: "open", Key: "k"})
 	}
-	if st := l.guard.State(); st != gobreaker.StateOpen {
+	if st := l.nodes.For(context.Background(), "").State(); st != gobreaker.StateOpen {
 		t.Fatalf("breaker %v", st)
 	}
 	server.Start()
@@ -278,7 +278,7 @@ func TestCallerGoneDoesNotTripBreaker(t *testing.T) {
 			t.Fatalf("cancelled caller: %+v", d)
 		}
 	}
-	if st := l.guard.State(); st != gobreaker.StateClosed {
+	if st := l.nodes.For(context.Background(), "").State(); st != gobreaker.StateClosed {
 		t.Fatalf("breaker %v after cancelled callers", st)
 	}
 	if d := l.Allow(context.Background(), Check{Limit: "open", Key: "k"}); d.Results[0].Outcome != OutcomeAllowed {

@@ -134,6 +134,9 @@ type reply struct {
 }
 
 // run runs roomScript for op on the room's keys.
+// roomKey is the key of a room's queue; all of the room's keys share its slot.
+func (s *Service) roomKey(r room) string { return s.prefix + "wr:{" + r.eventID + "}:q" }
+
 func (s *Service) run(ctx context.Context, r room, op, buyerID string) (reply, error) {
 	p := s.prefix + "wr:{" + r.eventID + "}:"
 	keys := []string{p + "q", p + "s", p + "a"}

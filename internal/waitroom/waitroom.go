@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
@@ -81,8 +82,15 @@ type Options struct {
 	// BreakerCooldown (default 1 s) before letting one probe through.
 	BreakerFailures int
 	BreakerCooldown time.Duration
-	// Logger receives the breaker's changes of state; nil logs nothing.
+	// Logger receives the breakers' changes of state and each node's outage;
+	// nil logs nothing.
 	Logger *slog.Logger
+	// NodeOf names the Redis node that serves a key (conn.NodeOf), so that each
+	// node has a breaker of its own: a dead node fails closed only the rooms it
+	// serves. nil: one breaker for all.
+	NodeOf func(ctx context.Context, key string) string
+	// Registerer takes stagedoor_redis_calls_total; nil registers nothing.
+	Registerer prometheus.Registerer
 }
 
 // Service runs the waiting rooms of all events. Safe for concurrent use.
@@ -91,15 +99,15 @@ type Service struct {
 	prefix    string
 	admission time.Duration
 	lottery   func() float64 // a buyer's place among early joiners, in [0, 1)
-	guard     *guard.Guard   // the deadline and breaker of every Redis call
+	nodes     *guard.Nodes   // the deadline and breaker of every Redis call, per node
 }
 
 // New returns a Service on rdb (a *redis.Client, *redis.ClusterClient or
 // redis.UniversalClient).
 func New(rdb redis.Scripter, o Options) *Service {
 	s := &Service{rdb: rdb, prefix: o.Prefix, admission: o.Admission, lottery: rand.Float64,
-		guard: guard.New(guard.Options{Name: "waitroom-redis", Timeout: o.Timeout,
-			Failures: o.BreakerFailures, Cooldown: o.BreakerCooldown, Logger: o.Logger})}
+		nodes: guard.NewNodes(guard.Options{Name: "waitroom", Timeout: o.Timeout,
+			Failures: o.BreakerFailures, Cooldown: o.BreakerCooldown, Logger: o.Logger}, o.NodeOf, o.Registerer)}
 	if s.admission <= 0 {
 		s.admission = DefaultAdmission
 	}
@@ -219,11 +227,12 @@ func WaitSeconds(d time.Duration) int64 {
 	return int64((max(d, 0) + time.Second - 1) / time.Second)
 }
 
-// call runs the room's script under the deadline and the breaker. When the
-// caller's context ends first, its error is returned as it is.
+// call runs the room's script under the deadline and the breaker of the node
+// that serves the room. When the caller's context ends first, its error is
+// returned as it is.
 func (s *Service) call(ctx context.Context, r room, op, buyerID string) (reply, error) {
 	var rep reply
-	err := s.guard.Do(ctx, func(rctx context.Context) error {
+	err := s.nodes.For(ctx, s.roomKey(r)).Do(ctx, func(rctx context.Context) error {
 		var err error
 		rep, err = s.run(rctx, r, op, buyerID)
 		return err

@@ -1,0 +1,110 @@
+package guard
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/stagedoor/stagedoor/internal/metrics"
+	"github.com/stagedoor/stagedoor/internal/outage"
+)
+
+// Nodes keeps one Guard per node of a dependency (the masters of a Redis
+// Cluster; the one server otherwise), made on first use with the same
+// options: a dead node opens its own breaker and spends its own deadlines, and
+// the keys of the healthy nodes never wait for it. Each node's failures are
+// logged as that node's outage (a WARN line when they start, a count every
+// 10 s) and counted in stagedoor_redis_calls_total{caller,node,result}.
+type Nodes struct {
+	opts   Options
+	locate func(ctx context.Context, key string) string
+	calls  *prometheus.CounterVec
+	guards sync.Map // node address → *nodeGuard
+}
+
+type nodeGuard struct {
+	*Guard
+	node   string
+	outage *outage.Reporter
+}
+
+// NewNodes returns the guards of a dependency whose keys locate places on
+// nodes (it returns a node's address, or "" when it cannot tell); o.Name names
+// the caller in logs and metrics.
+func NewNodes(o Options, locate func(ctx context.Context, key string) string, reg prometheus.Registerer) *Nodes {
+	if o.Timeout <= 0 {
+		o.Timeout = 50 * time.Millisecond
+	}
+	if locate == nil {
+		locate = func(context.Context, string) string { return "" }
+	}
+	return &Nodes{opts: o, locate: locate,
+		calls: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stagedoor_redis_calls_total",
+			Help: "Calls to a Redis node, by caller, node and result: ok, failed, or refused by the node's open breaker.",
+		}, []string{"caller", "node", "result"}))}
+}
+
+// For returns the guard of the node that serves key.
+func (n *Nodes) For(ctx context.Context, key string) *NodeGuard {
+	node := n.locate(ctx, key)
+	if node == "" {
+		node = "redis" // one server, or a cluster whose slot map is not known yet
+	}
+	if g, ok := n.guards.Load(node); ok {
+		return &NodeGuard{g.(*nodeGuard), n}
+	}
+	o := n.opts
+	o.Name = n.opts.Name + " " + node
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	g, _ := n.guards.LoadOrStore(node, &nodeGuard{Guard: New(o), node: node,
+		outage: outage.New(logger.With("caller", n.opts.Name, "node", node), "redis", 0)})
+	return &NodeGuard{g.(*nodeGuard), n}
+}
+
+// Timeout is the deadline of one call.
+func (n *Nodes) Timeout() time.Duration { return n.opts.Timeout }
+
+// NodeGuard is the guard of one node.
+type NodeGuard struct {
+	g     *nodeGuard
+	nodes *Nodes
+}
+
+// Node is the node's address.
+func (g *NodeGuard) Node() string { return g.g.node }
+
+// Do is Guard.Do on the node's guard, with the result logged and counted.
+func (g *NodeGuard) Do(ctx context.Context, call func(context.Context) error) error {
+	return g.DoUntil(ctx, time.Now().Add(g.g.Timeout()), call)
+}
+
+// DoUntil is Guard.DoUntil on the node's guard, with the result logged and
+// counted. A call whose caller went away is neither.
+func (g *NodeGuard) DoUntil(ctx context.Context, deadline time.Time, call func(context.Context) error) error {
+	err := g.g.DoUntil(ctx, deadline, call)
+	result := "ok"
+	switch {
+	case err == nil:
+		g.g.outage.Succeeded()
+	case ctx.Err() != nil:
+		return err
+	case isOpen(err):
+		result = "refused"
+	default:
+		result = "failed"
+		g.g.outage.Failed(err)
+	}
+	g.nodes.calls.WithLabelValues(g.nodes.opts.Name, g.g.node, result).Inc()
+	return err
+}
+
+// State is the node's breaker's state now.
+func (g *NodeGuard) State() gobreaker.State { return g.g.State() }
