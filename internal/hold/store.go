@@ -19,28 +19,43 @@ type store struct {
 
 // placeSQL places a hold in one statement, so in one implicit transaction:
 //
-//   - wanted locks every seat asked for, in id order (so two placements never
-//     deadlock), and reads, from the newest committed version of each row,
-//     whether it is of the event and takeable now;
+//   - peek reads every seat asked for without a lock: whether it is of the event
+//     and takeable in the statement's snapshot. When some is not, the statement
+//     locks nothing and writes nothing: a refusal (409 on a seat already taken)
+//     is a read, and never queues on a hot seat's row lock;
+//   - only when every seat looks free, wanted locks them, in id order (so two
+//     placements never deadlock), and reads, from the newest committed version
+//     of each row, whether it is of the event and takeable now: the lock is the
+//     arbiter, the peek only spares refusals the queue;
 //   - held counts the seats the buyer holds of the event now (in a checkout
 //     too), which with those asked for may not pass the cap ($7);
 //   - only when all are found, of the event and takeable, and the cap allows,
 //     taken points them at the new hold until now() + TTL, and hold inserts it;
 //     otherwise nothing is written;
-//   - the result lists each seat found with those two verdicts, and the count
-//     held, which is exactly what a refusal reports.
+//   - the result lists each seat found with those two verdicts (the locked
+//     read's when there was one, else the peek's), and the count held, which
+//     is exactly what a refusal reports.
 //
-// wanted filters on id alone, so that the primary key is the only index the
-// planner can use: a filter on event_id invites a scan of all the event's seats.
-// Rows are locked only while the statement runs; no event-wide lock is taken.
-// Two placements of one buyer on one event are serialized by lockBuyerSQL, sent
-// before it in the same transaction, so that each counts the other's seats.
+// peek and wanted filter on id alone, so that the primary key is the only index
+// the planner can use: a filter on event_id invites a scan of all the event's
+// seats. Rows are locked only while the statement runs; no event-wide lock is
+// taken. Two placements of one buyer on one event are serialized by
+// lockBuyerSQL, sent before it in the same transaction, so that each counts the
+// other's seats.
 const placeSQL = `
-WITH wanted AS (
-    SELECT id, price_cents, event_id = $2 AS of_event,
+WITH peek AS (
+    SELECT id, event_id = $2 AS of_event,
            sold_at IS NULL AND (held_until IS NULL OR held_until <= now()) AS takeable
     FROM seats
     WHERE id = ANY($4::uuid[])
+), looks_free AS (
+    SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), false) AS yes
+    FROM peek
+), wanted AS (
+    SELECT id, price_cents, event_id = $2 AS of_event,
+           sold_at IS NULL AND (held_until IS NULL OR held_until <= now()) AS takeable
+    FROM seats
+    WHERE id = ANY($4::uuid[]) AND (SELECT yes FROM looks_free)
     ORDER BY id
     FOR NO KEY UPDATE
 ), held AS (
@@ -63,8 +78,9 @@ WITH wanted AS (
     FROM verdict WHERE ok
     RETURNING total_cents, expires_at, created_at
 )
-SELECT w.id::text, w.of_event, w.takeable, (SELECT seats FROM held), h.total_cents, h.expires_at, h.created_at
-FROM wanted w LEFT JOIN hold h ON true`
+SELECT p.id::text, coalesce(w.of_event, p.of_event), coalesce(w.takeable, p.takeable),
+       (SELECT seats FROM held), h.total_cents, h.expires_at, h.created_at
+FROM peek p LEFT JOIN wanted w ON w.id = p.id LEFT JOIN hold h ON true`
 
 // lockBuyerSQL takes a transaction-scoped lock on one buyer's holds of one
 // event. Sent in one batch with placeSQL (one round trip, one implicit

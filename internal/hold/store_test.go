@@ -65,11 +65,12 @@ func (f fixture) place(seats ...string) (Hold, error) {
 	return f.holds.Place(ctx, p)
 }
 
-// TestPlacementDecidesOnTheSeatsNewestState: while another transaction holds
-// a seat's row lock, a placement waits; when that transaction commits, the
-// placement judges the seat as that transaction left it, not as it was when
-// the placement began. Both ways: freed (the hold is placed) and taken (the
-// refusal names it, and nothing is held).
+// TestPlacementDecidesOnTheSeatsNewestState: a placement whose seats all look
+// free locks them, waiting for another transaction that holds a seat's row
+// lock, and judges the seat as that transaction left it, not as it was when
+// the placement began: taken meanwhile, the refusal names it and nothing is
+// held. A seat that is already taken when the placement starts is refused at
+// once, from a read, without waiting for any lock (TestRefusalsTakeNoLock).
 func TestPlacementDecidesOnTheSeatsNewestState(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -78,8 +79,8 @@ func TestPlacementDecidesOnTheSeatsNewestState(t *testing.T) {
 		commit    string // what the locking transaction leaves
 		wantTaken bool
 	}{
-		{"freed while waiting", `held_until = now() + interval '1 hour'`, `held_until = NULL`, true},
 		{"taken while waiting", `held_until = NULL`, `held_until = now() + interval '1 hour'`, false},
+		{"left free while waiting", `held_until = NULL`, `held_until = NULL`, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -126,6 +127,44 @@ func TestPlacementDecidesOnTheSeatsNewestState(t *testing.T) {
 					r.err, held, f.seats[1])
 			}
 		})
+	}
+}
+
+// TestRefusalsTakeNoLock: a placement that asks for a seat already held is
+// refused at once from its read, even while another transaction holds that
+// seat's row lock: a refusal never queues on a hot seat.
+func TestRefusalsTakeNoLock(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.place(f.seats[1]); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := f.db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM seats WHERE id = $1 FOR UPDATE`, f.seats[1]); err != nil {
+		t.Fatal(err)
+	}
+	refused := make(chan error, 1)
+	go func() {
+		_, err := f.place(f.seats[0], f.seats[1])
+		refused <- err
+	}()
+	select {
+	case err := <-refused:
+		var unavailable *UnavailableError
+		if !errors.As(err, &unavailable) || len(unavailable.SeatIDs) != 1 || unavailable.SeatIDs[0] != f.seats[1] {
+			t.Errorf("placement = %v, want ErrSeatsUnavailable naming %s", err, f.seats[1])
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the refused placement waited for the seat's row lock")
+	}
+	var locked int
+	if err := f.db.QueryRow(ctx, `SELECT count(*) FROM seats WHERE id = $1 AND hold_id IS NOT NULL`, f.seats[0]).Scan(&locked); err != nil || locked != 0 {
+		t.Errorf("the free seat of the refused placement was taken (%d, %v)", locked, err)
 	}
 }
 

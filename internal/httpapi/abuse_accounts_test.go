@@ -138,3 +138,29 @@ func TestEventCreationIsLimitedPerOrganizer(t *testing.T) {
 	}
 	newEvent(t, ts, other, eventBody(1, 1))
 }
+
+// TestARefusedLoginSpendsNoToken: login-address and login-email are one
+// decision: a login refused by login-email spends none of login-address.
+func TestARefusedLoginSpendsNoToken(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withEnv(behindProxy, "STAGEDOOR_LIMIT_LOGIN_ADDRESS", "3/1h", "STAGEDOOR_LIMIT_LOGIN_EMAIL", "1/1h"), nil, nil)
+	login := func(email string) answer {
+		return ts.request(t, "POST", "/v1/login", loginBody(email, "wrong password"), "X-Forwarded-For", "198.51.100.77")
+	}
+	if a := login("first@example.com"); a.StatusCode != 401 {
+		t.Fatalf("first login = %d", a.StatusCode)
+	}
+	for range 3 { // refused by login-email: must cost login-address nothing
+		if a := login("first@example.com"); a.StatusCode != 429 || a.problem(t).Limit != "login-email" {
+			t.Fatalf("a second login of one email = %d %s, want 429 login-email", a.StatusCode, a.raw)
+		}
+	}
+	for _, email := range []string{"second@example.com", "third@example.com"} {
+		if a := login(email); a.StatusCode != 401 {
+			t.Errorf("login of %s = %d %s, want 401: the refusals spent login-address tokens", email, a.StatusCode, a.raw)
+		}
+	}
+	if a := login("fourth@example.com"); a.StatusCode != 429 || a.problem(t).Limit != "login-address" {
+		t.Errorf("the fourth login of 3/1h from the address = %d %s, want 429 login-address", a.StatusCode, a.raw)
+	}
+}

@@ -58,9 +58,9 @@ func TestEveryKeyHasTTL(t *testing.T) {
 		count(l, "a", OutcomeDenied), count(l, "b", OutcomeShadowDenied))
 }
 
-// A TAT beyond now+tau (the clock stepped back since it was written) reads as an
-// empty bucket: remaining 0, never negative, and the wait runs to the stored TAT,
-// so no token appears sooner; nothing is written by the refusals.
+// A TAT beyond now+tau (the clock stepped back since it was written, or the
+// limit changed) is taken as a bucket with one token left: the next request
+// passes, then the bucket refills at its rate; remaining never goes negative.
 func TestRedisClockStepsBack(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := sharedRedis(t, 4)
@@ -69,21 +69,13 @@ func TestRedisClockStepsBack(t *testing.T) {
 		Limits: []Definition{def(t, "back", "10/1m", Enforce, FailOpen)}})
 	for _, ahead := range []time.Duration{time.Hour, 65 * time.Second} {
 		id := ahead.String()
-		key := l.key("back", id)
-		tat := redisMicros(t, rdb) + ahead.Microseconds()
-		rdb.Set(ctx, key, tat, 2*ahead)
-		// The first token is one interval (6 s) past tat − tau (60 s).
-		wait := ahead - 60*time.Second + 6*time.Second
-		for range 3 {
-			d := l.Allow(ctx, Check{Limit: "back", Key: id})
-			r := d.Results[0]
-			if d.Allowed || r.Remaining != 0 || r.RetryAfter > wait || r.RetryAfter < wait-time.Second {
-				t.Fatalf("TAT %v ahead: %+v; want refused, 0 left, retry after ~%v", ahead, r, wait)
-			}
-			l.SetSetting("back", r.Setting) // clear the denial cache: ask Redis again
+		rdb.Set(ctx, l.key("back", id), redisMicros(t, rdb)+ahead.Microseconds(), 2*ahead)
+		if d := l.Allow(ctx, Check{Limit: "back", Key: id}); !d.Allowed || d.Results[0].Remaining != 0 {
+			t.Fatalf("TAT %v ahead: %+v; want the one token left, then none", ahead, d.Results[0])
 		}
-		if got := rdb.Get(ctx, key).Val(); got != strconv.FormatInt(tat, 10) {
-			t.Fatalf("refusals wrote %s over %d", got, tat)
+		d := l.Allow(ctx, Check{Limit: "back", Key: id})
+		if r := d.Results[0]; d.Allowed || r.Remaining != 0 || r.RetryAfter > 6*time.Second || r.RetryAfter < 5*time.Second {
+			t.Fatalf("TAT %v ahead, the second request: %+v; want refused for one interval (6 s)", ahead, r)
 		}
 	}
 }
@@ -127,5 +119,31 @@ func TestScriptReloadedAfterFlush(t *testing.T) {
 		if r := d.Results[0]; r.Outcome != OutcomeAllowed || r.Remaining != 4-i {
 			t.Fatalf("after SCRIPT FLUSH: %+v", r)
 		}
+	}
+}
+
+// TestALimitChangeAppliesAtOnce: a key drained under 1/1m, and so throttled
+// for a minute, passes at once when an operator raises the limit to 1000/1s:
+// under the new setting it owes at most one full bucket (a millisecond).
+func TestALimitChangeAppliesAtOnce(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := sharedRedis(t, 4)
+	ctx := context.Background()
+	l, _ := newTestLimiter(rdb, Options{Prefix: prefix, Limits: []Definition{def(t, "slow", "1/1m", Enforce, FailOpen)}})
+	check := Check{Limit: "slow", Key: "k"}
+	if !l.Allow(ctx, check).Allowed {
+		t.Fatal("first request refused")
+	}
+	if d := l.Allow(ctx, check); d.Allowed || d.RetryAfter < 50*time.Second {
+		t.Fatalf("second request of 1/1m: %+v, want refused for about a minute", d)
+	}
+	fast, err := ParseLimit("1000/1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetSetting("slow", Setting{Limit: fast, Mode: Enforce})
+	time.Sleep(2 * time.Millisecond) // one interval of the new setting
+	if d := l.Allow(ctx, check); !d.Allowed {
+		t.Fatalf("after raising the limit to 1000/1s: %+v, want allowed at once", d.Results[0])
 	}
 }

@@ -47,10 +47,12 @@ func pending(bs []bucket, vs []verdict, i int) (int64, bool) {
 // when an enforcing bucket refuses, or veto is set, no bucket is written. get reads
 // the stored TAT of bucket i (ok false when missing); set stores one.
 //
-// A stored TAT beyond now + tau means the clock stepped back since it was written.
-// It is taken as it is: the bucket reads as empty (remaining 0, never negative) and
-// the wait is measured to the stored TAT, so the stepped-back interval is never
-// credited twice.
+// A stored TAT beyond now + tau, which no charge under the setting of now can
+// leave (only a change of the limit, or a clock stepping back), is taken as
+// now + tau − interval: the next request passes, and the bucket goes on under
+// its new setting. That is what makes a limit change apply at once: a key
+// drained under 1/1m owes a minute, and after the limit is raised to 1000/1s
+// it passes at once.
 func decide(bs []bucket, now int64, veto bool, get func(i int, key string) (int64, bool), set func(key string, tat int64)) []verdict {
 	vs := make([]verdict, len(bs))
 	for i, b := range bs {
@@ -58,6 +60,9 @@ func decide(bs []bucket, now int64, veto bool, get func(i int, key string) (int6
 		if !ok {
 			if tat, ok = get(i, b.key); !ok {
 				tat = now
+			}
+			if tat > now+b.tau {
+				tat = now + b.tau - b.interval
 			}
 		}
 		base := max(tat, now)

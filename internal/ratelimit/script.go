@@ -39,7 +39,10 @@ const keyMargin = "1000" // ms
 // takeScript decides one request against every bucket in KEYS, all or nothing,
 // on Redis's clock. ARGV holds three figures a bucket: its interval and tau in
 // microseconds, and 1 when it enforces (0 for shadow). A bucket allows when
-// max(TAT, now) + interval − now ≤ tau; unless an enforcing bucket refuses, every
+// max(TAT, now) + interval − now ≤ tau, where a stored TAT beyond now + tau (which
+// only a change of the limit, or a clock stepping back, leaves) is first taken as
+// now + tau − interval: the next request passes, and the bucket goes on under its
+// new setting; unless an enforcing bucket refuses, every
 // bucket that allows gets TAT = max(TAT, now) + interval and a time to live that
 // ends keyMargin after it is full. This is decide in gcra.go; keep them in step.
 //
@@ -54,10 +57,12 @@ for i = 1, #KEYS do
   local k = KEYS[i]
   local tat = tonumber(redis.call('GET', k)) or 0
   out[i + 1] = tat
+  local tau = tonumber(ARGV[3*i-1])
+  if tat > now + tau then tat = now + tau - tonumber(ARGV[3*i-2]) end
   local base = new[k] or tat
   if base < now then base = now end
   local nt = base + tonumber(ARGV[3*i-2])
-  if nt - now <= tonumber(ARGV[3*i-1]) then
+  if nt - now <= tau then
     new[k] = nt
   elseif ARGV[3*i] == '1' then
     veto = true
