@@ -166,7 +166,10 @@ const (
 	Recovery
 	// Janitor deletes what is no longer needed, every janitor.DefaultEvery.
 	Janitor
-	All = SettingsWatcher | HoldSweeper | Recovery | Janitor
+	// CredentialWatcher hears every instance's logouts and scanner-key
+	// revocations, so that this one forgets them at once (auth.Service.Watch).
+	CredentialWatcher
+	All = SettingsWatcher | HoldSweeper | Recovery | Janitor | CredentialWatcher
 )
 
 // Start runs the loops in the background until the returned stop is called;
@@ -183,6 +186,9 @@ func (a *App) Start(ctx context.Context, loops Loops) (stop func()) {
 	}
 	if loops&Recovery != 0 {
 		wg.Go(func() { a.Checkout.RunRecovery(ctx) })
+	}
+	if loops&CredentialWatcher != 0 {
+		wg.Go(func() { a.Auth.Watch(ctx, a.Logger) })
 	}
 	if loops&Janitor != 0 {
 		wg.Go(func() { a.Janitor.Run(ctx, janitor.DefaultEvery) })

@@ -88,6 +88,7 @@ func (s *Service) RevokeScannerKey(ctx context.Context, organizerID, keyID strin
 	if !ok {
 		return errkind.NotFoundf("%q is not a scanner key id", keyID)
 	}
+	s.cache.dropKey(id)
 	return s.store.revokeScannerKey(ctx, organizerID, id)
 }
 
@@ -98,7 +99,16 @@ func (s *Service) AuthenticateScannerKey(ctx context.Context, key string) (Princ
 	if !wellFormedScannerKey(key) {
 		return Principal{}, errUnknownKey
 	}
-	return s.store.principalByScannerKey(ctx, hashToken(key))
+	hash := hashToken(key)
+	if p, ok := s.cache.get(hash); ok {
+		return p, nil
+	}
+	p, err := s.store.principalByScannerKey(ctx, hash)
+	if err != nil {
+		return Principal{}, err
+	}
+	s.cache.put(hash, p, time.Time{})
+	return p, nil
 }
 
 // newScannerKey returns ScannerKeyPrefix and 256 random bits, base64url.

@@ -49,13 +49,19 @@ func (s store) scannerKeys(ctx context.Context, organizerID string) ([]ScannerKe
 
 // revokeScannerKey sets revoked_at once; a revoked key keeps its first time.
 func (s store) revokeScannerKey(ctx context.Context, organizerID, keyID string) error {
-	tag, err := s.db.Exec(ctx, `
-		UPDATE scanner_keys SET revoked_at = coalesce(revoked_at, now())
-		WHERE id = $1 AND organizer_id = $2`, keyID, organizerID)
+	// The revocation, and on its commit the word to every instance to forget
+	// the key (NOTIFY stagedoor_credentials), in one statement.
+	var revoked int
+	err := s.db.QueryRow(ctx, `
+		WITH revoked AS (
+		    UPDATE scanner_keys SET revoked_at = coalesce(revoked_at, now())
+		    WHERE id = $1 AND organizer_id = $2 RETURNING id
+		)
+		SELECT count(*), pg_notify($3, 'key:' || $1::text) FROM revoked`, keyID, organizerID, credentialsChannel).Scan(&revoked, new(string))
 	if err != nil {
 		return fmt.Errorf("auth: revoke scanner key: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
+	if revoked == 0 {
 		return errkind.NotFoundf("no scanner key %s of yours", keyID)
 	}
 	return nil

@@ -27,11 +27,13 @@ type Service struct {
 	cost      int
 	dummyHash []byte
 	hashes    atomic.Int64
+	cache     *credentialCache // sessions and scanner keys verified lately
+	watching  atomic.Bool      // Watch is listening
 }
 
 // NewService returns a Service storing passwords at the given bcrypt cost.
 func NewService(db *pgxpool.Pool, bcryptCost int) *Service {
-	s := &Service{store: store{db: db}, cost: bcryptCost}
+	s := &Service{store: store{db: db}, cost: bcryptCost, cache: newCredentialCache()}
 	// Unknown emails are compared against this hash, so they cost the same
 	// time as a wrong password and do not reveal which emails exist.
 	s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte("stagedoor-dummy-password"), bcryptCost)
@@ -124,19 +126,30 @@ func (s *Service) AccountByEmail(ctx context.Context, email string) (Account, er
 	return a, nil
 }
 
-// Authenticate returns the principal of a live session token, or
-// an errkind.Unauthorized error. Every call asks PostgreSQL, so a logout on one instance
-// is seen by all at once.
+// Authenticate returns the principal of a live session token, or an
+// errkind.Unauthorized error. A session verified in the last CredentialTTL is
+// trusted without a query (see Watch for how a logout reaches every instance).
 func (s *Service) Authenticate(ctx context.Context, token string) (Principal, error) {
 	if token == "" || len(token) > 100 {
 		return Principal{}, errUnauthenticated
 	}
-	return s.store.principalBySession(ctx, hashToken(token))
+	hash := hashToken(token)
+	if p, ok := s.cache.get(hash); ok {
+		return p, nil
+	}
+	p, expires, err := s.store.principalBySession(ctx, hash)
+	if err != nil {
+		return Principal{}, err
+	}
+	s.cache.put(hash, p, expires)
+	return p, nil
 }
 
-// Logout revokes a session token.
+// Logout revokes a session token, and announces it to every instance.
 func (s *Service) Logout(ctx context.Context, token string) error {
-	return s.store.revokeSession(ctx, hashToken(token))
+	hash := hashToken(token)
+	s.cache.drop(hash)
+	return s.store.revokeSession(ctx, hash)
 }
 
 // newToken returns 256 random bits, URL-safe, and their SHA-256.

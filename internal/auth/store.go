@@ -55,25 +55,31 @@ func (s store) createSession(ctx context.Context, tokenHash []byte, accountID st
 }
 
 // principalBySession returns the principal of a live session.
-func (s store) principalBySession(ctx context.Context, tokenHash []byte) (Principal, error) {
+func (s store) principalBySession(ctx context.Context, tokenHash []byte) (Principal, time.Time, error) {
 	var p Principal
+	var expires time.Time
 	err := s.db.QueryRow(ctx, `
-		SELECT a.id::text, a.kind, a.email
+		SELECT a.id::text, a.kind, a.email, s.expires_at
 		FROM sessions s JOIN accounts a ON a.id = s.account_id
 		WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`, tokenHash).
-		Scan(&p.AccountID, &p.Kind, &p.Email)
+		Scan(&p.AccountID, &p.Kind, &p.Email, &expires)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Principal{}, errUnauthenticated
+		return Principal{}, time.Time{}, errUnauthenticated
 	}
 	if err != nil {
-		return Principal{}, fmt.Errorf("auth: look up session: %w", err)
+		return Principal{}, time.Time{}, fmt.Errorf("auth: look up session: %w", err)
 	}
-	return p, nil
+	return p, expires, nil
 }
 
+// revokeSession revokes the session and, in the same statement (so on its
+// commit), tells every instance to forget it (NOTIFY stagedoor_credentials).
 func (s store) revokeSession(ctx context.Context, tokenHash []byte) error {
 	_, err := s.db.Exec(ctx, `
-		UPDATE sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL`, tokenHash)
+		WITH revoked AS (
+		    UPDATE sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL RETURNING 1
+		)
+		SELECT pg_notify($2, 'session:' || encode($1, 'hex'))`, tokenHash, credentialsChannel)
 	if err != nil {
 		return fmt.Errorf("auth: revoke session: %w", err)
 	}

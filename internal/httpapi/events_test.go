@@ -186,7 +186,7 @@ func seatMap(t *testing.T, ts *testServer, eventID string) []seatJSON {
 	return m.Seats
 }
 
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for !cond() {

@@ -48,7 +48,7 @@ func newTestServer(t *testing.T, env map[string]string, db *pgxpool.Pool, rdb re
 }
 
 // startInstance builds an instance with app.New and runs its limit-settings
-// watcher, as serve does (the sweeper and recovery are left to the tests that
+// and credential watchers, as serve does (the sweeper and recovery are left to the tests that
 // want them, which call them directly).
 func startInstance(t testing.TB, in instance) *testServer {
 	t.Helper()
@@ -72,17 +72,19 @@ func startInstance(t testing.TB, in instance) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.logs == nil {
-		in.logs = io.Discard
+	level := slog.LevelDebug
+	if in.logs == nil { // nobody reads them: the production level, so no debug line costs the benchmarks
+		in.logs, level = io.Discard, slog.LevelInfo
 	}
-	logger := slog.New(slog.NewJSONHandler(in.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logger := slog.New(slog.NewJSONHandler(in.logs, &slog.HandlerOptions{Level: level}))
 	a, err := app.New(context.Background(), cfg, logger,
 		app.WithDB(in.db), app.WithRedis(in.rdb), app.WithAdmission(in.admission), app.WithRoutes(in.routes))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(a.Close)
-	t.Cleanup(a.Start(context.Background(), app.SettingsWatcher))
+	t.Cleanup(a.Start(context.Background(), app.SettingsWatcher|app.CredentialWatcher))
+	waitFor(t, 5*time.Second, "the credential watcher listening", a.Auth.Watching)
 	ts := &testServer{App: a, checked: checkContract(t, a.Handler)}
 	ts.http = httptest.NewServer(ts.checked)
 	t.Cleanup(ts.http.Close)

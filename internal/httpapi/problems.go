@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -8,8 +9,10 @@ import (
 	"html/template"
 	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 	"go.yaml.in/yaml/v3"
@@ -20,6 +23,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/hold"
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
@@ -197,22 +201,118 @@ func writeProblem(c echo.Context, p *Problem) {
 		return
 	}
 	c.Response().WriteHeader(p.Status)
-	enc := json.NewEncoder(c.Response())
-	enc.SetEscapeHTML(false) // a detail reads "<admin token>", not "\u003cadmin token\u003e"
-	_ = enc.Encode(body)
+	_, _ = c.Response().Write(body)
 }
 
-// problemDocument is the JSON body of a problem: its members and extensions.
-func problemDocument(p *Problem) map[string]any {
-	body := make(map[string]any, 4+len(p.Extensions))
-	for k, v := range p.Extensions {
-		body[k] = v
+// problemDocument is the JSON body of a problem: its members, then its
+// extensions, in the order of their names (as a map would print them). It is
+// written by hand rather than through a map and encoding/json, because every
+// refusal (429) is one: it must cost next to nothing. Strings are escaped as
+// JSON needs, and not for HTML (a detail reads "<admin token>").
+func problemDocument(p *Problem) []byte {
+	members := make([]string, 0, 4+len(p.Extensions))
+	members = append(members, "detail", "status", "title", "type")
+	for k := range p.Extensions {
+		if k != "detail" && k != "status" && k != "title" && k != "type" {
+			members = append(members, k)
+		}
 	}
-	body["type"] = "/problems/" + p.Slug
-	body["title"] = problemTypes[p.Slug].Title
-	body["status"] = p.Status
-	body["detail"] = p.Detail
-	return body
+	slices.Sort(members)
+	b := make([]byte, 0, 256)
+	b = append(b, '{')
+	for i, k := range members {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		switch k {
+		case "detail":
+			b = appendJSONString(b, p.Detail)
+		case "status":
+			b = strconv.AppendInt(b, int64(p.Status), 10)
+		case "title":
+			b = appendJSONString(b, problemTypes[p.Slug].Title)
+		case "type":
+			b = appendJSONString(b, "/problems/"+p.Slug)
+		default:
+			b = appendJSONValue(b, p.Extensions[k])
+		}
+	}
+	return append(b, '}', '\n')
+}
+
+// appendJSONValue appends v as JSON: the plain kinds by hand, the rest through
+// encoding/json.
+func appendJSONValue(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case string:
+		return appendJSONString(b, v)
+	case ratelimit.Name:
+		return appendJSONString(b, string(v))
+	case int:
+		return strconv.AppendInt(b, int64(v), 10)
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case []ratelimit.Name:
+		b = append(b, '[')
+		for i, n := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, string(n))
+		}
+		return append(b, ']')
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, bytes.TrimRight(out.Bytes(), "\n")...)
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and control
+// characters escaped; invalid UTF-8 replaced, as encoding/json does.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				switch c {
+				case '\n':
+					b = append(b, '\\', 'n')
+				case '\r':
+					b = append(b, '\\', 'r')
+				case '\t':
+					b = append(b, '\\', 't')
+				default:
+					b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+				}
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, "\\ufffd"...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
 }
 
 // retryAfterSeconds rounds a wait up to whole seconds, at least 1.

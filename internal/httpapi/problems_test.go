@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http/httptest"
@@ -15,6 +17,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/checkout"
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/hold"
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
@@ -99,5 +102,33 @@ func TestErrorTable(t *testing.T) {
 				t.Errorf("a %d shows the error's text: %q", p.Status, p.Detail)
 			}
 		})
+	}
+}
+
+// problemDocument, written by hand for speed, says exactly what encoding/json
+// says of the same problem as a map (HTML left unescaped), whatever its text.
+func TestProblemDocumentIsTheJSONOfItsMembers(t *testing.T) {
+	for _, p := range []*Problem{
+		{Slug: "rate-limited", Status: 429, Detail: "limit hold-buyer (10/1m) refused this request; retry in 5994 ms",
+			Extensions: map[string]any{"limit": ratelimit.Name("hold-buyer"), "violated-policies": []ratelimit.Name{"hold-buyer", "hold-organizer"}, "retry_after_ms": int64(5994)}},
+		{Slug: "invalid-request", Status: 400, Detail: "quote \" backslash \\ <admin token> & tab\t nl\n bell\a ünï \u2028 \xff end"},
+		{Slug: "scan-rejected", Status: 409, Detail: "already", Extensions: map[string]any{
+			"result": "already_scanned", "first_scanned_at": time.Date(2026, 11, 30, 12, 0, 0, 123, time.UTC), "ticket_id": "t", "n": 3}},
+		{Slug: "seats-unavailable", Status: 409, Detail: "", Extensions: map[string]any{"unavailable_seat_ids": []string{"a", "b"}}},
+	} {
+		body := make(map[string]any, 4+len(p.Extensions))
+		for k, v := range p.Extensions {
+			body[k] = v
+		}
+		body["type"], body["title"], body["status"], body["detail"] = "/problems/"+p.Slug, problemTypes[p.Slug].Title, p.Status, p.Detail
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(body); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(problemDocument(p)); got != want.String() {
+			t.Errorf("problemDocument:\n got %s\nwant %s", got, want.String())
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -82,16 +83,25 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		status := c.Response().Status
 		s.metrics.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 		s.metrics.duration.WithLabelValues(route).Observe(elapsed.Seconds())
+		// A refusal (429, or a 503 at a bound) is counted, and logged only at
+		// debug level: a flood of them must cost next to nothing, log included.
+		level := slog.LevelInfo
+		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+			level = slog.LevelDebug
+		}
+		if !s.Logger.Enabled(c.Request().Context(), level) {
+			return nil
+		}
 		// The path, never the query string: it may carry something private.
-		s.Logger.Info("request",
-			"request_id", requestID(c),
-			"method", c.Request().Method,
-			"path", c.Request().URL.Path,
-			"route", route,
-			"status", status,
-			"bytes", c.Response().Size,
-			"duration_ms", float64(elapsed.Microseconds())/1000,
-			"remote", c.Request().RemoteAddr,
+		s.Logger.LogAttrs(c.Request().Context(), level, "request",
+			slog.String("request_id", requestID(c)),
+			slog.String("method", c.Request().Method),
+			slog.String("path", c.Request().URL.Path),
+			slog.String("route", route),
+			slog.Int("status", status),
+			slog.Int64("bytes", c.Response().Size),
+			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+			slog.String("remote", c.Request().RemoteAddr),
 		)
 		return nil
 	}

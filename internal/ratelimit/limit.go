@@ -79,9 +79,9 @@ func (l Limit) gcra() (interval, tau int64) {
 
 // String writes the limit the way ParseLimit reads it, such as "20/1s burst 50".
 func (l Limit) String() string {
-	s := fmt.Sprintf("%d/%s", l.Rate, formatPeriod(l.Period))
+	s := strconv.Itoa(l.Rate) + "/" + formatPeriod(l.Period) // no fmt: refusals print it
 	if l.Burst != l.Rate {
-		s += fmt.Sprintf(" burst %d", l.Burst)
+		s += " burst " + strconv.Itoa(l.Burst)
 	}
 	return s
 }

@@ -1,0 +1,123 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stagedoor/stagedoor/internal/errkind"
+)
+
+// watching starts s.Watch for the test and waits until it listens.
+func watching(t *testing.T, s *Service) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.Watch(ctx, nil) }()
+	t.Cleanup(func() { cancel(); <-done })
+	deadline := time.Now().Add(5 * time.Second)
+	for !s.Watching() {
+		if time.Now().After(deadline) {
+			t.Fatal("Watch never listened")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestLogoutReachesEveryInstanceAtOnce: two instances trust a session they
+// looked up; a logout on one is refused by the other within one notification,
+// however long the cache would keep it; so is a revoked scanner key.
+func TestLogoutReachesEveryInstanceAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := newTestService(t)
+	b := NewService(a.store.db, 4)
+	watching(t, a)
+	watching(t, b)
+	if _, err := a.Register(ctx, Organizer, "o@example.com", "0123456789", "O"); err != nil {
+		t.Fatal(err)
+	}
+	session, err := a.Login(ctx, "o@example.com", "0123456789", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Authenticate(ctx, session.Token); err != nil { // cached on b now
+		t.Fatal(err)
+	}
+	key, err := a.CreateScannerKey(ctx, session.Principal.AccountID, "Door", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AuthenticateScannerKey(ctx, key.Key); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Logout(ctx, session.Token); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RevokeScannerKey(ctx, session.Principal.AccountID, key.ID); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for {
+		_, sErr := b.Authenticate(ctx, session.Token)
+		_, kErr := b.AuthenticateScannerKey(ctx, key.Key)
+		if errors.Is(sErr, errkind.Unauthorized) && errors.Is(kErr, errkind.Unauthorized) {
+			break
+		}
+		if time.Since(start) > CredentialTTL/2 {
+			t.Fatalf("the other instance still trusts the session (%v) or the key (%v) %v after: the notification did not reach it", sErr, kErr, time.Since(start))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Logf("the logout reached the other instance in %v", time.Since(start))
+}
+
+// TestAReconnectedWatcherForgetsEverything: with the listening connection cut,
+// a logout's notification is lost; when the watcher listens again it empties
+// the cache, so no stale session survives the reconnection.
+func TestAReconnectedWatcherForgetsEverything(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := newTestService(t)
+	b := NewService(a.store.db, 4)
+	if _, err := a.Register(ctx, Buyer, "b@example.com", "0123456789", "B"); err != nil {
+		t.Fatal(err)
+	}
+	session, _ := a.Login(ctx, "b@example.com", "0123456789", "")
+	if _, err := b.Authenticate(ctx, session.Token); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Logout(ctx, session.Token); err != nil { // nobody listens on b yet: missed
+		t.Fatal(err)
+	}
+	if _, err := b.Authenticate(ctx, session.Token); err != nil {
+		t.Fatalf("b forgot at once without a listener (%v): the test shows nothing", err)
+	}
+	watching(t, b) // starting (or restarting) to listen empties the cache
+	if _, err := b.Authenticate(ctx, session.Token); !errors.Is(err, errkind.Unauthorized) {
+		t.Errorf("after the watcher listened again, the logged-out session: %v, want Unauthorized", err)
+	}
+	// Cut the listening connection: the watcher connects again, and forgets again.
+	fresh, _ := a.Login(ctx, "b@example.com", "0123456789", "")
+	if _, err := b.Authenticate(ctx, fresh.Token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.store.db.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE application_name = 'stagedoor-credentials' AND datname = current_database()`); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Logout(ctx, fresh.Token); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		if _, err := b.Authenticate(ctx, fresh.Token); errors.Is(err, errkind.Unauthorized) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a session logged out while the listener was cut is still trusted")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,91 @@
+package httpapi_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/testenv"
+)
+
+// queryCounter counts the statements a pool sends.
+type queryCounter struct{ n atomic.Int64 }
+
+func (q *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	q.n.Add(1)
+	return ctx
+}
+
+func (q *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// countedPool is a pool on the test's own database whose statements are counted.
+func countedPool(t *testing.T) (*pgxpool.Pool, *queryCounter) {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(testenv.DatabaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := &queryCounter{}
+	cfg.ConnConfig.Tracer = counter
+	db, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db, counter
+}
+
+// redisCalls sums stagedoor_redis_calls_total over every caller, node and result.
+func redisCalls(t *testing.T, ts *testServer) int {
+	t.Helper()
+	n := 0
+	for _, line := range strings.Split(string(ts.request(t, "GET", "/metrics", "").raw), "\n") {
+		if strings.HasPrefix(line, "stagedoor_redis_calls_total{") {
+			v, _ := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
+			n += int(v)
+		}
+	}
+	return n
+}
+
+// TestARefusalCostsNoQueryAndNoRedisCall: once a buyer is refused by
+// hold-buyer, each further hold of theirs is refused with no PostgreSQL
+// statement and no Redis call: the session comes from the credential cache,
+// the event from its cache, the refusal from the denial cache.
+func TestARefusalCostsNoQueryAndNoRedisCall(t *testing.T) {
+	t.Parallel()
+	db, counter := countedPool(t)
+	ts := newTestServer(t, limitEnv("STAGEDOOR_LIMIT_HOLD_BUYER", "1/1m"), db, nil)
+	org, buyer := newAccount(t, ts, auth.Organizer), newAccount(t, ts, auth.Buyer)
+	event, seats := newEvent(t, ts, org, eventBody(1, 5))
+	if a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[0]), buyer.bearer()...); a.StatusCode != 201 {
+		t.Fatalf("first hold = %d %s", a.StatusCode, a.raw)
+	}
+	if a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[1]), buyer.bearer()...); a.StatusCode != 429 {
+		t.Fatalf("second hold = %d %s", a.StatusCode, a.raw)
+	}
+	// The instance's own background work (the limit settings re-read each
+	// second) uses the pool too: a few tries find a window without it.
+	var queries, calls int64
+	for try := 0; try < 3; try++ {
+		q0, c0 := counter.n.Load(), redisCalls(t, ts)
+		for range 100 {
+			if a := ts.inProcess(t, "POST", "/v1/holds", holdBody(event, seats[1]), buyer.bearer()...); a.StatusCode != 429 {
+				t.Fatalf("a refused hold = %d %s", a.StatusCode, a.raw)
+			}
+		}
+		queries, calls = counter.n.Load()-q0, int64(redisCalls(t, ts)-c0)
+		if queries == 0 && calls == 0 {
+			break
+		}
+	}
+	if queries != 0 || calls != 0 {
+		t.Errorf("100 refused holds sent %d PostgreSQL statements and made %d Redis calls, want none", queries, calls)
+	}
+}
