@@ -13,10 +13,10 @@ SHELL := bash
 # answers; else the local services, started or installed, their URLs exported)
 # and prints the exports, if any, for the recipe to eval.
 
-.PHONY: help run run-docker run-local demo test bench lint build services
+.PHONY: help run run-docker run-local demo test bench lint build services cluster cluster-down
 
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 # exec: the sub-make takes this shell's place, so a SIGTERM to make reaches it.
 run: ## Run Stagedoor on 127.0.0.1:8080: run-docker if a Docker engine answers, else run-local
@@ -36,6 +36,7 @@ demo: ## Run the whole flow against the running Stagedoor (make run first), as t
 
 test: lint ## gofmt and go vet, then all tests with -race (local services, or testcontainers when Docker answers)
 	@bash scripts/ensure-browser.sh
+	@bash scripts/ensure-ops.sh
 	@services_env=$$(bash scripts/ensure-services.sh --test-env); eval "$$services_env"; \
 	echo "go test -race -count=1 -timeout 15m ./..."; go test -race -count=1 -timeout 15m ./...
 
@@ -51,6 +52,14 @@ lint: ## Fail on unformatted files (gofmt -l), then go vet
 build: ## Build bin/stagedoor (with the web pages' npm packages, scripts/ensure-web.sh)
 	@bash scripts/ensure-web.sh
 	go build -o bin/stagedoor ./cmd/stagedoor
+
+# make cluster: scripts/cluster/up.sh (what it starts, and the faults to try, in
+# docs/operations.md, "A local cluster"); the processes run on after make returns.
+cluster: build ## Start a local cluster: Redis Cluster 3+3, Payrail, 3 instances behind HAProxy on :8080, Prometheus on :9090
+	@bash scripts/cluster/up.sh
+
+cluster-down: ## Stop exactly what make cluster started (the pids in .cluster/)
+	@bash scripts/cluster/down.sh
 
 services: ## Make sure PostgreSQL and Redis answer on 127.0.0.1 (installs/starts them if needed)
 	bash scripts/ensure-services.sh

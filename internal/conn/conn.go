@@ -49,7 +49,10 @@ func Redis(ctx context.Context, redisURL string, logger *slog.Logger) (redis.Uni
 		WriteTimeout:          200 * time.Millisecond,
 		ContextTimeoutEnabled: true,
 		MaxRetries:            1,
-		PoolSize:              64,
+		// One dial a call: go-redis would otherwise dial a dead node five
+		// times, 100 ms apart, and spend a caller's whole deadline on it.
+		DialerRetries: 1,
+		PoolSize:      64,
 	}
 	if strings.Contains(redisURL, ",") {
 		for _, addr := range strings.Split(redisURL, ",") {
@@ -138,13 +141,18 @@ func (c *ClusterClient) Close() error {
 
 // NodeHealth pings every node of the cluster's slot map, masters and
 // replicas, and says of each "ok" or "down"; a map that cannot be had at all
-// reads as one node "cluster" down.
+// reads as one node "cluster" down. Finding the map may take up to ctx's
+// deadline (go-redis asks a node for it, maybe the dead one); each ping then
+// has NodePing of its own, so that a slow map does not make live nodes look
+// dead.
 func (c *ClusterClient) NodeHealth(ctx context.Context) map[string]string {
 	var mu sync.Mutex
 	out := map[string]string{}
 	err := c.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
+		pingCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), NodePing)
+		defer cancel()
 		state := "ok"
-		if node.Ping(ctx).Err() != nil {
+		if node.Ping(pingCtx).Err() != nil {
 			state = "down"
 		}
 		mu.Lock()
@@ -157,6 +165,9 @@ func (c *ClusterClient) NodeHealth(ctx context.Context) map[string]string {
 	}
 	return out
 }
+
+// NodePing is how long NodeHealth waits for one node's answer.
+const NodePing = 250 * time.Millisecond
 
 // NodeOf returns the address of the master that serves key now, for
 // accounting failures per node; "" when the slot map has none yet.

@@ -64,8 +64,15 @@ func (n *Nodes) For(ctx context.Context, key string) *NodeGuard {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	g, _ := n.guards.LoadOrStore(node, &nodeGuard{Guard: New(o), node: node,
+	g, loaded := n.guards.LoadOrStore(node, &nodeGuard{Guard: New(o), node: node,
 		outage: outage.New(logger.With("caller", n.opts.Name, "node", node), "redis", 0)})
+	if !loaded {
+		// Every result's series exists from the node's first call, at 0, so
+		// that a rate over "failed" sees even an outage of one scrape.
+		for _, result := range []string{"ok", "failed", "refused"} {
+			n.calls.WithLabelValues(n.opts.Name, node, result)
+		}
+	}
 	return &NodeGuard{g.(*nodeGuard), n}
 }
 

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# ensure-ops.sh: what the operations tests (go test ./deploy) and make cluster need
+# besides Go:
+#
+#   promtool  Debian's prometheus: checks deploy/prometheus/alerts.yml (check rules,
+#             test rules) and the Prometheus configuration the cluster renders
+#   haproxy   Debian's haproxy: checks the HAProxy configuration the cluster renders
+#             (haproxy -c)
+#
+# The tests in deploy/ fail, saying so, when either is missing. As root, missing
+# Debian packages are installed with apt-get (CI, a fresh machine); otherwise the
+# script says what to install. make test runs it.
+set -euo pipefail
+say() { printf 'ensure-ops: %s\n' "$*" >&2; }
+
+pkgs=()
+command -v promtool >/dev/null || pkgs+=(prometheus)
+command -v haproxy >/dev/null || pkgs+=(haproxy)
+((${#pkgs[@]})) || exit 0
+if [[ $EUID -ne 0 ]]; then
+  say "missing ${pkgs[*]}; run: sudo apt-get install -y --no-install-recommends ${pkgs[*]}"
+  exit 1
+fi
+say "installing ${pkgs[*]} with apt-get"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
