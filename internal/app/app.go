@@ -22,6 +22,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/checkout"
+	"github.com/stagedoor/stagedoor/internal/concurrency"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/event"
@@ -29,10 +30,12 @@ import (
 	"github.com/stagedoor/stagedoor/internal/httpapi"
 	"github.com/stagedoor/stagedoor/internal/janitor"
 	"github.com/stagedoor/stagedoor/internal/limitadmin"
+	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/metrics"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/seatstream"
+	"github.com/stagedoor/stagedoor/internal/shed"
 	"github.com/stagedoor/stagedoor/internal/ticketsign"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
@@ -47,6 +50,9 @@ type App struct {
 	// Janitor deletes expired sessions and devices, old Idempotency-Keys and
 	// long-ended holds.
 	Janitor *janitor.Janitor
+	// Utilization and Fleet are the shedders (also in Deps.Shedders).
+	Utilization *shed.Utilization
+	Fleet       *shed.Fleet
 
 	closers []func()
 }
@@ -90,9 +96,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		opt(&o)
 	}
 	a = &App{Deps: httpapi.Deps{Config: cfg, Logger: logger, DB: o.db, Redis: o.rdb, Routes: o.routes}}
+	built := a // a is nil once a failure is returned
 	defer func() {
 		if err != nil {
-			a.Close()
+			built.Close()
 		}
 	}()
 	if a.DB == nil {
@@ -124,7 +131,21 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		NodeOf:      nodeOf,
 		Logger:      logger,
 	})
-	a.Settings = limitadmin.New(a.DB, a.Limiter, limitadmin.Options{Registerer: a.Registry, Logger: logger})
+	concurrent := func(name ratelimit.Name, max int) *concurrency.Limiter {
+		return concurrency.New(a.Redis, concurrency.Options{Name: name, Max: max, Prefix: cfg.RedisPrefix,
+			Timeout: cfg.RedisTimeout, NodeOf: nodeOf, Registerer: a.Registry, Logger: logger})
+	}
+	a.BuyerConcurrency = concurrent(limits.BuyerConcurrency, cfg.BuyerConcurrency)
+	a.OrganizerConcurrency = concurrent(limits.OrganizerConcurrency, cfg.OrganizerConcurrency)
+	a.Utilization, a.Fleet = a.shedders(cfg, logger, nodeOf)
+	a.Shedders = []shed.Shedder{a.Utilization, a.Fleet}
+	a.Settings = limitadmin.New(a.DB, a.Limiter, limitadmin.Options{Registerer: a.Registry, Logger: logger,
+		Switches: []limitadmin.Switch{
+			{Kind: limitadmin.Concurrency, Of: a.BuyerConcurrency, MaxInFlight: cfg.BuyerConcurrency},
+			{Kind: limitadmin.Concurrency, Of: a.OrganizerConcurrency, MaxInFlight: cfg.OrganizerConcurrency},
+			{Kind: limitadmin.Shedder, Of: a.Fleet},
+			{Kind: limitadmin.Shedder, Of: a.Utilization},
+		}})
 	startCtx, cancel := context.WithTimeout(ctx, settingsStartTimeout)
 	defer cancel()
 	if err := a.Settings.Start(startCtx, cfg.LimitDefinitions()); err != nil {
@@ -152,6 +173,31 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	return a, nil
 }
 
+// shedders builds the worker utilization shedder (its signals: the Go
+// scheduler's latency, the database pool's waits, this instance's requests in
+// flight) and the fleet usage shedder (off when STAGEDOOR_FLEET_CAPACITY is
+// unset).
+func (a *App) shedders(cfg config.Config, logger *slog.Logger, nodeOf func(context.Context, string) string) (*shed.Utilization, *shed.Fleet) {
+	util := shed.NewUtilization(shed.UtilizationOptions{
+		PoolWait: func() (int64, time.Duration) {
+			st := a.DB.Stat()
+			return st.EmptyAcquireCount(), st.EmptyAcquireWaitTime()
+		},
+		InFlight:   func() (int, int) { return a.Handler.InFlight() },
+		Registerer: a.Registry,
+		Logger:     logger,
+		Mode:       cfg.WorkerUtilization,
+	})
+	mode := ratelimit.Enforce
+	if cfg.FleetCapacity == 0 {
+		mode = ratelimit.Off // no capacity to share: nothing to decide
+	}
+	fleet := shed.NewFleet(a.Redis, shed.FleetOptions{Capacity: cfg.FleetCapacity, Reserve: cfg.FleetReserve,
+		Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout, NodeOf: nodeOf, Registerer: a.Registry,
+		Logger: logger, Mode: mode})
+	return util, fleet
+}
+
 // Loops name the background loops of an instance.
 type Loops uint8
 
@@ -169,7 +215,13 @@ const (
 	// CredentialWatcher hears every instance's logouts and scanner-key
 	// revocations, so that this one forgets them at once (auth.Service.Watch).
 	CredentialWatcher
-	All = SettingsWatcher | HoldSweeper | Recovery | Janitor | CredentialWatcher
+	// LeaseRenewer renews the concurrency leases of long requests, so that
+	// only a dead instance's leases lapse.
+	LeaseRenewer
+	// Shedding samples the worker utilization shedder's signals, and
+	// exchanges this instance's rates by class with the fleet's in Redis.
+	Shedding
+	All = SettingsWatcher | HoldSweeper | Recovery | Janitor | CredentialWatcher | LeaseRenewer | Shedding
 )
 
 // Start runs the loops in the background until the returned stop is called;
@@ -189,6 +241,14 @@ func (a *App) Start(ctx context.Context, loops Loops) (stop func()) {
 	}
 	if loops&CredentialWatcher != 0 {
 		wg.Go(func() { a.Auth.Watch(ctx, a.Logger) })
+	}
+	if loops&LeaseRenewer != 0 {
+		wg.Go(func() { a.BuyerConcurrency.Run(ctx) })
+		wg.Go(func() { a.OrganizerConcurrency.Run(ctx) })
+	}
+	if loops&Shedding != 0 {
+		wg.Go(func() { a.Utilization.Run(ctx) })
+		wg.Go(func() { a.Fleet.Run(ctx) })
 	}
 	if loops&Janitor != 0 {
 		wg.Go(func() { a.Janitor.Run(ctx, janitor.DefaultEvery) })

@@ -48,6 +48,15 @@ type Config struct {
 	MaxHeldSeats    int           // STAGEDOOR_MAX_HELD_SEATS: seats one buyer may hold at once in one event
 	LogLevel        string        // STAGEDOOR_LOG_LEVEL: debug, info, warn or error
 
+	BuyerConcurrency     int     // STAGEDOOR_LIMIT_BUYER_CONCURRENCY: a buyer's requests in flight at once
+	OrganizerConcurrency int     // STAGEDOOR_LIMIT_ORGANIZER_CONCURRENCY: an organizer's requests in flight at once
+	FleetCapacity        int     // STAGEDOOR_FLEET_CAPACITY: the fleet's requests per second; 0: fleet-usage off
+	FleetReserve         float64 // STAGEDOOR_FLEET_RESERVE: the share of it kept for critical requests
+	// WorkerUtilization is the worker utilization shedder's mode at the first
+	// start (STAGEDOOR_WORKER_UTILIZATION: enforce, shadow or off); the stored
+	// setting wins after, as for the limits.
+	WorkerUtilization ratelimit.Mode
+
 	// Limits holds the starting setting of each limit of internal/limits, from
 	// its variable.
 	Limits map[ratelimit.Name]ratelimit.Limit
@@ -109,7 +118,13 @@ func Load(getenv func(string) string) (Config, error) {
 		BodyTimeout:     r.duration("STAGEDOOR_BODY_TIMEOUT", 5*time.Second),
 		MaxHeldSeats:    r.integer("STAGEDOOR_MAX_HELD_SEATS", 10, 1, 10_000),
 		LogLevel:        r.oneOf("STAGEDOOR_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
-		Limits:          make(map[ratelimit.Name]ratelimit.Limit, len(limits.All)),
+
+		BuyerConcurrency:     r.integer("STAGEDOOR_LIMIT_BUYER_CONCURRENCY", 5, 1, 10_000),
+		OrganizerConcurrency: r.integer("STAGEDOOR_LIMIT_ORGANIZER_CONCURRENCY", 20, 1, 10_000),
+		FleetCapacity:        r.integer("STAGEDOOR_FLEET_CAPACITY", 0, 0, 100_000_000),
+		FleetReserve:         r.fraction("STAGEDOOR_FLEET_RESERVE", 0.2),
+		WorkerUtilization:    ratelimit.Mode(r.oneOf("STAGEDOOR_WORKER_UTILIZATION", "enforce", "enforce", "shadow", "off")),
+		Limits:               make(map[ratelimit.Name]ratelimit.Limit, len(limits.All)),
 	}
 	c.PayrailDatabase = r.checked("PAYRAIL_DATABASE_URL", c.DatabaseURL, postgresURLProblem)
 	for _, d := range limits.All {

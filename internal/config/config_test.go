@@ -22,7 +22,8 @@ func TestDefaults(t *testing.T) {
 		c.BcryptCost != 12 || c.HoldTTL != 10*time.Minute || c.RecoveryAfter != time.Minute ||
 		!c.AutoMigrate || c.PayrailLatency != 400*time.Millisecond || c.PayrailURL != "http://127.0.0.1:8090" ||
 		c.PaymentTimeout != 5*time.Second || c.PayrailDatabase != c.DatabaseURL || c.PayrailJitter != 0 || c.PayrailRecord != 0 ||
-		c.BodyTimeout != 5*time.Second || c.MaxHeldSeats != 10 {
+		c.BodyTimeout != 5*time.Second || c.MaxHeldSeats != 10 ||
+		c.BuyerConcurrency != 5 || c.OrganizerConcurrency != 20 || c.FleetCapacity != 0 || c.FleetReserve != 0.2 || c.WorkerUtilization != "enforce" {
 		t.Errorf("defaults differ from docs/configuration.md: %+v", c)
 	}
 	want := map[ratelimit.Name]ratelimit.Limit{

@@ -144,6 +144,9 @@ func TestRacingHoldsNeverPassTheCap(t *testing.T) {
 		"STAGEDOOR_MAX_HELD_SEATS":       strconv.Itoa(maxHeld),
 		"STAGEDOOR_LIMIT_HOLD_BUYER":     "100000/1s",
 		"STAGEDOOR_LIMIT_HOLD_ORGANIZER": "100000/1s",
+		// The hoarder's racing holds are the point; buyer-concurrency would
+		// refuse all but five of them before they reach the cap.
+		"STAGEDOOR_LIMIT_BUYER_CONCURRENCY": "1000",
 	}, postgresPool(t, 16), nil)
 	org, hoarder, other := newAccount(t, ts, auth.Organizer), newAccount(t, ts, auth.Buyer), newAccount(t, ts, auth.Buyer)
 	event, seats := newEvent(t, ts, org, eventBody(10, 11))

@@ -39,25 +39,31 @@ func (s *Server) adminOnly() echo.MiddlewareFunc {
 	}
 }
 
-// limitSettingJSON is one limit as GET and PUT /v1/admin/limits show it.
+// limitSettingJSON is one limit as GET and PUT /v1/admin/limits show it: a
+// token bucket with its numbers, or a switch (a concurrency limit, a shedder)
+// with its mode.
 type limitSettingJSON struct {
-	Name      ratelimit.Name `json:"name"`
-	Rate      int            `json:"rate"`
-	PeriodMS  int64          `json:"period_ms"`
-	Burst     int            `json:"burst"`
-	Mode      ratelimit.Mode `json:"mode"`
-	UpdatedAt *time.Time     `json:"updated_at,omitempty"`
-	UpdatedBy string         `json:"updated_by"`
+	Name        ratelimit.Name  `json:"name"`
+	Kind        limitadmin.Kind `json:"kind"`
+	Rate        int             `json:"rate,omitempty"`
+	PeriodMS    int64           `json:"period_ms,omitempty"`
+	Burst       int             `json:"burst,omitempty"`
+	MaxInFlight int             `json:"max_in_flight,omitempty"`
+	Mode        ratelimit.Mode  `json:"mode"`
+	UpdatedAt   *time.Time      `json:"updated_at,omitempty"`
+	UpdatedBy   string          `json:"updated_by"`
 }
 
 func limitSettingOf(st limitadmin.Stored) limitSettingJSON {
 	out := limitSettingJSON{
-		Name:      st.Name,
-		Rate:      st.Setting.Limit.Rate,
-		PeriodMS:  st.Setting.Limit.Period.Milliseconds(),
-		Burst:     st.Setting.Limit.Burst,
-		Mode:      st.Setting.Mode,
-		UpdatedBy: st.UpdatedBy,
+		Name:        st.Name,
+		Kind:        st.Kind,
+		Rate:        st.Setting.Limit.Rate,
+		PeriodMS:    st.Setting.Limit.Period.Milliseconds(),
+		Burst:       st.Setting.Limit.Burst,
+		MaxInFlight: st.MaxInFlight,
+		Mode:        st.Setting.Mode,
+		UpdatedBy:   st.UpdatedBy,
 	}
 	if !st.UpdatedAt.IsZero() {
 		at := st.UpdatedAt.UTC()

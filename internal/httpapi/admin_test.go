@@ -160,12 +160,17 @@ func TestAdminToken(t *testing.T) {
 	var names []string
 	for _, l := range ts.limits(t) {
 		names = append(names, l.Name)
-		if l.Mode != "enforce" || l.UpdatedBy != "environment" {
+		wantMode := "enforce"
+		if l.Name == "fleet-usage" {
+			wantMode = "off" // no STAGEDOOR_FLEET_CAPACITY
+		}
+		if l.Mode != wantMode || l.UpdatedBy != "environment" {
 			t.Errorf("limit at start: %+v", l)
 		}
 	}
 	want := []string{"login-address", "login-email", "hold-buyer", "hold-organizer", "scanner-key", "queue-join",
-		"signup-address", "event-create", "login-device"}
+		"signup-address", "event-create", "login-device",
+		"buyer-concurrency", "organizer-concurrency", "fleet-usage", "worker-utilization"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("GET /v1/admin/limits lists %v, want the contract's order %v", names, want)
 	}

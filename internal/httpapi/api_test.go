@@ -22,7 +22,9 @@ type problem struct {
 
 	Limit              string    `json:"limit"`                // rate-limited
 	ViolatedPolicies   []string  `json:"violated-policies"`    // rate-limited
-	RetryAfterMS       float64   `json:"retry_after_ms"`       // rate-limited
+	RetryAfterMS       float64   `json:"retry_after_ms"`       // rate-limited, too-many-concurrent-requests
+	MaxInFlight        int       `json:"max_in_flight"`        // too-many-concurrent-requests
+	Shedder            string    `json:"shedder"`              // service-overloaded by a shedder
 	UnavailableSeatIDs []string  `json:"unavailable_seat_ids"` // seats-unavailable
 	MaxHeldSeats       int       `json:"max_held_seats"`       // too-many-seats-held
 	SeatsHeld          int       `json:"seats_held"`           // too-many-seats-held

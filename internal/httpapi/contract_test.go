@@ -18,6 +18,8 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
+	"github.com/stagedoor/stagedoor/internal/shed"
+
 	"github.com/stagedoor/stagedoor/docs"
 	"github.com/stagedoor/stagedoor/internal/httpapi"
 )
@@ -152,6 +154,41 @@ func (c *capture) status() int {
 
 // TestEveryRouteIsInTheContract: the routes the server answers and the
 // operations of docs/openapi.yaml are the same set, both ways.
+// TestEveryRouteHasAClass: routes.go gives every route a class for the
+// shedders, the one the contract's x-class says; only health checks and
+// metrics are exempt.
+func TestEveryRouteHasAClass(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, map[string]string{"STAGEDOOR_ADMIN_TOKEN": adminToken}, nil, nil)
+	doc, err := openapi3.NewLoader().LoadFromData(docs.OpenAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]any{}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			documented[method+" "+path] = op.Extensions["x-class"]
+		}
+	}
+	exempt := map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+	for _, r := range ts.Handler.Routes() {
+		if strings.HasPrefix(r[1], "/test/") || r[0] == "echo_route_not_found" {
+			continue
+		}
+		class, ok := ts.Handler.RouteClass(r[0], r[1])
+		path := regexp.MustCompile(`:(\w+)`).ReplaceAllString(r[1], "{$1}")
+		path = strings.NewReplacer("/ui/*", "/ui/{file}", "/docs/*", "/docs/{file}").Replace(path)
+		switch {
+		case !ok:
+			t.Errorf("%s %s has no class in routes.go", r[0], r[1])
+		case (class == shed.Exempt) != exempt[r[1]]:
+			t.Errorf("%s %s is %s; only health checks and metrics are exempt", r[0], r[1], class)
+		case documented[r[0]+" "+path] != class.String():
+			t.Errorf("%s %s is %s in routes.go, %v in the contract's x-class", r[0], path, class, documented[r[0]+" "+path])
+		}
+	}
+}
+
 func TestEveryRouteIsInTheContract(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, map[string]string{"STAGEDOOR_ADMIN_TOKEN": adminToken}, nil, nil)

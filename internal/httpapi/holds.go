@@ -46,7 +46,8 @@ func holdJSONOf(h hold.Hold) holdJSON {
 // limit costs; 403 not-admitted, or 503 when Redis cannot answer), so that a
 // buyer not yet admitted spends no hold token either; then hold-buyer and
 // hold-organizer are decided as one decision (a request refused by either spends
-// no token of the other); then the hold is written in one statement.
+// no token of the other); then the request counts in flight (buyer-concurrency),
+// and the hold is written in one statement.
 func (s *Server) createHold(c echo.Context) error {
 	var in holdRequest
 	if err := decodeJSON(c, &in); err != nil {
@@ -67,6 +68,11 @@ func (s *Server) createHold(c echo.Context) error {
 	); err != nil {
 		return err
 	}
+	leave, err := s.enterInFlight(c)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	h, err := s.Holds.Place(ctx, plan)
 	if err != nil {
 		return err

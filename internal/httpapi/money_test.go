@@ -101,7 +101,8 @@ func TestProblemsOfASettledOrderNameIt(t *testing.T) {
 func TestOneKeyFromTwoInstancesAtOnceChargesOnce(t *testing.T) {
 	t.Parallel()
 	a := newShop(t, 300*time.Millisecond)
-	b := startInstance(t, instance{env: limitEnv("PAYRAIL_URL", a.payrail.url, "STAGEDOOR_LIMIT_HOLD_BUYER", "100/1s"), db: a.DB})
+	b := startInstance(t, instance{env: limitEnv("PAYRAIL_URL", a.payrail.url, "STAGEDOOR_LIMIT_HOLD_BUYER", "100/1s",
+		"STAGEDOOR_LIMIT_BUYER_CONCURRENCY", "1000"), db: a.DB})
 	ada := newAccount(t, a.testServer, auth.Buyer)
 	holdID := a.hold(t, ada, a.seats[5], a.seats[6])
 	body := orderBody(holdID, "tok_visa")

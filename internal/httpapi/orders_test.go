@@ -89,6 +89,9 @@ func newShopWith(t *testing.T, cfg payrail.Config, env ...string) *shop {
 	t.Helper()
 	db := testenv.Postgres(t)
 	p := startPayrailOn(t, db, cfg)
+	// One buyer's many requests at once are these tests' business, not
+	// buyer-concurrency's (concurrency_test.go sets it back to 5).
+	env = append([]string{"STAGEDOOR_LIMIT_BUYER_CONCURRENCY", "1000"}, env...)
 	ts := startInstance(t, instance{env: limitEnv(append(env, "PAYRAIL_URL", p.url, "STAGEDOOR_LIMIT_HOLD_BUYER", "100/1s")...), db: db})
 	org := newAccount(t, ts, auth.Organizer)
 	event, seats := newEvent(t, ts, org, eventBody(4, 10))

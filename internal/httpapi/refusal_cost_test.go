@@ -71,11 +71,12 @@ func TestARefusalCostsNoQueryAndNoRedisCall(t *testing.T) {
 		t.Fatalf("second hold = %d %s", a.StatusCode, a.raw)
 	}
 	// The instance's own background work (the limit settings re-read each
-	// second) uses the pool too: a few tries find a window without it.
+	// second) uses the pool too, and a session is looked up again once a
+	// second: a few tries find a window without either, even on a busy machine.
 	var queries, calls int64
-	for try := 0; try < 3; try++ {
+	for try := 0; try < 10; try++ {
 		q0, c0 := counter.n.Load(), redisCalls(t, ts)
-		for range 100 {
+		for range 50 {
 			if a := ts.inProcess(t, "POST", "/v1/holds", holdBody(event, seats[1]), buyer.bearer()...); a.StatusCode != 429 {
 				t.Fatalf("a refused hold = %d %s", a.StatusCode, a.raw)
 			}
@@ -86,6 +87,6 @@ func TestARefusalCostsNoQueryAndNoRedisCall(t *testing.T) {
 		}
 	}
 	if queries != 0 || calls != 0 {
-		t.Errorf("100 refused holds sent %d PostgreSQL statements and made %d Redis calls, want none", queries, calls)
+		t.Errorf("50 refused holds sent %d PostgreSQL statements and made %d Redis calls, want none", queries, calls)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -135,7 +134,7 @@ var unbounded = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": t
 // boundInFlight refuses a request at once with 503 when max are already in
 // flight on this instance, instead of letting it queue behind them.
 func (s *Server) boundInFlight(max int) echo.MiddlewareFunc {
-	var inFlight atomic.Int64
+	inFlight := &s.inFlight.n
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if unbounded[c.Path()] { // the route's template

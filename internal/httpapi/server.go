@@ -19,6 +19,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/checkout"
+	"github.com/stagedoor/stagedoor/internal/concurrency"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/hold"
@@ -27,6 +28,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/seatstream"
+	"github.com/stagedoor/stagedoor/internal/shed"
 	"github.com/stagedoor/stagedoor/internal/ticketsign"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
@@ -48,6 +50,14 @@ type Deps struct {
 	WaitRoom   *waitroom.Service // the on-sale waiting rooms, in Redis
 	Seats      *seatstream.Hub   // the live seat maps' streams
 	TicketKeys *ticketsign.Keys  // the events' keys that sign ticket codes
+	// BuyerConcurrency and OrganizerConcurrency bound a buyer's and an
+	// organizer's requests in flight at once, across instances.
+	BuyerConcurrency     *concurrency.Limiter
+	OrganizerConcurrency *concurrency.Limiter
+	// Shedders are asked about every request but the exempt routes', in
+	// order (the worker utilization shedder, then fleet usage); none: no
+	// shedding but the in-flight bound.
+	Shedders []shed.Shedder
 	// Routes, when set, adds routes behind the same rings as the API's (tests
 	// add slow, failing and panicking ones).
 	Routes func(*echo.Echo)
@@ -61,8 +71,10 @@ type Server struct {
 	dbOutage *outage.Reporter // requests refused because PostgreSQL dropped them
 
 	seatMapBodies seatMapBodies
-	checkoutSlots *semaphore.Weighted // the checkout bulkhead
-	streamSlots   *semaphore.Weighted // the bound on live seat-map streams
+	checkoutSlots *semaphore.Weighted     // the checkout bulkhead
+	streamSlots   *semaphore.Weighted     // the bound on live seat-map streams
+	classes       map[routeKey]shed.Class // each route's class (routes.go); read-only once New returns
+	inFlight      inFlight                // requests in flight on this instance
 }
 
 // New builds the server and its routes.
@@ -74,6 +86,7 @@ func New(d Deps) *Server {
 		dbOutage:      outage.New(d.Logger, "postgresql", 0),
 		checkoutSlots: semaphore.NewWeighted(int64(d.Config.CheckoutSlots)),
 		streamSlots:   semaphore.NewWeighted(int64(d.Config.MaxStreams)),
+		classes:       map[routeKey]shed.Class{},
 	}
 	s.echo.HideBanner = true
 	s.echo.HidePort = true

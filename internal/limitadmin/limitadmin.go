@@ -50,10 +50,13 @@ const (
 
 // Stored is a limit's setting as stored, with who changed it last and when.
 type Stored struct {
-	Name      ratelimit.Name
-	Setting   ratelimit.Setting
-	UpdatedAt time.Time
-	UpdatedBy string // "environment" until an admin changes it
+	Name ratelimit.Name
+	Kind Kind
+	// Setting is a bucket's limit and mode; of a switch, only the Mode.
+	Setting     ratelimit.Setting
+	MaxInFlight int // a concurrency limit's maximum (not stored: from the environment)
+	UpdatedAt   time.Time
+	UpdatedBy   string // "environment" until an admin changes it
 }
 
 // Change is what an admin asks of a limit. Mode is required; a nil field keeps
@@ -85,6 +88,9 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Logger receives the changes and the listener's troubles; default slog.Default().
 	Logger *slog.Logger
+	// Switches are the protections besides the Limiter's buckets whose modes
+	// the Service stores and applies: the concurrency limits and the shedders.
+	Switches []Switch
 }
 
 // Service stores the limits' settings and applies them to one Limiter. Safe for
@@ -96,6 +102,9 @@ type Service struct {
 	gauge    *prometheus.GaugeVec
 	listenTo *pgx.ConnConfig
 	poll     time.Duration
+
+	switches []Switch                  // in the order of Options.Switches
+	byName   map[ratelimit.Name]Switch // the same, by name
 
 	mu  sync.Mutex                           // one refresh at a time, so the newest read is applied last
 	bad map[ratelimit.Name]ratelimit.Setting // stored settings the Limiter refused, logged once
@@ -116,6 +125,12 @@ func New(db *pgxpool.Pool, limiter *ratelimit.Limiter, opts Options) *Service {
 		listenTo: listenTo,
 		poll:     opts.PollInterval,
 		bad:      map[ratelimit.Name]ratelimit.Setting{},
+		switches: opts.Switches,
+		byName:   make(map[ratelimit.Name]Switch, len(opts.Switches)),
+	}
+	for _, sw := range opts.Switches {
+		s.byName[sw.Of.Name()] = sw
+		s.setGauge(sw.Of.Name(), sw.Of.Mode())
 	}
 	if s.logger == nil {
 		s.logger = slog.Default()
@@ -130,18 +145,20 @@ func New(db *pgxpool.Pool, limiter *ratelimit.Limiter, opts Options) *Service {
 	return s
 }
 
-// Start stores the setting of each definition that has no stored row yet (the
-// environment's values, at the first start), then applies the stored settings to
-// the Limiter. Call it before serving.
+// Start stores the setting of each definition and the mode of each switch
+// that has no stored row yet (the environment's values, at the first start),
+// then applies the stored settings to the Limiter and the switches. Call it
+// before serving.
 func (s *Service) Start(ctx context.Context, defaults []ratelimit.Definition) error {
-	if err := s.store.seed(ctx, defaults); err != nil {
+	if err := s.store.seed(ctx, defaults, s.switches); err != nil {
 		return err
 	}
 	return s.refresh(ctx)
 }
 
-// List returns the stored setting of every limit, in the Limiter's order. A
-// limit with no row yet is shown with the setting in force.
+// List returns the stored setting of every limit, in the Limiter's order, then
+// of every switch, in the order of Options.Switches. A limit with no row yet is
+// shown with the setting in force.
 func (s *Service) List(ctx context.Context) ([]Stored, error) {
 	stored, err := s.store.list(ctx)
 	if err != nil {
@@ -154,10 +171,20 @@ func (s *Service) List(ctx context.Context) ([]Stored, error) {
 	out := make([]Stored, 0, len(stored))
 	for _, name := range s.limiter.Names() {
 		st, ok := byName[name]
-		if !ok {
+		if !ok || st.Kind != Bucket {
 			in, _ := s.limiter.Setting(name)
 			st = Stored{Name: name, Setting: in, UpdatedBy: fromEnvironment}
 		}
+		st.Kind = Bucket
+		out = append(out, st)
+	}
+	for _, sw := range s.switches {
+		name := sw.Of.Name()
+		st, ok := byName[name]
+		if !ok {
+			st = Stored{Name: name, Setting: switchSetting(sw.Of.Mode()), UpdatedBy: fromEnvironment}
+		}
+		st.Kind, st.Setting.Limit, st.MaxInFlight = sw.Kind, ratelimit.Limit{}, sw.MaxInFlight
 		out = append(out, st)
 	}
 	return out, nil
@@ -168,6 +195,9 @@ func (s *Service) List(ctx context.Context) ([]Stored, error) {
 // an errkind.NotFound error for a name that is no limit, or an errkind.Invalid
 // error naming the field for a bad change; nothing is changed then.
 func (s *Service) Update(ctx context.Context, name ratelimit.Name, change Change, by Actor) (Stored, error) {
+	if sw, ok := s.byName[name]; ok {
+		return s.updateSwitch(ctx, sw, change, by)
+	}
 	inForce, ok := s.limiter.Setting(name)
 	if !ok {
 		return Stored{}, errkind.NotFoundf("there is no limit named %q", name)
@@ -179,14 +209,56 @@ func (s *Service) Update(ctx context.Context, name ratelimit.Name, change Change
 	if err != nil {
 		return Stored{}, err
 	}
+	next.Kind = Bucket
+	return next, s.changed(ctx, name, old, next, by)
+}
+
+// updateSwitch is Update of a switch: only its mode.
+func (s *Service) updateSwitch(ctx context.Context, sw Switch, change Change, by Actor) (Stored, error) {
+	name := sw.Of.Name()
+	if change.Rate != nil || change.PeriodMS != nil || change.Burst != nil {
+		return Stored{}, invalid("%s is a %s, not a token bucket: only its mode can be set", name, describe(sw.Kind))
+	}
+	if err := change.check(); err != nil {
+		return Stored{}, err
+	}
+	old, next, err := s.store.update(ctx, name, switchSetting(sw.Of.Mode()), func(ratelimit.Setting) (ratelimit.Setting, error) {
+		return switchSetting(ratelimit.Mode(change.Mode)), nil
+	}, by.String())
+	if err != nil {
+		return Stored{}, err
+	}
+	next.Kind, next.MaxInFlight = sw.Kind, sw.MaxInFlight
+	return next, s.changed(ctx, name, old, next, by)
+}
+
+// changed logs a stored change and applies it here at once. An error to
+// apply it is logged, not returned: the change is stored and announced, and Run
+// applies it at its next re-read.
+func (s *Service) changed(ctx context.Context, name ratelimit.Name, old, next Stored, by Actor) error {
 	s.logger.Info("limit setting changed",
-		"limit", name, "old", old.Setting.String(), "new", next.Setting.String(),
+		"limit", name, "old", text(old.Setting), "new", text(next.Setting),
 		slog.Group("by", "principal", by.Principal, "request_id", by.RequestID, "client", by.Address))
 	if err := s.refresh(ctx); err != nil {
-		// Stored and announced: Run applies it at its next re-read.
 		s.logger.Warn("limit setting stored but not yet applied here", "limit", name, "error", err)
 	}
-	return next, nil
+	return nil
+}
+
+// text is a setting for the log: a bucket's such as "10/1m enforce", a
+// switch's its mode.
+func text(s ratelimit.Setting) string {
+	if s.Limit == (ratelimit.Limit{}) {
+		return string(s.Mode)
+	}
+	return s.String()
+}
+
+func describe(k Kind) string {
+	if k == Concurrency {
+		return "concurrency limit"
+	}
+	return "load shedder"
 }
 
 // check reports a missing mode or a field out of range, whatever is stored.

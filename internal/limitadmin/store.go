@@ -27,22 +27,45 @@ type store struct {
 
 const columns = `name, rate, period_ms, burst, mode, updated_at, updated_by`
 
-// seed inserts the setting of each definition that has no row yet; a stored
-// setting is never overwritten.
-func (s store) seed(ctx context.Context, defs []ratelimit.Definition) error {
+// seed inserts the setting of each definition, and the mode of each switch,
+// that has no row yet; a stored setting is never overwritten.
+func (s store) seed(ctx context.Context, defs []ratelimit.Definition, switches []Switch) error {
 	batch := &pgx.Batch{}
 	for _, d := range defs {
-		l := d.Setting.Limit
-		batch.Queue(`
-			INSERT INTO limit_settings (name, rate, period_ms, burst, mode, updated_by)
-			VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (name) DO NOTHING`,
-			d.Name, l.Rate, l.Period.Milliseconds(), l.Burst, string(d.Setting.Mode), fromEnvironment)
+		queueInsert(batch, d.Name, d.Setting)
+	}
+	for _, sw := range switches {
+		queueInsert(batch, sw.Of.Name(), switchSetting(sw.Of.Mode()))
 	}
 	if err := s.db.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("limitadmin: store the environment's settings: %w", err)
 	}
 	return nil
+}
+
+// insertSQL inserts a setting from the environment unless the name has a row;
+// a switch's setting has no Limit, and its row no bucket (NULLs).
+const insertSQL = `
+	INSERT INTO limit_settings (name, rate, period_ms, burst, mode, updated_by)
+	VALUES ($1, $2, $3, $4, $5, $6)
+	ON CONFLICT (name) DO NOTHING`
+
+func queueInsert(batch *pgx.Batch, name ratelimit.Name, st ratelimit.Setting) {
+	batch.Queue(insertSQL, insertArgs(name, st)...)
+}
+
+func insertArgs(name ratelimit.Name, st ratelimit.Setting) []any {
+	rate, periodMS, burst := bucketColumns(st.Limit)
+	return []any{name, rate, periodMS, burst, string(st.Mode), fromEnvironment}
+}
+
+// bucketColumns are a Limit's three columns, NULL for a switch's empty Limit.
+func bucketColumns(l ratelimit.Limit) (rate *int, periodMS *int64, burst *int) {
+	if l == (ratelimit.Limit{}) {
+		return nil, nil, nil
+	}
+	ms := l.Period.Milliseconds()
+	return &l.Rate, &ms, &l.Burst
 }
 
 // list returns every stored setting, in no particular order.
@@ -65,12 +88,7 @@ func (s store) list(ctx context.Context) ([]Stored, error) {
 func (s store) update(ctx context.Context, name ratelimit.Name, fallback ratelimit.Setting,
 	change func(ratelimit.Setting) (ratelimit.Setting, error), by string) (old, next Stored, err error) {
 	err = pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		l := fallback.Limit
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO limit_settings (name, rate, period_ms, burst, mode, updated_by)
-			VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (name) DO NOTHING`,
-			name, l.Rate, l.Period.Milliseconds(), l.Burst, string(fallback.Mode), fromEnvironment); err != nil {
+		if _, err := tx.Exec(ctx, insertSQL, insertArgs(name, fallback)...); err != nil {
 			return err
 		}
 		old, err = scanStored(tx.QueryRow(ctx, `SELECT `+columns+` FROM limit_settings WHERE name = $1 FOR UPDATE`, name))
@@ -81,13 +99,13 @@ func (s store) update(ctx context.Context, name ratelimit.Name, fallback ratelim
 		if err != nil {
 			return err
 		}
-		l = setting.Limit
+		rate, periodMS, burst := bucketColumns(setting.Limit)
 		next, err = scanStored(tx.QueryRow(ctx, `
 			UPDATE limit_settings
 			SET rate = $2, period_ms = $3, burst = $4, mode = $5, updated_at = now(), updated_by = $6
 			WHERE name = $1
 			RETURNING `+columns,
-			name, l.Rate, l.Period.Milliseconds(), l.Burst, string(setting.Mode), by))
+			name, rate, periodMS, burst, string(setting.Mode), by))
 		if err != nil {
 			return err
 		}
@@ -103,17 +121,26 @@ func (s store) update(ctx context.Context, name ratelimit.Name, fallback ratelim
 	return old, next, nil
 }
 
+// storedSwitch is the Kind of a row without a bucket, until List or Update
+// says which kind of switch it is.
+const storedSwitch Kind = "switch"
+
 func scanStored(row pgx.Row) (Stored, error) {
 	var (
 		st       Stored
-		periodMS int64
+		rate     *int
+		periodMS *int64
+		burst    *int
 		mode     string
 	)
-	err := row.Scan(&st.Name, &st.Setting.Limit.Rate, &periodMS, &st.Setting.Limit.Burst, &mode, &st.UpdatedAt, &st.UpdatedBy)
-	if err != nil {
+	if err := row.Scan(&st.Name, &rate, &periodMS, &burst, &mode, &st.UpdatedAt, &st.UpdatedBy); err != nil {
 		return Stored{}, err
 	}
-	st.Setting.Limit.Period = time.Duration(periodMS) * time.Millisecond
 	st.Setting.Mode = ratelimit.Mode(mode)
+	st.Kind = storedSwitch
+	if rate != nil && periodMS != nil && burst != nil { // all or none: a CHECK says so
+		st.Kind = Bucket
+		st.Setting.Limit = ratelimit.Limit{Rate: *rate, Period: time.Duration(*periodMS) * time.Millisecond, Burst: *burst}
+	}
 	return st, nil
 }

@@ -129,6 +129,13 @@ func (s *Service) refresh(ctx context.Context) error {
 
 // apply puts st in force unless it already is. s.mu is held.
 func (s *Service) apply(st Stored) {
+	if sw, ok := s.byName[st.Name]; ok {
+		s.applySwitch(sw, st)
+		return
+	}
+	if st.Kind != Bucket {
+		return // a switch of another version
+	}
 	inForce, known := s.limiter.Setting(st.Name)
 	if !known || inForce == st.Setting {
 		return // a limit of another version, or nothing new
@@ -145,6 +152,18 @@ func (s *Service) apply(st Stored) {
 	s.setGauge(st.Name, st.Setting.Mode)
 	s.logger.Info("limit setting applied", "limit", st.Name,
 		"old", inForce.String(), "new", st.Setting.String(), "updated_by", st.UpdatedBy)
+}
+
+// applySwitch sets a switch's stored mode unless it is in force. s.mu is held.
+func (s *Service) applySwitch(sw Switch, st Stored) {
+	inForce := sw.Of.Mode()
+	if st.Kind != storedSwitch || inForce == st.Setting.Mode {
+		return
+	}
+	sw.Of.SetMode(st.Setting.Mode)
+	s.setGauge(st.Name, st.Setting.Mode)
+	s.logger.Info("limit setting applied", "limit", st.Name,
+		"old", string(inForce), "new", string(st.Setting.Mode), "updated_by", st.UpdatedBy)
 }
 
 var modes = []ratelimit.Mode{ratelimit.Enforce, ratelimit.Shadow, ratelimit.Off}

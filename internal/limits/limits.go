@@ -37,7 +37,7 @@ var All = []Definition{
 	{LoginAddress, "STAGEDOOR_LIMIT_LOGIN_ADDRESS", "10/1m", ratelimit.Fallback},
 	{LoginEmail, "STAGEDOOR_LIMIT_LOGIN_EMAIL", "20/1h", ratelimit.Fallback},
 	{HoldBuyer, "STAGEDOOR_LIMIT_HOLD_BUYER", "10/1m", ratelimit.FailOpen},
-	{HoldOrganizer, "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "200/1s", ratelimit.FailOpen},
+	{HoldOrganizer, "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "200/1s", ratelimit.FailOpen | ratelimit.Leased},
 	{ScannerKey, "STAGEDOOR_LIMIT_SCANNER_KEY", "20/1s burst 50", ratelimit.FailOpen},
 	{QueueJoin, "STAGEDOOR_LIMIT_QUEUE_JOIN", "5/1m", ratelimit.FailOpen},
 	{SignupAddress, "STAGEDOOR_LIMIT_SIGNUP_ADDRESS", "5/1h burst 5", ratelimit.Fallback},

@@ -18,8 +18,12 @@ import (
 //   - an Enforce limit whose key this instance refused until a time still to come
 //     refuses again at once, without Redis (the denial cache); the request's other
 //     limits are then skipped;
+//   - a leased limit (Policy Leased) spends a token this instance leased, and
+//     leases a batch when it has none (see lease.go); when it refuses, the
+//     request's other limits are skipped;
 //   - the Enforce and Shadow limits left are decided together by one Lua script
-//     in Redis, under a deadline and a circuit breaker;
+//     in Redis, under a deadline and a circuit breaker; when they refuse, the
+//     leased tokens go back to their leases;
 //   - when Redis cannot answer, a FailOpen limit allows and a Fallback limit asks
 //     its in-process bucket.
 //
@@ -36,7 +40,7 @@ func (l *Limiter) Allow(ctx context.Context, checks ...Check) Decision {
 	d := Decision{Allowed: true, Results: make([]Result, len(checks))}
 	states := make([]*limitState, len(checks))
 	cfgs := make([]*limitConfig, len(checks))
-	var remote []int
+	var remote, leased []int
 	cached := false
 	for i, c := range checks {
 		st := l.limits[c.Limit]
@@ -59,15 +63,34 @@ func (l *Limiter) Allow(ctx context.Context, checks ...Check) Decision {
 				cached = true
 				continue
 			}
+			if cfg.leases != nil {
+				leased = append(leased, i)
+				continue
+			}
 		}
 		remote = append(remote, i)
+	}
+	if !cached && len(leased) > 0 {
+		cached = !l.decideLeased(ctx, start, checks, cfgs, leased, d.Results)
 	}
 	if cached {
 		for _, i := range remote {
 			d.Results[i].Outcome = OutcomeSkipped
 		}
+		for _, i := range leased {
+			if d.Results[i].Outcome == "" { // not decided: a cached denial came first
+				d.Results[i].Outcome = OutcomeSkipped
+			}
+		}
 	} else if len(remote) > 0 {
 		l.decideRemote(ctx, start, checks, cfgs, remote, d.Results)
+		if refused(d.Results, remote) {
+			for _, i := range leased {
+				if d.Results[i].Outcome == OutcomeAllowed {
+					cfgs[i].leases.putBack(checks[i].Key)
+				}
+			}
+		}
 	}
 	for i := range d.Results {
 		r := &d.Results[i]
@@ -96,7 +119,7 @@ func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check,
 	for j, i := range idx {
 		c := cfgs[i]
 		bs[j] = bucket{key: l.key(checks[i].Limit, checks[i].Key), interval: c.interval, tau: c.tau,
-			enforce: c.setting.Mode == Enforce, args: c.args}
+			enforce: c.setting.Mode == Enforce, args: c.args, one: c.one}
 	}
 	var groups [][]int // nil: one group of every bucket
 	if l.split && len(bs) > 1 {
@@ -143,7 +166,7 @@ func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check,
 	// in-process buckets, all or nothing, unless the request is refused already.
 	var local []int
 	for j := range bs {
-		if state[j] == failed && bs[j].enforce && l.limits[checks[idx[j]].Limit].policy == Fallback {
+		if state[j] == failed && bs[j].enforce && l.limits[checks[idx[j]].Limit].policy.fallback() {
 			local = append(local, j)
 		}
 	}
@@ -230,6 +253,57 @@ func pick(bs []bucket, idx []int) []bucket {
 func spentAny(vs []verdict) bool {
 	for _, v := range vs {
 		if v.spent {
+			return true
+		}
+	}
+	return false
+}
+
+// decideLeased decides the leased checks at idx, in order, and fills their
+// results. It returns false when one refused: the tokens the checks before it
+// took go back to their leases, and the ones after it are skipped.
+func (l *Limiter) decideLeased(ctx context.Context, start int64, checks []Check, cfgs []*limitConfig, idx []int, res []Result) bool {
+	for k, i := range idx {
+		c, cfg, r := checks[i], cfgs[i], &res[i]
+		v := cfg.leases.take(ctx, c.Key, l.key(c.Limit, c.Key), start)
+		switch {
+		case v.failed && l.limits[c.Limit].policy.fallback():
+			b := bucket{key: l.key(c.Limit, c.Key), interval: cfg.interval, tau: cfg.tau, enforce: true}
+			lv := l.local.take([]bucket{b}, start, false)[0]
+			r.Remaining, r.ResetAfter, r.RetryAfter = int(lv.remaining), micros(lv.reset), micros(lv.retry)
+			r.Outcome, r.Allowed = OutcomeFallbackAllowed, lv.allowed
+			if !lv.allowed {
+				r.Outcome = OutcomeFallbackDenied
+			}
+		case v.failed:
+			r.Outcome = OutcomeFailOpen
+		case v.allowed:
+			r.Outcome, r.Remaining, r.ResetAfter = OutcomeAllowed, int(v.remaining), micros(v.reset)
+		default:
+			r.Outcome, r.Allowed = OutcomeDenied, false
+			r.RetryAfter, r.ResetAfter = micros(v.retry), micros(v.reset)
+			cfg.denials.put(c.Key, denial{until: start + v.retry, reset: start + v.reset}, start)
+		}
+		if r.Allowed {
+			continue
+		}
+		for _, j := range idx[:k] {
+			if res[j].Outcome == OutcomeAllowed {
+				cfgs[j].leases.putBack(checks[j].Key)
+			}
+		}
+		for _, j := range idx[k+1:] {
+			res[j].Outcome = OutcomeSkipped
+		}
+		return false
+	}
+	return true
+}
+
+// refused reports whether an enforcing limit at idx refused.
+func refused(res []Result, idx []int) bool {
+	for _, i := range idx {
+		if !res[i].Allowed {
 			return true
 		}
 	}

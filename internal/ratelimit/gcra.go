@@ -20,6 +20,7 @@ type bucket struct {
 	tau      int64   // µs to fill an empty bucket: burst·interval
 	enforce  bool    // false for a shadow bucket, whose refusal vetoes nothing
 	args     *[3]any // the script's ARGV for the bucket, made once per setting
+	one      *[2]any // takeOneScript's ARGV, for the bucket alone
 }
 
 // verdict is what one bucket says about one request; durations in microseconds.
@@ -43,9 +44,10 @@ func pending(bs []bucket, vs []verdict, i int) (int64, bool) {
 	return 0, false
 }
 
-// decide decides one request against all of its buckets at now, all or nothing:
-// when an enforcing bucket refuses, or veto is set, no bucket is written. get reads
-// the stored TAT of bucket i (ok false when missing); set stores one.
+// decide decides one request against all of its buckets at now, all or nothing,
+// into vs (one zero verdict a bucket): when an enforcing bucket refuses, or veto
+// is set, no bucket is written. get reads the stored TAT of bucket i (ok false
+// when missing); set stores one.
 //
 // A stored TAT beyond now + tau, which no charge under the setting of now can
 // leave (only a change of the limit, or a clock stepping back), is taken as
@@ -53,9 +55,9 @@ func pending(bs []bucket, vs []verdict, i int) (int64, bool) {
 // its new setting. That is what makes a limit change apply at once: a key
 // drained under 1/1m owes a minute, and after the limit is raised to 1000/1s
 // it passes at once.
-func decide(bs []bucket, now int64, veto bool, get func(i int, key string) (int64, bool), set func(key string, tat int64)) []verdict {
-	vs := make([]verdict, len(bs))
-	for i, b := range bs {
+func decide(bs []bucket, vs []verdict, now int64, veto bool, get func(i int, key string) (int64, bool), set func(key string, tat int64)) {
+	for i := range bs {
+		b := &bs[i]
 		tat, ok := pending(bs, vs, i)
 		if !ok {
 			if tat, ok = get(i, b.key); !ok {
@@ -73,7 +75,8 @@ func decide(bs []bucket, now int64, veto bool, get func(i int, key string) (int6
 			veto = true
 		}
 	}
-	for i, b := range bs {
+	for i := range bs {
+		b := &bs[i]
 		base, v := vs[i].base, &vs[i]
 		if v.allowed && !veto {
 			next := base + b.interval
@@ -89,7 +92,6 @@ func decide(bs []bucket, now int64, veto bool, get func(i int, key string) (int6
 			v.retry = base + b.interval - b.tau - now
 		}
 	}
-	return vs
 }
 
 // floorDiv is a/b rounded toward minus infinity, as Lua's math.floor(a/b), b > 0.

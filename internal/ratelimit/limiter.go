@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,8 +43,9 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("mode %q is not enforce, shadow or off", s)
 }
 
-// Policy is what a limit does while Redis cannot answer (an error, the deadline,
-// or the breaker open).
+// Policy is how a limit uses Redis: what it does while Redis cannot answer (an
+// error, the deadline, or the breaker open), FailOpen or Fallback, and whether
+// it leases its tokens (FailOpen|Leased).
 type Policy int
 
 const (
@@ -54,15 +56,32 @@ const (
 	// capacity, such as login before a password hash. A Shadow limit is counted
 	// fail_open whatever its policy.
 	Fallback
+	// Leased, or-ed into FailOpen or Fallback (FailOpen|Leased), lets each
+	// instance take the limit's tokens from Redis a small batch at a time and spend
+	// them locally, for a limit whose keys are hot: many requests a second on one
+	// key, such as hold-organizer on a big on-sale. See lease.go for how, and for
+	// what it costs in precision. Only an enforcing limit leases.
+	Leased Policy = 1 << 4
 )
 
-// String returns "fail-open" or "fallback".
+// String returns "fail-open" or "fallback", with "+leased" when Leased is set.
 func (p Policy) String() string {
-	if p == Fallback {
-		return "fallback"
+	s := "fail-open"
+	if p.fallback() {
+		s = "fallback"
 	}
-	return "fail-open"
+	if p.leased() {
+		s += "+leased"
+	}
+	return s
 }
+
+// fallback reports whether the limit asks its in-process bucket while Redis
+// cannot answer.
+func (p Policy) fallback() bool { return p&^Leased == Fallback }
+
+// leased reports whether the limit leases its tokens.
+func (p Policy) leased() bool { return p&Leased != 0 }
 
 // Setting is the run-time part of a limit: its bucket and its mode.
 type Setting struct {
@@ -82,7 +101,9 @@ func (s Setting) Validate() error {
 func (s Setting) String() string { return s.Limit.String() + " " + string(s.Mode) }
 
 // Definition declares one named limit, such as
-// {Name: "hold-buyer", Setting: {PerMinute(10), Enforce}, Policy: FailOpen}.
+// {Name: "hold-buyer", Setting: {PerMinute(10), Enforce}, Policy: FailOpen}, or
+// {Name: "hold-organizer", Setting: {PerSecond(200), Enforce}, Policy: FailOpen|Leased}
+// for a limit whose keys are hot.
 type Definition struct {
 	Name    Name
 	Setting Setting
@@ -136,7 +157,7 @@ func (o Options) Validate() error {
 			return errors.New("ratelimit: a limit has no name")
 		case seen[d.Name]:
 			return fmt.Errorf("ratelimit: limit %q is defined twice", d.Name)
-		case d.Policy != FailOpen && d.Policy != Fallback:
+		case d.Policy&^Leased != FailOpen && d.Policy&^Leased != Fallback:
 			return fmt.Errorf("ratelimit: limit %q: unknown policy %d", d.Name, d.Policy)
 		}
 		if err := d.Setting.Validate(); err != nil {
@@ -157,12 +178,15 @@ type Limiter struct {
 	prefix     string
 	split      bool
 	nodes      *guard.Nodes // the deadline and breaker of every Redis call, per node
+	oneNode    bool         // no Options.NodeOf: every key has the same guard, kept in guard0
+	guard0     atomic.Pointer[guard.NodeGuard]
 	limits     map[Name]*limitState
 	names      []Name
 	local      *localBuckets
 	clock      func() time.Time
 	epoch      time.Time
 	maxDenials int
+	background sync.WaitGroup // lease fetches and returns under way
 }
 
 // limitState is one named limit; cfg is swapped whole by SetSetting.
@@ -177,7 +201,9 @@ type limitConfig struct {
 	setting       Setting
 	interval, tau int64   // µs
 	args          *[3]any // the bucket's ARGV for takeScript
+	one           *[2]any // its ARGV for takeOneScript, when it is alone
 	denials       *denials
+	leases        *leases // the tokens this instance leased, when the limit leases; else nil
 }
 
 // New returns a Limiter on rdb. It panics if the options are not valid (see
@@ -198,6 +224,7 @@ func New(rdb Scripter, opts Options) *Limiter {
 	if _, ok := rdb.(*redis.ClusterClient); ok {
 		l.split = true
 	}
+	l.oneNode = opts.NodeOf == nil
 	if l.clock == nil {
 		l.clock = time.Now
 	}
@@ -210,7 +237,7 @@ func New(rdb Scripter, opts Options) *Limiter {
 		for i, o := range outcomes {
 			st.counts[i] = vec.WithLabelValues(string(d.Name), string(o))
 		}
-		st.cfg.Store(l.config(d.Setting))
+		st.cfg.Store(l.config(st, d.Setting))
 		l.limits[d.Name] = st
 		l.names = append(l.names, d.Name)
 	}
@@ -234,16 +261,23 @@ func decisionsCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 	}, []string{"limit", "decision"}))
 }
 
-func (l *Limiter) config(s Setting) *limitConfig {
+func (l *Limiter) config(st *limitState, s Setting) *limitConfig {
 	iv, tau := s.Limit.gcra()
-	return &limitConfig{setting: s, interval: iv, tau: tau, args: scriptArgs(iv, tau, s.Mode == Enforce),
-		denials: newDenials(l.maxDenials)}
+	c := &limitConfig{setting: s, interval: iv, tau: tau, args: scriptArgs(iv, tau, s.Mode == Enforce),
+		one: oneArgs(iv, tau), denials: newDenials(l.maxDenials)}
+	if st.policy.leased() && s.Mode == Enforce {
+		c.leases = newLeases(l, st.name, s.Limit, l.maxDenials) // nil when a batch would be one token
+	}
+	return c
 }
 
 // SetSetting changes a limit's bucket and mode for the requests that follow, and
 // forgets this instance's cached denials of that limit. Buckets already in Redis
-// are kept and read under the new setting. It returns an error for an unknown name
-// or an invalid setting, and changes nothing then.
+// are kept and read under the new setting. A leased limit's unspent tokens are
+// given back to Redis (in the background, under the old setting's interval), and
+// the requests that follow lease anew under the new setting, or not at all when
+// it is Shadow or Off. It returns an error for an unknown name or an invalid
+// setting, and changes nothing then.
 func (l *Limiter) SetSetting(name Name, s Setting) error {
 	st, ok := l.limits[name]
 	if !ok {
@@ -252,7 +286,9 @@ func (l *Limiter) SetSetting(name Name, s Setting) error {
 	if err := s.Validate(); err != nil {
 		return fmt.Errorf("ratelimit: limit %q: %w", name, err)
 	}
-	st.cfg.Store(l.config(s))
+	if old := st.cfg.Swap(l.config(st, s)); old.leases != nil {
+		old.leases.close()
+	}
 	return nil
 }
 
@@ -291,3 +327,17 @@ func boundIdentity(identity string) string {
 
 // now is the limiter's clock in µs (monotonic with the default clock).
 func (l *Limiter) now() int64 { return l.clock().Sub(l.epoch).Microseconds() }
+
+// guardFor returns the guard of the node that serves key. Without Options.NodeOf
+// every key has the same one, kept after its first use.
+func (l *Limiter) guardFor(ctx context.Context, key string) *guard.NodeGuard {
+	if !l.oneNode {
+		return l.nodes.For(ctx, key)
+	}
+	if g := l.guard0.Load(); g != nil {
+		return g
+	}
+	g := l.nodes.For(ctx, key)
+	l.guard0.Store(g)
+	return g
+}

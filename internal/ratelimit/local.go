@@ -27,9 +27,10 @@ func newLocalBuckets(size int) *localBuckets {
 // take decides one request against bs at now (µs), all or nothing; when veto is
 // set another part of the request already refused, and nothing is written.
 func (s *localBuckets) take(bs []bucket, now int64, veto bool) []verdict {
+	vs := make([]verdict, len(bs))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return decide(bs, now, veto,
+	decide(bs, vs, now, veto,
 		func(_ int, k string) (int64, bool) { tat, ok := s.tats[k]; return tat, ok },
 		func(k string, tat int64) {
 			if _, ok := s.tats[k]; !ok && len(s.tats) >= s.max {
@@ -37,6 +38,7 @@ func (s *localBuckets) take(bs []bucket, now int64, veto bool) []verdict {
 			}
 			s.tats[k] = tat
 		})
+	return vs
 }
 
 // evict drops every full bucket and then, while more than 3/4 of max remain,

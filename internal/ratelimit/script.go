@@ -76,8 +76,51 @@ end
 return out
 `)
 
-// refundScript gives one token back to each bucket in KEYS (ARGV[i] is its interval
-// in µs), capped at a full bucket, which is a missing key.
+// takeOneScript is takeScript for one bucket alone, the commonest decision, with
+// nothing a lone bucket does not need (no loop, no table of new TATs, no flag:
+// a lone refusal writes nothing, enforcing or not). ARGV is its interval and tau.
+// Keep it in step with takeScript.
+var takeOneScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = t[1] * 1000000 + t[2]
+local tat = tonumber(redis.call('GET', KEYS[1])) or 0
+local iv, tau = tonumber(ARGV[1]), tonumber(ARGV[2])
+local base = tat
+if base > now + tau then base = now + tau - iv end
+if base < now then base = now end
+local nt = base + iv
+if nt - now <= tau then
+  redis.call('SET', KEYS[1], nt, 'PX', math.ceil((nt - now) / 1000) + ` + keyMargin + `)
+end
+return {now, tat}
+`)
+
+// leaseScript takes up to ARGV[3] tokens at once from the bucket KEYS[1] (ARGV[1]
+// and ARGV[2] are its interval and tau in µs): as many as it holds, none when it
+// is empty. The TAT moves on by interval for each token taken; a TAT beyond
+// now + tau is clamped first, as in takeScript, so a limit change applies at once.
+// It returns now, the TAT it read (0 when missing) and the tokens taken.
+var leaseScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = t[1] * 1000000 + t[2]
+local stored = tonumber(redis.call('GET', KEYS[1])) or 0
+local iv, tau, want = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local base = stored
+if base > now + tau then base = now + tau - iv end
+if base < now then base = now end
+local n = math.floor((now + tau - base) / iv)
+if n > want then n = want end
+if n > 0 then
+  local nt = base + n * iv
+  redis.call('SET', KEYS[1], nt, 'PX', math.ceil((nt - now) / 1000) + ` + keyMargin + `)
+else
+  n = 0
+end
+return {now, stored, n}
+`)
+
+// refundScript gives back ARGV[i] µs of tokens to the bucket KEYS[i] (its interval
+// for one token, n·interval for n), capped at a full bucket, which is a missing key.
 var refundScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2]
@@ -95,30 +138,97 @@ end
 return 0
 `)
 
-// take runs takeScript once for bs (keys of one hash slot, on a cluster) and returns
-// Redis's clock in µs and a verdict a bucket, replayed from what the script read.
+// take runs the take script once for bs (keys of one hash slot, on a cluster) and
+// returns Redis's clock in µs and a verdict a bucket, replayed from what the
+// script read.
 func take(ctx context.Context, rdb Scripter, bs []bucket) (int64, []verdict, error) {
-	keys := make([]string, len(bs))
-	args := make([]any, 0, 3*len(bs))
-	for i, b := range bs {
-		keys[i] = b.key
-		if b.args == nil {
-			b.args = scriptArgs(b.interval, b.tau, b.enforce)
+	s := newScript(rdb)
+	s.bs = bs
+	s.vs = make([]verdict, len(bs))
+	err := s.run(ctx)
+	return s.now, s.vs, err
+}
+
+// script is one run of the take script: its buckets and their verdicts, and the
+// buffers of its arguments and reply, reused from one decision to the next (see
+// work) so that a decision allocates next to nothing of its own. fn is run, bound
+// once, so that handing it to the guard allocates no closure.
+type script struct {
+	rdb    Scripter
+	bs     []bucket  // the buckets of this run
+	vs     []verdict // their verdicts, len(bs), zero before the run
+	now    int64     // Redis's clock in µs, from the run
+	keys   []string
+	args   []any
+	stored []int64
+	fn     func(context.Context) error
+}
+
+func newScript(rdb Scripter) *script {
+	s := &script{rdb: rdb}
+	s.fn = s.run
+	return s
+}
+
+// run decides s.bs in Redis, all or nothing, and fills s.vs and s.now.
+func (s *script) run(ctx context.Context) error {
+	s.keys, s.args = s.keys[:0], s.args[:0]
+	var cmd *redis.Cmd
+	if len(s.bs) == 1 {
+		b := &s.bs[0]
+		s.keys = append(s.keys, b.key)
+		one := b.one
+		if one == nil {
+			one = oneArgs(b.interval, b.tau)
 		}
-		args = append(args, b.args[:]...)
+		cmd = takeOneScript.Run(ctx, s.rdb, s.keys, one[:]...)
+	} else {
+		for i := range s.bs {
+			b := &s.bs[i]
+			s.keys = append(s.keys, b.key)
+			args := b.args
+			if args == nil {
+				args = scriptArgs(b.interval, b.tau, b.enforce)
+			}
+			s.args = append(s.args, args[:]...)
+		}
+		cmd = takeScript.Run(ctx, s.rdb, s.keys, s.args...)
 	}
-	reply, err := takeScript.Run(ctx, rdb, keys, args...).Int64Slice()
-	if err != nil {
-		return 0, nil, err
+	clear(s.args) // let the strings go with the next decision's
+	var err error
+	if s.stored, err = int64s(cmd, s.stored[:0]); err != nil {
+		return err
 	}
-	if len(reply) != 1+len(bs) {
-		return 0, nil, fmt.Errorf("ratelimit: take script returned %d numbers for %d buckets", len(reply), len(bs))
+	if len(s.stored) != 1+len(s.bs) {
+		return fmt.Errorf("ratelimit: take script returned %d numbers for %d buckets", len(s.stored), len(s.bs))
 	}
-	now, stored := reply[0], reply[1:]
-	vs := decide(bs, now, false,
+	s.now = s.stored[0]
+	stored := s.stored[1:]
+	decide(s.bs, s.vs, s.now, false,
 		func(i int, _ string) (int64, bool) { return stored[i], stored[i] != 0 },
 		func(string, int64) {})
-	return now, vs, nil
+	return nil
+}
+
+// int64s appends the integers of a script's array reply to buf, without the
+// slice that Cmd.Int64Slice would make.
+func int64s(cmd *redis.Cmd, buf []int64) ([]int64, error) {
+	val, err := cmd.Result()
+	if err != nil {
+		return buf, err
+	}
+	items, ok := val.([]any)
+	if !ok {
+		return buf, fmt.Errorf("ratelimit: script returned %T, not an array", val)
+	}
+	for _, it := range items {
+		n, ok := it.(int64)
+		if !ok {
+			return buf, fmt.Errorf("ratelimit: script returned %T in its array, not an integer", it)
+		}
+		buf = append(buf, n)
+	}
+	return buf, nil
 }
 
 // scriptArgs returns the ARGV of one bucket for takeScript.
@@ -130,7 +240,13 @@ func scriptArgs(interval, tau int64, enforce bool) *[3]any {
 	return &[3]any{strconv.FormatInt(interval, 10), strconv.FormatInt(tau, 10), flag}
 }
 
-// refund runs refundScript for bs (keys of one hash slot, on a cluster).
+// oneArgs returns the ARGV of a lone bucket for takeOneScript.
+func oneArgs(interval, tau int64) *[2]any {
+	return &[2]any{strconv.FormatInt(interval, 10), strconv.FormatInt(tau, 10)}
+}
+
+// refund runs refundScript for bs (keys of one hash slot, on a cluster), one token
+// a bucket.
 func refund(ctx context.Context, rdb Scripter, bs []bucket) error {
 	keys := make([]string, len(bs))
 	args := make([]any, len(bs))
@@ -138,4 +254,23 @@ func refund(ctx context.Context, rdb Scripter, bs []bucket) error {
 		keys[i], args[i] = b.key, b.interval
 	}
 	return refundScript.Run(ctx, rdb, keys, args...).Err()
+}
+
+// leaseTake runs leaseScript: it takes up to want tokens of the bucket key and
+// returns Redis's clock, the TAT it read (0 when missing) and the tokens taken.
+func leaseTake(ctx context.Context, rdb Scripter, key string, interval, tau, want int64) (now, stored, got int64, err error) {
+	var buf [3]int64
+	reply, err := int64s(leaseScript.Run(ctx, rdb, []string{key}, interval, tau, want), buf[:0])
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if len(reply) != 3 {
+		return 0, 0, 0, fmt.Errorf("ratelimit: lease script returned %d numbers, not 3", len(reply))
+	}
+	return reply[0], reply[1], reply[2], nil
+}
+
+// giveBack runs refundScript for n tokens of one bucket.
+func giveBack(ctx context.Context, rdb Scripter, key string, n, interval int64) error {
+	return refundScript.Run(ctx, rdb, []string{key}, n*interval).Err()
 }

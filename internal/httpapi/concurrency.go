@@ -1,0 +1,70 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/concurrency"
+)
+
+// countInFlight is the ring that counts a buyer's or an organizer's request
+// in flight from here to its answer, across instances (buyer-concurrency,
+// organizer-concurrency); past the maximum it answers 429
+// too-many-concurrent-requests. It stands after the route's rate limits, so
+// that a request they refuse never reaches Redis for it; createHold, whose
+// limits are decided in the handler, calls enterInFlight itself after them.
+func (s *Server) countInFlight(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		leave, err := s.enterInFlight(c)
+		if err != nil {
+			return err
+		}
+		defer leave()
+		return next(c)
+	}
+}
+
+// enterInFlight counts the request in flight for its principal, authenticated
+// before; leave ends the count. A principal that is neither a buyer nor an
+// organizer is not counted.
+func (s *Server) enterInFlight(c echo.Context) (leave func(), err error) {
+	p := principalOf(c)
+	var lim *concurrency.Limiter
+	switch p.Kind {
+	case auth.Buyer:
+		lim = s.BuyerConcurrency
+	case auth.Organizer:
+		lim = s.OrganizerConcurrency
+	default:
+		return func() {}, nil
+	}
+	d, release := lim.Enter(c.Request().Context(), p.AccountID)
+	if !d.Allowed {
+		release()
+		return nil, tooManyAtOnce(d)
+	}
+	// The lease is given back after the answer is written, not before:
+	// the client need not wait for one more Redis round trip.
+	return func() { go release() }, nil
+}
+
+// tooManyAtOnce is the 429 problem of a refused concurrency decision, built
+// without fmt: refusals must cost next to nothing.
+func tooManyAtOnce(d concurrency.Decision) *Problem {
+	retryMS := retryAfterMillis(d.RetryAfter)
+	return &Problem{
+		Slug:   "too-many-concurrent-requests",
+		Status: http.StatusTooManyRequests,
+		Detail: "you have " + strconv.Itoa(d.InFlight) + " requests in flight, the most " + string(d.Limit) +
+			" allows; retry once one has finished",
+		Extensions: map[string]any{
+			"limit":          d.Limit,
+			"max_in_flight":  d.Max,
+			"retry_after_ms": retryMS,
+		},
+		RetryAfter: d.RetryAfter,
+	}
+}
