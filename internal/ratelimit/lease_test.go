@@ -13,8 +13,11 @@ import (
 // TestLeasedLimitHoldsTheGlobalRate is TestRaceThreeInstances on a leased limit:
 // three instances hammer one hot key; the allowed requests stay within the
 // bucket's bound and within 1 % of it, with a fraction of the Redis calls.
+//
+// Not parallel: with TestRaceThreeInstances saturating the same Redis at once,
+// a lease takes tens of milliseconds to fetch and one run let through only 92 %
+// of the bound; alone it holds 99.7–99.9 %.
 func TestLeasedLimitHoldsTheGlobalRate(t *testing.T) {
-	t.Parallel()
 	const instances, workers, run = 3, 20, 5 * time.Second
 	prefix, url := testenv.RedisPrefix(t), testenv.RedisURL(t)
 	lims := make([]*Limiter, instances)
@@ -27,32 +30,7 @@ func TestLeasedLimitHoldsTheGlobalRate(t *testing.T) {
 	if b := lims[0].limits["org"].cfg.Load().leases.batch; b != 10 {
 		t.Fatalf("a 500/1s limit leases %d tokens at a time, want 10 (20 ms of its rate)", b)
 	}
-	base := time.Now()
-	var allowed, calls atomic.Int64
-	first, lastAllowed := atomic.Int64{}, atomic.Int64{}
-	first.Store(int64(time.Hour))
-	gate := make(chan struct{})
-	var wg sync.WaitGroup
-	for _, lim := range lims {
-		for range workers {
-			wg.Go(func() {
-				<-gate
-				for time.Since(base) < run {
-					start := int64(time.Since(base))
-					d := lim.Allow(context.Background(), Check{Limit: "org", Key: "hot"})
-					end := int64(time.Since(base))
-					calls.Add(1)
-					casMin(&first, start)
-					if d.Allowed {
-						allowed.Add(1)
-						casMax(&lastAllowed, end)
-					}
-				}
-			})
-		}
-	}
-	close(gate)
-	wg.Wait()
+	h := hammer(lims, "org", "hot", workers, run)
 	var redisCalls int64
 	for i, c := range counters {
 		redisCalls += c.calls.Load()
@@ -60,12 +38,11 @@ func TestLeasedLimitHoldsTheGlobalRate(t *testing.T) {
 			t.Fatalf("%d decisions failed open; the count means nothing", n)
 		}
 	}
-	elapsed := time.Duration(lastAllowed.Load() - first.Load())
-	bound := 500 + 500*elapsed.Seconds()
-	got := float64(allowed.Load())
+	bound := 500 + 500*h.elapsed.Seconds()
+	got := float64(h.allowed)
 	perAllowed := float64(redisCalls) / got
 	t.Logf("leased, 3 instances × 20 goroutines, 500/1s for %v: %d decisions, %.0f allowed, bound %.1f (%.2f%%); %d Redis calls, %.3f per allowed request",
-		elapsed, calls.Load(), got, bound, 100*got/bound, redisCalls, perAllowed)
+		h.elapsed, h.decisions, got, bound, 100*got/bound, redisCalls, perAllowed)
 	if got > bound {
 		t.Fatalf("allowed %.0f > bound %.1f", got, bound)
 	}
