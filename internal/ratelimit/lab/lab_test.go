@@ -236,7 +236,7 @@ func TestRunWritesItsFilesAndCleansUp(t *testing.T) {
 	if err := Run(context.Background(), env, Config{Out: dir, Quick: true, Experiments: []int{4}, Stdout: &out}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"4. Atomicity", "users refused FOREVER", "atomicity.json", "Deleted the run's"} {
+	for _, want := range []string{"4. Atomicity", "users refused FOREVER", "atomicity.json", "Cleaned up"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the output lacks %q:\n%s", want, out.String())
 		}

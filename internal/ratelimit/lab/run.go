@@ -133,7 +133,7 @@ func Run(ctx context.Context, env Env, cfg Config) (err error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
 		n, cerr := Cleanup(cctx, env.RDB, env.Prefix)
-		fmt.Fprintf(w, "\nDeleted the run's %s keys under %s; done in %.1f s.\n", thousands(int64(n)), env.Prefix, time.Since(start).Seconds())
+		fmt.Fprintf(w, "\nCleaned up: deleted the %s keys left under %s at the end (each experiment deletes its own as it goes); done in %.1f s.\n", thousands(int64(n)), env.Prefix, time.Since(start).Seconds())
 		err = errors.Join(err, cerr)
 	}()
 	if len(cfg.Experiments) == 0 {

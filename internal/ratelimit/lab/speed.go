@@ -214,7 +214,7 @@ func (r *SpeedResult) report() *table {
 	t.note("The four scripts' p50 is %s–%s× a bare INCR's, %s–%s µs more: a decision costs one round trip to Redis, and the script's arithmetic is a few µs of it. Choosing among them by speed is choosing nothing; the lab said the same (all ~0.08 ms).",
 		fixed(lo, 2), fixed(hi, 2), fixed(addLo, 0), fixed(addHi, 0))
 	t.note("The lab timed its HTTP service, beside an empty GET (0.073 ms, no Redis at all); this run calls Redis directly over loopback, so its figures are smaller, and the few µs a script adds weigh more against a bare INCR than against a whole HTTP request.")
-	t.note("Decisions a second are bounded by Redis's one thread and this machine's two cores, which the client's goroutines share with Redis (and with whatever else runs): more Go work a call shows here before it shows in p50, as with the two libraries.")
+	t.note("Decisions a second are bounded by Redis's one thread and this machine's two cores, which the client's goroutines share with Redis and with whatever else runs: on a shared machine they move by a third from run to run, more than they differ between algorithms.")
 	if row, ok := speedRow(r, "stagedoor"); ok {
 		t.note("Stagedoor's limiter: p50 %s× INCR, in line with the scripts, and %s× INCR's decisions a second. Its Go side (all-or-nothing over a request's buckets, a deadline and breaker per node, metrics) costs little next to the round trip.",
 			fixed(row.P50Ratio, 2), fixed(row.RateRatio, 2))
