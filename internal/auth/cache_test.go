@@ -3,10 +3,15 @@ package auth
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // watching starts s.Watch for the test and waits until it listens.
@@ -121,3 +126,58 @@ func TestAReconnectedWatcherForgetsEverything(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestABusyTokenIsLookedUpOnce: fifty requests carrying one session that is not
+// in the cache (its second of trust just ended) make one query between them.
+func TestABusyTokenIsLookedUpOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(testenv.DatabaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queries atomic.Int64
+	cfg.ConnConfig.Tracer = countQueries{&queries}
+	db, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	s := NewService(db, 4)
+	if _, err := s.Register(ctx, Buyer, "b@example.com", "0123456789", "B"); err != nil {
+		t.Fatal(err)
+	}
+	session, err := s.Login(ctx, "b@example.com", "0123456789", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 3 {
+		s.cache.drop(hashToken(session.Token))
+		before := queries.Load()
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range 50 {
+			wg.Go(func() {
+				<-start
+				if _, err := s.Authenticate(ctx, session.Token); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if n := queries.Load() - before; n > 2 { // a straggler may arrive after the first lookup ended
+			t.Fatalf("round %d: 50 requests with one uncached token made %d queries, want 1", round, n)
+		}
+	}
+}
+
+// countQueries counts the statements a pool sends.
+type countQueries struct{ n *atomic.Int64 }
+
+func (c countQueries) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (countQueries) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}

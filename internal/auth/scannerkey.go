@@ -103,12 +103,10 @@ func (s *Service) AuthenticateScannerKey(ctx context.Context, key string) (Princ
 	if p, ok := s.cache.get(hash); ok {
 		return p, nil
 	}
-	p, err := s.store.principalByScannerKey(ctx, hash)
-	if err != nil {
-		return Principal{}, err
-	}
-	s.cache.put(hash, p, time.Time{})
-	return p, nil
+	return s.lookup(ctx, "k", hash, func(ctx context.Context) (Principal, time.Time, error) {
+		p, err := s.store.principalByScannerKey(ctx, hash)
+		return p, time.Time{}, err
+	})
 }
 
 // newScannerKey returns ScannerKeyPrefix and 256 random bits, base64url.

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
 )
@@ -27,8 +28,9 @@ type Service struct {
 	cost      int
 	dummyHash []byte
 	hashes    atomic.Int64
-	cache     *credentialCache // sessions and scanner keys verified lately
-	watching  atomic.Bool      // Watch is listening
+	cache     *credentialCache   // sessions and scanner keys verified lately
+	lookups   singleflight.Group // one query a credential at a time, however many requests carry it
+	watching  atomic.Bool        // Watch is listening
 }
 
 // NewService returns a Service storing passwords at the given bcrypt cost.
@@ -137,12 +139,28 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Principal, er
 	if p, ok := s.cache.get(hash); ok {
 		return p, nil
 	}
-	p, expires, err := s.store.principalBySession(ctx, hash)
+	return s.lookup(ctx, "s", hash, func(ctx context.Context) (Principal, time.Time, error) {
+		return s.store.principalBySession(ctx, hash)
+	})
+}
+
+// lookup runs find for a credential not in the cache, once however many
+// requests carrying it arrive together (when a busy token's second of trust
+// ends, fifty requests would otherwise make fifty queries), and caches what it
+// finds. The query outlives a caller that goes away: the others wait on it.
+func (s *Service) lookup(ctx context.Context, kind string, hash []byte, find func(context.Context) (Principal, time.Time, error)) (Principal, error) {
+	v, err, _ := s.lookups.Do(kind+string(hash), func() (any, error) {
+		p, expires, err := find(context.WithoutCancel(ctx))
+		if err != nil {
+			return nil, err
+		}
+		s.cache.put(hash, p, expires)
+		return p, nil
+	})
 	if err != nil {
 		return Principal{}, err
 	}
-	s.cache.put(hash, p, expires)
-	return p, nil
+	return v.(Principal), nil
 }
 
 // Logout revokes a session token, and announces it to every instance.

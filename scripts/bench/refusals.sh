@@ -6,7 +6,7 @@
 #
 #   GET  /healthz                        the HTTP floor
 #   POST /v1/holds refused 429           a drained buyer, refused from the denial cache
-#   GET  /v1/me                          an authenticated read
+#   GET  /v1/me                          an authenticated read, by 50 buyers in turn
 #   POST /v1/holds refused 409           50 buyers after one taken seat
 #
 # and prints, for each, requests a second, p50 latency, the server process's CPU
@@ -90,6 +90,15 @@ request = function()
   return wrk.format()
 end
 EOF
+cat >"$work/me.lua" <<EOF
+local tokens, n = {}, 0
+for line in io.lines("$work/tokens") do tokens[#tokens + 1] = line end
+request = function()
+  n = n + 1
+  wrk.headers["Authorization"] = "Bearer " .. tokens[(n % #tokens) + 1]
+  return wrk.format("GET", "/v1/me")
+end
+EOF
 cat >"$work/drained.lua" <<EOF
 wrk.method = "POST"
 wrk.body = '$hold_body'
@@ -112,7 +121,7 @@ done = function(summary, latency, requests)
   io.stderr:write(string.format("p50 %.3f\n", latency:percentile(50) / 1000))
 end
 EOF
-for f in hold drained; do cat "$work/plain.lua" >>"$work/$f.lua"; done
+for f in hold me drained; do cat "$work/plain.lua" >>"$work/$f.lua"; done
 
 cpu_proc() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 cpu_machine() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
@@ -141,7 +150,7 @@ run() { # name script url [wrk args…]
 
 run "GET /healthz" plain "$base/healthz"
 run "POST /v1/holds 429 (denied)" drained "$base/v1/holds"
-run "GET /v1/me" plain "$base/v1/me" -H "Authorization: Bearer $owner"
+run "GET /v1/me (50 buyers)" me "$base/v1/me"
 curl -sf -X PUT "$base/v1/admin/limits/hold-buyer" -H "Authorization: Bearer $admin" -d '{"mode":"off"}' >/dev/null
 curl -sf -X PUT "$base/v1/admin/limits/hold-organizer" -H "Authorization: Bearer $admin" -d '{"mode":"off"}' >/dev/null
 curl -sf -X PUT "$base/v1/admin/limits/buyer-concurrency" -H "Authorization: Bearer $admin" -d '{"mode":"off"}' >/dev/null
