@@ -53,6 +53,10 @@ func Redis(ctx context.Context, redisURL string, logger *slog.Logger) (redis.Uni
 		// times, 100 ms apart, and spend a caller's whole deadline on it.
 		DialerRetries: 1,
 		PoolSize:      64,
+		// RESP2: under RESP3 go-redis first reads each connection for push
+		// notifications before every command, a syscall a command that
+		// Stagedoor, which subscribes to nothing, has no use for.
+		Protocol: 2,
 	}
 	if strings.Contains(redisURL, ",") {
 		for _, addr := range strings.Split(redisURL, ",") {

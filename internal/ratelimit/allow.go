@@ -38,9 +38,16 @@ import (
 func (l *Limiter) Allow(ctx context.Context, checks ...Check) Decision {
 	start := l.now()
 	d := Decision{Allowed: true, Results: make([]Result, len(checks))}
-	states := make([]*limitState, len(checks))
-	cfgs := make([]*limitConfig, len(checks))
-	var remote, leased []int
+	// A request has a few checks: these live on the stack unless it has more.
+	var statesBuf [4]*limitState
+	var cfgsBuf [4]*limitConfig
+	var remoteBuf, leasedBuf [4]int
+	states, cfgs := statesBuf[:0], cfgsBuf[:0]
+	if len(checks) > len(statesBuf) {
+		states, cfgs = make([]*limitState, 0, len(checks)), make([]*limitConfig, 0, len(checks))
+	}
+	states, cfgs = states[:len(checks)], cfgs[:len(checks)]
+	remote, leased := remoteBuf[:0], leasedBuf[:0]
 	cached := false
 	for i, c := range checks {
 		st := l.limits[c.Limit]
@@ -143,18 +150,19 @@ func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check,
 		}
 		// Each slot's call has a deadline of its own, under its node's breaker: a
 		// dead node costs its own buckets, never the time of a healthy node's.
-		var got []verdict
-		err := l.nodes.For(ctx, gb[0].key).Do(ctx, func(rctx context.Context) error {
-			var err error
-			_, got, err = take(rctx, l.rdb, gb)
-			return err
-		})
+		got := vsOf(vs, g, groups != nil)
+		sc := getScript(l.rdb, gb, got)
+		err := l.guardFor(ctx, gb[0].key).Do(ctx, sc.fn)
+		putScript(sc)
 		for k, j := range g {
 			if err != nil {
 				state[j] = failed
 				continue
 			}
-			state[j], vs[j] = answered, got[k]
+			state[j] = answered
+			if groups != nil {
+				vs[j] = got[k]
+			}
 			veto = veto || (!got[k].allowed && bs[j].enforce)
 		}
 		if err == nil && len(got) > 0 && spentAny(got) {
@@ -308,4 +316,13 @@ func refused(res []Result, idx []int) bool {
 		}
 	}
 	return false
+}
+
+// vsOf is where one slot's verdicts go: vs itself when the request's buckets
+// are one group, else a slice of their own.
+func vsOf(vs []verdict, g []int, split bool) []verdict {
+	if !split {
+		return vs
+	}
+	return make([]verdict, len(g))
 }

@@ -75,6 +75,7 @@ func newClient(t testing.TB, url string, poolSize int) *redis.Client {
 	}
 	opts.ContextTimeoutEnabled = true
 	opts.PoolSize = poolSize
+	opts.Protocol = 2 // as conn.Redis: no push notifications to look for
 	c := redis.NewClient(opts)
 	t.Cleanup(func() { c.Close() })
 	return c

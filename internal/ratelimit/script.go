@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -142,17 +143,33 @@ return 0
 // returns Redis's clock in µs and a verdict a bucket, replayed from what the
 // script read.
 func take(ctx context.Context, rdb Scripter, bs []bucket) (int64, []verdict, error) {
-	s := newScript(rdb)
-	s.bs = bs
-	s.vs = make([]verdict, len(bs))
+	s := getScript(rdb, bs, make([]verdict, len(bs)))
+	defer putScript(s)
 	err := s.run(ctx)
 	return s.now, s.vs, err
 }
 
+// scripts are the scripts not in use, so that their buffers serve the next
+// decision.
+var scripts = sync.Pool{New: func() any { return newScript(nil) }}
+
+// getScript returns a script of rdb for bs, whose verdicts go to vs (len(bs),
+// zero). Give it back with putScript once vs and now are read.
+func getScript(rdb Scripter, bs []bucket, vs []verdict) *script {
+	s := scripts.Get().(*script)
+	s.rdb, s.bs, s.vs = rdb, bs, vs
+	return s
+}
+
+func putScript(s *script) {
+	s.rdb, s.bs, s.vs = nil, nil, nil
+	scripts.Put(s)
+}
+
 // script is one run of the take script: its buckets and their verdicts, and the
-// buffers of its arguments and reply, reused from one decision to the next (see
-// work) so that a decision allocates next to nothing of its own. fn is run, bound
-// once, so that handing it to the guard allocates no closure.
+// buffers of its arguments and reply, reused from one decision to the next
+// (scripts) so that a decision allocates next to nothing of its own. fn is run,
+// bound once, so that handing it to the guard allocates no closure.
 type script struct {
 	rdb    Scripter
 	bs     []bucket  // the buckets of this run
