@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# kill-redis-master.sh [KEY | --first] [--wait]: kills, with SIGKILL (a crash), the
-# master of the local Redis Cluster that serves KEY's slot, by the pid up.sh
-# recorded, and says which node it was and which replica should take over.
+# kill-redis-master.sh [KEY | --first | --not KEY] [--wait]: kills, with SIGKILL (a
+# crash), the master of the local Redis Cluster that serves KEY's slot, by the pid
+# up.sh recorded, and says which node it was and which replica should take over.
 #
 #   KEY       a Redis key, as Stagedoor writes it (prefix included), such as
 #             'sd:wr:{<event id>}:q', the queue of an event's waiting room
@@ -9,6 +9,9 @@
 #             from .env.demo (STAGEDOOR_DEMO_ENV_FILE) and the prefix
 #             STAGEDOOR_REDIS_PREFIX (default sd:); without a demo event, --first
 #   --first   the master of slot 0
+#   --not KEY a master that does not serve KEY's slot (the lowest slot of another
+#             master): with KEY a waiting room's queue, the limits of a third of the
+#             buyers fail open while that room stays up
 #   --wait    then wait (up to 30 s) until a replica has taken over its slots, and
 #             say how long that took
 #
@@ -21,15 +24,19 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$cluster_root"
 
-key='' first=false wait=false
+key='' first=false wait=false not=false
 for arg in "$@"; do
   case $arg in
     --first) first=true ;;
+    --not) not=true ;;
     --wait) wait=true ;;
-    -*) die "usage: $0 [KEY | --first] [--wait]" ;;
+    -*) die "usage: $0 [KEY | --first | --not KEY] [--wait]" ;;
     *) key=$arg ;;
   esac
 done
+if $not && [[ -z $key ]]; then
+  die "usage: $0 --not KEY [--wait]"
+fi
 if ! $first && [[ -z $key ]]; then
   env_file=${STAGEDOOR_DEMO_ENV_FILE:-.env.demo}
   event=
@@ -48,6 +55,22 @@ port=$(live_redis_port) || die "no node of the local cluster answers (make clust
 if $first; then
   slot=0
   what="slot 0"
+elif $not; then
+  avoid=$(redis_cli "$port" cluster keyslot "$key")
+  # The first slot of each live master's ranges, the master serving $avoid left out.
+  slot=$(redis_cli "$port" cluster nodes | awk -v avoid="$avoid" '
+    $3 ~ /master/ && $3 !~ /fail/ {
+      first = ""; serves = 0
+      for (i = 9; i <= NF; i++) {
+        if ($i ~ /^\[/) continue
+        n = split($i, r, "-"); lo = r[1]; hi = (n == 2 ? r[2] : r[1])
+        if (first == "") first = lo
+        if (avoid + 0 >= lo + 0 && avoid + 0 <= hi + 0) serves = 1
+      }
+      if (first != "" && !serves) { print first; exit }
+    }') || true
+  [[ -n $slot ]] || die "no live master other than the one serving slot $avoid (key $key)"
+  what="slot $slot (a master that does not serve $key)"
 else
   slot=$(redis_cli "$port" cluster keyslot "$key")
   what="slot $slot (key $key)"

@@ -1,0 +1,207 @@
+package onsale
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// The ends a buyer's visit can have.
+const (
+	outcomeBought   = "bought"
+	outcomeSoldOut  = "sold out"
+	outcomeGaveUp   = "gave up"
+	outcomeCut      = "cut" // the run ended first
+	outcomeRefused  = "refused"
+	outcomeNoAnswer = "no answer"
+)
+
+// buyerState is what one buyer did, for the checks and the report.
+type buyerState struct {
+	arrive time.Time
+	// joinSent and joinDone frame the first successful join of the queue;
+	// zero without a room. joinTried is when the first join that the room may
+	// have carried out was sent: one answered 200, or a 5xx or no answer (a
+	// room whose answer was lost may have queued her, and keeps her place
+	// when she joins again), not a 429 (refused before the room).
+	joinSent, joinDone, joinTried time.Time
+	// admittedAt is the moment the room admitted her (admitted_until less the
+	// admission's length), on the server's clock; zero if never.
+	admittedAt time.Time
+	rejoined   bool // she had to join again (her place was lost)
+	outcome    string
+	seats      []string // the seats of her confirmed order
+}
+
+// buyer is one simulated buyer's visit.
+type buyer struct {
+	*client
+	sale  Sale
+	opts  Options
+	state *buyerState
+}
+
+// transportRetries is how many requests in a row a client retries when no
+// answer comes, before giving up.
+const transportRetries = 5
+
+// visit is the buyer's whole visit: arrive, queue, hold, pay.
+func (b *buyer) visit(ctx context.Context) {
+	if !sleep(ctx, time.Until(b.state.arrive)) {
+		b.state.outcome = outcomeCut
+		return
+	}
+	b.state.outcome = b.run(ctx)
+	if ctx.Err() != nil && b.state.outcome != outcomeBought {
+		b.state.outcome = outcomeCut
+	}
+}
+
+func (b *buyer) run(ctx context.Context) string {
+	if b.sale.HasRoom {
+		if out := b.queue(ctx); out != "" {
+			return out
+		}
+	} else if wait := time.Until(b.sale.OnSaleAt); wait > 0 {
+		// No room: she waits for the opening, reloading the page as it comes.
+		if !sleep(ctx, wait+time.Duration(b.rng.Int64N(int64(500*time.Millisecond)))) {
+			return outcomeCut
+		}
+	}
+	return b.shop(ctx)
+}
+
+// queueStatus is the answer of the queue's routes.
+type queueStatus struct {
+	Status        string    `json:"status"`
+	Position      int       `json:"position"`
+	EstimatedWait int64     `json:"estimated_wait_seconds"`
+	AdmittedUntil time.Time `json:"admitted_until"`
+}
+
+// queue joins the waiting room and waits to be admitted, as the answers say.
+// It returns "" once she is admitted, else how her visit ended.
+func (b *buyer) queue(ctx context.Context) string {
+	path := "/v1/events/" + b.sale.EventID + "/queue"
+	joined, counted, failures := false, false, 0
+	defer func() {
+		if counted {
+			b.rec.queued.Add(-1)
+		}
+	}()
+	for ctx.Err() == nil {
+		route, method := routePoll, http.MethodGet
+		if !joined {
+			route, method = routeJoin, http.MethodPost
+		}
+		sent := time.Now()
+		a, err := b.call(ctx, route, method, path, nil, nil)
+		if !joined && b.state.joinTried.IsZero() && (err != nil || a.status == http.StatusOK || a.status >= 500) {
+			b.state.joinTried = sent
+		}
+		if err != nil {
+			if failures++; failures > transportRetries {
+				return outcomeNoAnswer
+			}
+			sleep(ctx, b.jitter(time.Second))
+			continue
+		}
+		failures = 0
+		switch {
+		case a.status == http.StatusOK:
+			var st queueStatus
+			if err := a.decode(&st); err != nil {
+				return outcomeGaveUp
+			}
+			if !joined {
+				joined = true
+				if b.state.joinSent.IsZero() {
+					b.state.joinSent, b.state.joinDone = sent, time.Now()
+				}
+				if !counted {
+					counted = true
+					b.rec.queued.Add(1)
+				}
+			}
+			if st.Status == "admitted" {
+				b.admitted(st)
+				return ""
+			}
+			// The estimate is exact at the room's rate, in whole seconds
+			// rounded up: look again then, at least every 250 ms, at most 15 s.
+			wait := time.Duration(st.EstimatedWait) * time.Second
+			sleep(ctx, b.jitter(min(max(wait, 250*time.Millisecond), 15*time.Second)))
+		case a.status == http.StatusNotFound && joined:
+			// Her place is gone (a lost Redis write): join again.
+			joined, b.state.rejoined = false, true
+		case a.status == http.StatusTooManyRequests, a.status >= 500:
+			sleep(ctx, b.jitter(a.retryAfter(time.Second)))
+		default:
+			return outcomeRefused
+		}
+	}
+	return outcomeCut
+}
+
+// admitted records her admission.
+func (b *buyer) admitted(st queueStatus) {
+	b.rec.admit.Add(1)
+	at := st.AdmittedUntil.Add(-b.opts.AdmissionLength)
+	if st.AdmittedUntil.IsZero() || at.After(time.Now().Add(time.Second)) {
+		at = time.Now() // the admission's length is not the one assumed
+	}
+	b.state.admittedAt = at
+}
+
+// seat is a seat of the seat map, as far as a buyer reads it.
+type seat struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+}
+
+// seatMap reads the event's seat map, retrying what asks for it.
+func (c *client) seatMap(ctx context.Context, eventID string) ([]seat, bool) {
+	for failures := 0; ctx.Err() == nil; {
+		a, err := c.call(ctx, routeSeats, http.MethodGet, "/v1/events/"+eventID+"/seats", nil, nil)
+		switch {
+		case err != nil:
+			if failures++; failures > transportRetries {
+				return nil, false
+			}
+			sleep(ctx, time.Second)
+		case a.status == http.StatusOK:
+			var m struct {
+				Seats []seat `json:"seats"`
+			}
+			if a.decode(&m) != nil {
+				return nil, false
+			}
+			return m.Seats, true
+		case a.status == http.StatusTooManyRequests, a.status >= 500:
+			sleep(ctx, c.jitter(a.retryAfter(time.Second)))
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// pick chooses up to n available seats, as people do: one at random and the
+// available ones after it on the map. It returns none when none is available.
+func (c *client) pick(seats []seat, n int, taken map[string]bool) []string {
+	var free []int
+	for i, s := range seats {
+		if s.Status == "available" && !taken[s.ID] {
+			free = append(free, i)
+		}
+	}
+	if len(free) == 0 {
+		return nil
+	}
+	first := c.rng.IntN(len(free))
+	var out []string
+	for k := range min(n, len(free)) {
+		out = append(out, seats[free[(first+k)%len(free)]].ID)
+	}
+	return out
+}
