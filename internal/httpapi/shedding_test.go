@@ -24,11 +24,6 @@ func TestCriticalTrafficSurvivesASheddableFlood(t *testing.T) {
 	// a busy machine is not what this test is about.
 	s := newShop(t, 0, "STAGEDOOR_FLEET_CAPACITY", fmt.Sprint(capacity), "STAGEDOOR_LIMIT_SCANNER_KEY", "100/1s",
 		"STAGEDOOR_PAYMENT_TIMEOUT", "20s", "STAGEDOOR_RECOVERY_AFTER", "1m")
-	ctx, cancel := context.WithCancel(context.Background())
-	var loop sync.WaitGroup
-	loop.Go(func() { s.Fleet.Run(ctx) })
-	t.Cleanup(func() { cancel(); loop.Wait() })
-
 	holds := make([]string, buyers)
 	who := make([]testAccount, buyers)
 	for i := range holds {
@@ -36,6 +31,12 @@ func TestCriticalTrafficSurvivesASheddableFlood(t *testing.T) {
 		holds[i] = s.hold(t, who[i], s.seats[i])
 	}
 	_, key := newScannerKey(t, s.testServer, s.org, s.event)
+	// The fleet's rates are exchanged from now on: the set-up's holds above
+	// (normal) would otherwise be above their share of so small a capacity.
+	ctx, cancel := context.WithCancel(context.Background())
+	var loop sync.WaitGroup
+	loop.Go(func() { s.Fleet.Run(ctx) })
+	t.Cleanup(func() { cancel(); loop.Wait() })
 
 	// The flood: event lists at 3× the fleet's capacity, for as long as the
 	// critical requests take.
