@@ -152,7 +152,7 @@ func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check,
 		// dead node costs its own buckets, never the time of a healthy node's.
 		got := vsOf(vs, g, groups != nil)
 		sc := getScript(l.rdb, gb, got)
-		err := l.guardFor(ctx, gb[0].key).Do(ctx, sc.fn)
+		err := l.nodes.For(ctx, gb[0].key).Do(ctx, sc.fn)
 		putScript(sc)
 		for k, j := range g {
 			if err != nil {

@@ -230,3 +230,13 @@ func redisMicros(t testing.TB, rdb *redis.Client) int64 {
 	}
 	return tm.UnixMicro()
 }
+
+// take runs the take script once for bs (keys of one hash slot, on a cluster) and
+// returns Redis's clock in µs and a verdict a bucket, replayed from what the
+// script read.
+func take(ctx context.Context, rdb Scripter, bs []bucket) (int64, []verdict, error) {
+	s := getScript(rdb, bs, make([]verdict, len(bs)))
+	defer putScript(s)
+	err := s.run(ctx)
+	return s.now, s.vs, err
+}

@@ -108,7 +108,7 @@ func (ls *leases) take(ctx context.Context, key, redisKey string, now int64) lea
 		want = 1 // a setting has replaced this one: keep nothing back
 	}
 	var rnow, stored, got int64
-	err := ls.l.guardFor(ctx, redisKey).Do(ctx, func(rctx context.Context) error {
+	err := ls.l.nodes.For(ctx, redisKey).Do(ctx, func(rctx context.Context) error {
 		var err error
 		rnow, stored, got, err = leaseTake(rctx, ls.l.rdb, redisKey, ls.interval, ls.tau, want)
 		return err
@@ -203,7 +203,7 @@ func (ls *leases) giveBack(redisKey string, n int64) {
 	l := ls.l
 	l.background.Go(func() {
 		ctx := context.Background()
-		_ = l.guardFor(ctx, redisKey).Do(ctx, func(rctx context.Context) error {
+		_ = l.nodes.For(ctx, redisKey).Do(ctx, func(rctx context.Context) error {
 			return giveBack(rctx, l.rdb, redisKey, n, ls.interval)
 		})
 	})

@@ -178,8 +178,6 @@ type Limiter struct {
 	prefix     string
 	split      bool
 	nodes      *guard.Nodes // the deadline and breaker of every Redis call, per node
-	oneNode    bool         // no Options.NodeOf: every key has the same guard, kept in guard0
-	guard0     atomic.Pointer[guard.NodeGuard]
 	limits     map[Name]*limitState
 	names      []Name
 	local      *localBuckets
@@ -224,7 +222,6 @@ func New(rdb Scripter, opts Options) *Limiter {
 	if _, ok := rdb.(*redis.ClusterClient); ok {
 		l.split = true
 	}
-	l.oneNode = opts.NodeOf == nil
 	if l.clock == nil {
 		l.clock = time.Now
 	}
@@ -327,17 +324,3 @@ func boundIdentity(identity string) string {
 
 // now is the limiter's clock in µs (monotonic with the default clock).
 func (l *Limiter) now() int64 { return l.clock().Sub(l.epoch).Microseconds() }
-
-// guardFor returns the guard of the node that serves key. Without Options.NodeOf
-// every key has the same one, kept after its first use.
-func (l *Limiter) guardFor(ctx context.Context, key string) *guard.NodeGuard {
-	if !l.oneNode {
-		return l.nodes.For(ctx, key)
-	}
-	if g := l.guard0.Load(); g != nil {
-		return g
-	}
-	g := l.nodes.For(ctx, key)
-	l.guard0.Store(g)
-	return g
-}

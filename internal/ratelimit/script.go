@@ -139,16 +139,6 @@ end
 return 0
 `)
 
-// take runs the take script once for bs (keys of one hash slot, on a cluster) and
-// returns Redis's clock in µs and a verdict a bucket, replayed from what the
-// script read.
-func take(ctx context.Context, rdb Scripter, bs []bucket) (int64, []verdict, error) {
-	s := getScript(rdb, bs, make([]verdict, len(bs)))
-	defer putScript(s)
-	err := s.run(ctx)
-	return s.now, s.vs, err
-}
-
 // scripts are the scripts not in use, so that their buffers serve the next
 // decision.
 var scripts = sync.Pool{New: func() any { return newScript(nil) }}
