@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -50,9 +51,9 @@ type leases struct {
 	interval, tau, batch int64 // µs, µs, tokens a lease asks for
 	max                  int   // keys kept at most
 
-	mu     sync.Mutex
+	mu     sync.Mutex // guards keys; taken before a lease's own mu, never after
 	keys   map[string]*lease
-	closed bool
+	closed atomic.Bool
 }
 
 // lease is the tokens this instance holds of one key. mu is held while a batch
@@ -104,7 +105,7 @@ func (ls *leases) take(ctx context.Context, key, redisKey string, now int64) lea
 		e.tokens = 0
 	}
 	want := ls.batch
-	if ls.isClosed() {
+	if ls.closed.Load() {
 		want = 1 // a setting has replaced this one: keep nothing back
 	}
 	var rnow, stored, got int64
@@ -174,18 +175,12 @@ func (ls *leases) entry(key string, now int64) *lease {
 	return e
 }
 
-func (ls *leases) isClosed() bool {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	return ls.closed
-}
-
 // close gives every unspent token back to Redis; the leases are then no longer
 // kept (a request that still holds them leases one token at a time).
 func (ls *leases) close() {
+	ls.closed.Store(true)
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	ls.closed = true
 	for k, e := range ls.keys {
 		e.mu.Lock()
 		ls.giveBack(ls.l.key(ls.name, k), e.tokens)
