@@ -48,27 +48,22 @@ func StartCluster(t testing.TB) *Cluster {
 	c := &Cluster{nodes: map[string]*exec.Cmd{}}
 	t.Cleanup(c.Stop)
 	for range 6 {
-		port, bus := FreePort(t), FreePort(t) // the bus on a port of its own: port+10000 may not exist
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus),
-			"--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(port)+".conf"),
-			"--cluster-node-timeout", strconv.Itoa(int(ClusterNodeTimeout/time.Millisecond)),
-			// A replica may take over however long ago it last heard its master: in
-			// a test the data's age does not matter, the failover does.
-			"--cluster-replica-validity-factor", "0",
-			// While a master is down, the other masters keep serving their slots
-			// (the default stops the whole cluster): what Stagedoor's cluster wants.
-			"--cluster-require-full-coverage", "no",
-			"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no")
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("testenv: start a cluster node: %v", err)
+		// A port found free may be taken again before redis-server binds it
+		// (another test's node, or a client's ephemeral port on a busy
+		// machine): a node that does not come up is started again elsewhere.
+		for attempt := 1; ; attempt++ {
+			addr, cmd := startNode(t, server, dir)
+			if waitPing(addr, 10*time.Second) {
+				c.nodes[addr] = cmd
+				c.Addrs = append(c.Addrs, addr)
+				break
+			}
+			cmd.Process.Kill()
+			cmd.Wait()
+			if attempt == 3 {
+				t.Fatalf("testenv: cluster node %s did not answer (attempt %d)", addr, attempt)
+			}
 		}
-		c.nodes[addr] = cmd
-		c.Addrs = append(c.Addrs, addr)
-	}
-	for _, addr := range c.Addrs {
-		waitPing(t, addr)
 	}
 	args := append([]string{"--cluster", "create"}, c.Addrs...)
 	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
@@ -103,17 +98,40 @@ func (c *Cluster) waitReplicas(t testing.TB, within time.Duration) {
 	}
 }
 
-func waitPing(t testing.TB, addr string) {
+// startNode starts one cluster node on free ports, its files in dir.
+func startNode(t testing.TB, server, dir string) (string, *exec.Cmd) {
 	t.Helper()
+	port, bus := FreePort(t), FreePort(t) // the bus on a port of its own: port+10000 may not exist
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus),
+		"--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(port)+".conf"),
+		"--cluster-node-timeout", strconv.Itoa(int(ClusterNodeTimeout/time.Millisecond)),
+		// A replica may take over however long ago it last heard its master: in
+		// a test the data's age does not matter, the failover does.
+		"--cluster-replica-validity-factor", "0",
+		// While a master is down, the other masters keep serving their slots
+		// (the default stops the whole cluster): what Stagedoor's cluster wants.
+		"--cluster-require-full-coverage", "no",
+		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no")
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("testenv: start a cluster node: %v", err)
+	}
+	return addr, cmd
+}
+
+// waitPing reports whether the server at addr answers a PING within within.
+func waitPing(addr string, within time.Duration) bool {
 	client := redis.NewClient(&redis.Options{Addr: addr})
 	defer client.Close()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(within)
 	for client.Ping(context.Background()).Err() != nil {
 		if time.Now().After(deadline) {
-			t.Fatalf("testenv: cluster node %s did not answer", addr)
+			return false
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	return true
 }
 
 // WaitHealthy waits until every live node says cluster_state:ok and every slot
