@@ -3,13 +3,12 @@ package auth
 import (
 	"context"
 	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/stagedoor/stagedoor/internal/conn"
 )
 
 // CredentialTTL is how long an instance trusts a session or scanner key it
@@ -114,54 +113,25 @@ func (s *Service) Watch(ctx context.Context, logger *slog.Logger) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	backoff := 100 * time.Millisecond
-	for {
-		err := s.watchOnce(ctx, func() { backoff = 100 * time.Millisecond })
-		if ctx.Err() != nil {
-			return
-		}
-		logger.Warn("credentials: not listening for logouts and revocations; trusting cached ones for at most "+CredentialTTL.String(),
-			"error", err, "retry_in", backoff.String())
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 5*time.Second)
-	}
-}
-
-func (s *Service) watchOnce(ctx context.Context, listening func()) error {
 	cfg := s.store.db.Config().ConnConfig.Copy()
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
 	}
 	cfg.RuntimeParams["application_name"] = "stagedoor-credentials"
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	conn, err := pgx.ConnectConfig(cctx, cfg)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		_ = conn.Close(closeCtx)
-	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+credentialsChannel); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	s.cache.clear() // what was announced while nobody listened
-	s.watching.Store(true)
-	defer s.watching.Store(false)
-	listening()
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return fmt.Errorf("wait for notification: %w", err)
-		}
-		s.cache.forget(n.Payload)
-	}
+	conn.Listener{
+		Config:  cfg,
+		Channel: credentialsChannel,
+		Listening: func(context.Context) func() {
+			s.cache.clear() // what was announced while nobody listened
+			s.watching.Store(true)
+			return func() { s.watching.Store(false) }
+		},
+		Notified: func(_ context.Context, payload string) { s.cache.forget(payload) },
+		Lost: func(err error, retryIn time.Duration) {
+			logger.Warn("credentials: not listening for logouts and revocations; trusting cached ones for at most "+CredentialTTL.String(),
+				"error", err, "retry_in", retryIn.String())
+		},
+	}.Run(ctx)
 }
 
 // Watching reports whether this instance is listening for logouts and

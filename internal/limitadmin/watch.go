@@ -2,13 +2,12 @@ package limitadmin
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/metrics"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
@@ -17,12 +16,8 @@ import (
 // pg_stat_activity.
 const listenerName = "stagedoor-limit-settings"
 
-const (
-	refreshTimeout = 2 * time.Second        // one re-read of every setting
-	connectTimeout = 5 * time.Second        // one attempt to open the listening connection
-	minBackoff     = 100 * time.Millisecond // first wait before listening again
-	maxBackoff     = 5 * time.Second        // longest wait before listening again
-)
+// refreshTimeout bounds one re-read of every setting.
+const refreshTimeout = 2 * time.Second
 
 // Run keeps the Limiter in step with the stored settings until ctx ends: it
 // applies a change when its notification arrives, and re-reads every setting
@@ -62,52 +57,27 @@ func (s *Service) pollEvery(ctx context.Context) {
 }
 
 // listen applies each change as its notification arrives, opening the
-// listening connection again whenever it is lost.
+// listening connection again whenever it is lost; it re-reads once each time it
+// starts listening, since a change may have come while nobody listened.
 func (s *Service) listen(ctx context.Context) {
-	backoff := minBackoff
-	for {
-		err := s.listenOnce(ctx, func() { backoff = minBackoff })
-		if ctx.Err() != nil {
-			return
-		}
-		s.logger.Warn("limit settings: not listening for changes; re-reading meanwhile",
-			"error", err, "retry_in", backoff.String())
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, maxBackoff)
-	}
-}
-
-// listenOnce opens a connection, LISTENs, re-reads once (a change may have come
-// while nobody listened), then applies the settings at each notification until
-// the connection fails or ctx ends.
-func (s *Service) listenOnce(ctx context.Context, listening func()) error {
-	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	conn, err := pgx.ConnectConfig(cctx, s.listenTo)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		_ = conn.Close(closeCtx)
-	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	listening()
-	for {
+	refresh := func(ctx context.Context) {
 		if err := s.refresh(ctx); err != nil && ctx.Err() == nil {
 			s.logger.Debug("limit settings: re-read after a notification failed", "error", err)
 		}
-		if _, err := conn.WaitForNotification(ctx); err != nil {
-			return fmt.Errorf("wait for notification: %w", err)
-		}
 	}
+	conn.Listener{
+		Config:  s.listenTo,
+		Channel: channel,
+		Listening: func(ctx context.Context) func() {
+			refresh(ctx)
+			return func() {}
+		},
+		Notified: func(ctx context.Context, _ string) { refresh(ctx) },
+		Lost: func(err error, retryIn time.Duration) {
+			s.logger.Warn("limit settings: not listening for changes; re-reading meanwhile",
+				"error", err, "retry_in", retryIn.String())
+		},
+	}.Run(ctx)
 }
 
 // refresh reads every stored setting and applies those that differ from the
