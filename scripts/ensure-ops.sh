@@ -6,8 +6,11 @@
 #             test rules) and the Prometheus configuration the cluster renders
 #   haproxy   Debian's haproxy: checks the HAProxy configuration the cluster renders
 #             (haproxy -c)
+#   Debian's shellcheck and docker-compose check the scripts and docker-compose.yml
+#             (docker-compose config); without them those two tests of deploy/
+#             skip, so this installs them too
 #
-# The tests in deploy/ fail, saying so, when either is missing. As root, missing
+# The tests in deploy/ fail, saying so, when promtool or haproxy is missing. As root, missing
 # Debian packages are installed with apt-get (CI, a fresh machine); otherwise the
 # script says what to install. make test runs it.
 set -euo pipefail
@@ -16,6 +19,8 @@ say() { printf 'ensure-ops: %s\n' "$*" >&2; }
 pkgs=()
 command -v promtool >/dev/null || pkgs+=(prometheus)
 command -v haproxy >/dev/null || pkgs+=(haproxy)
+command -v shellcheck >/dev/null || pkgs+=(shellcheck)
+command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 || pkgs+=(docker-compose)
 ((${#pkgs[@]})) || exit 0
 if [[ $EUID -ne 0 ]]; then
   say "missing ${pkgs[*]}; run: sudo apt-get install -y --no-install-recommends ${pkgs[*]}"
