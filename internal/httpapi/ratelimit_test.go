@@ -2,7 +2,10 @@ package httpapi_test
 
 import (
 	"context"
+	"math"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/limits"
@@ -66,8 +69,8 @@ func TestRateLimitHeadersAndRefusal(t *testing.T) {
 	for i := 3; i <= 10; i++ {
 		steps = append(steps, want{status: 201})
 	}
-	steps = append(steps, want{429, `"hold-buyer";q=10;w=60`, `"hold-buyer";r=0;t=60`, "10", "0", "60", "6"})
 
+	first := time.Now()
 	for i, w := range steps {
 		a := s.hold(t, buyer, "", nil)
 		if a.StatusCode != w.status {
@@ -84,17 +87,45 @@ func TestRateLimitHeadersAndRefusal(t *testing.T) {
 				t.Errorf("request %d: %s = %q, want %q", i+1, header, got, value)
 			}
 		}
-		if w.status == 429 {
-			p := a.problem(t)
-			if !p.is("rate-limited") || p.Limit != "hold-buyer" || len(p.ViolatedPolicies) != 1 ||
-				p.ViolatedPolicies[0] != "hold-buyer" || p.RetryAfterMS < 5000 || p.RetryAfterMS > 6000 {
-				t.Errorf("refusal = %s", a.raw)
-			}
+	}
+
+	// The 11th is refused. The bucket is full 60 s after the first hold and
+	// earns its next token 6 s after it, so both waits are shorter by the time
+	// the ten holds took (which, on a loaded machine, can be more than a second).
+	a := s.hold(t, buyer, "", nil)
+	took := time.Since(first)
+	if a.StatusCode != 429 {
+		t.Fatalf("request 11: status %d, want 429 (%s)", a.StatusCode, a.raw)
+	}
+	reset, retry := a.Header.Get("X-RateLimit-Reset"), a.Header.Get("Retry-After")
+	if !wholeSecondsWithin(reset, 60*time.Second-took, 60*time.Second) ||
+		!wholeSecondsWithin(retry, 6*time.Second-took, 6*time.Second) {
+		t.Errorf("request 11, %v after the first: X-RateLimit-Reset %q, Retry-After %q; want 60 s and 6 s less up to that",
+			took, reset, retry)
+	}
+	for header, value := range map[string]string{
+		"RateLimit-Policy": `"hold-buyer";q=10;w=60`, "RateLimit": `"hold-buyer";r=0;t=` + reset,
+		"X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "0",
+	} {
+		if got := a.Header.Get(header); got != value {
+			t.Errorf("request 11: %s = %q, want %q", header, got, value)
 		}
+	}
+	p := a.problem(t)
+	if !p.is("rate-limited") || p.Limit != "hold-buyer" || len(p.ViolatedPolicies) != 1 ||
+		p.ViolatedPolicies[0] != "hold-buyer" || p.RetryAfterMS < float64((6*time.Second-took).Milliseconds()) || p.RetryAfterMS > 6000 {
+		t.Errorf("refusal = %s", a.raw)
 	}
 	if got := s.holdsPlaced(t); got != 10 {
 		t.Errorf("%d holds placed, want 10: a refusal must not reach the handler", got)
 	}
+}
+
+// wholeSecondsWithin reports whether header is a whole number of seconds
+// between lo and hi, each rounded up as the headers are.
+func wholeSecondsWithin(header string, lo, hi time.Duration) bool {
+	n, err := strconv.Atoi(header)
+	return err == nil && float64(n) >= math.Ceil(lo.Seconds()) && float64(n) <= math.Ceil(hi.Seconds())
 }
 
 func TestRateLimitTightestOfTwoAndNothingSpentOnRefusal(t *testing.T) {
@@ -102,13 +133,17 @@ func TestRateLimitTightestOfTwoAndNothingSpentOnRefusal(t *testing.T) {
 	s := newLimitedShop(t, "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "2/1m")
 	b1, b2, b3 := newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer)
 
+	first := time.Now()
 	if got := s.hold(t, b1, "", nil).Header.Get("RateLimit"); got != `"hold-organizer";r=1;t=30` {
 		t.Errorf("headers show %q, want the tighter hold-organizer", got)
 	}
 	s.hold(t, b2, "", nil)
 	a := s.hold(t, b3, "", nil)
-	if a.StatusCode != 429 || a.problem(t).Limit != "hold-organizer" || a.Header.Get("Retry-After") != "30" {
-		t.Fatalf("third buyer on the organizer = %d %s Retry-After %q", a.StatusCode, a.raw, a.Header.Get("Retry-After"))
+	took := time.Since(first)
+	if a.StatusCode != 429 || a.problem(t).Limit != "hold-organizer" ||
+		!wholeSecondsWithin(a.Header.Get("Retry-After"), 30*time.Second-took, 30*time.Second) {
+		t.Fatalf("third buyer on the organizer, %v after the first = %d %s Retry-After %q; want 429 hold-organizer, 30 s less up to that",
+			took, a.StatusCode, a.raw, a.Header.Get("Retry-After"))
 	}
 	// b3 was refused by the organizer: its own bucket must still be full.
 	d := s.Limiter.Allow(context.Background(), ratelimit.Check{Limit: limits.HoldBuyer, Key: b3.id})

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -90,12 +91,15 @@ func TestBreakerOpenMakesNoCall(t *testing.T) {
 }
 
 // After the cool-down the breaker lets one probe through; when Redis is back the
-// decisions are Redis's again.
+// decisions are Redis's again. Each try asks for a key of its own: on a loaded
+// machine a probe can reach the restarted Redis and spend the key's one token
+// although its answer came too late (a fail-open decision), and a key so spent
+// would be denied for the rest of the minute.
 func TestBreakerRecovers(t *testing.T) {
 	t.Parallel()
 	server := startRedisServer(t)
 	counter := &countingScripter{Scripter: newClient(t, "redis://"+server.Addr+"/0", 4)}
-	l, _ := newTestLimiter(counter, Options{Timeout: 50 * time.Millisecond, BreakerCooldown: 100 * time.Millisecond, Limits: outageLimits(t)})
+	l, _ := newTestLimiter(counter, Options{Timeout: 250 * time.Millisecond, BreakerCooldown: 100 * time.Millisecond, Limits: outageLimits(t)})
 	server.Stop()
 	for range 5 {
 		l.Allow(context.Background(), Check{Limit: "open", Key: "k"})
@@ -105,17 +109,19 @@ func TestBreakerRecovers(t *testing.T) {
 	}
 	server.Start()
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		d := l.Allow(context.Background(), Check{Limit: "open", Key: "k"})
+	var key string
+	for try := 0; ; try++ {
+		key = fmt.Sprintf("k%d", try)
+		d := l.Allow(context.Background(), Check{Limit: "open", Key: key})
 		if d.Results[0].Outcome == OutcomeAllowed {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("Redis is back but decisions still %s", d.Results[0].Outcome)
+			t.Fatalf("Redis is back but a fresh key's decision is still %s", d.Results[0].Outcome)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if d := l.Allow(context.Background(), Check{Limit: "open", Key: "k"}); d.Allowed || d.Results[0].Outcome != OutcomeDenied {
+	if d := l.Allow(context.Background(), Check{Limit: "open", Key: key}); d.Allowed || d.Results[0].Outcome != OutcomeDenied {
 		t.Fatalf("second of 1/1m after recovery: %+v", d)
 	}
 }
