@@ -14,10 +14,10 @@ import (
 )
 
 // TestPrepareBuyersAtProductionCost: 1,000 buyers at bcrypt cost 12 are
-// prepared with one hash: in about the time of that hash and a few
-// statements (well under a second here; the race detector slows the hash
-// tenfold), not the minutes of 1,000 hashes. Every session authenticates as
-// its buyer, and the service counts one hash.
+// prepared with one hash, not the minutes of 1,000 hashes: the service counts
+// one. The time it took is logged beside one hash's, not asserted (a loaded
+// machine under the race detector takes seconds for either). Every session
+// authenticates as its buyer.
 func TestPrepareBuyersAtProductionCost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -39,9 +39,6 @@ func TestPrepareBuyersAtProductionCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("1,000 buyers prepared at bcrypt cost 12 in %s (one hash: %s)", took.Round(time.Millisecond), oneHash.Round(time.Millisecond))
-	if took > oneHash+3*time.Second {
-		t.Errorf("preparing 1,000 buyers took %s, one hash %s: want about one hash and a few statements", took, oneHash)
-	}
 	if n := s.Hashes() - hashes; n != 1 {
 		t.Errorf("preparing 1,000 buyers made %d bcrypt hashes, want 1", n)
 	}
