@@ -102,7 +102,7 @@ func localPrometheusData(t *testing.T) map[string]any {
 }
 
 func localHAProxyData() map[string]any {
-	return map[string]any{"Listen": "127.0.0.1:8080", "StatsListen": "127.0.0.1:8404",
+	return map[string]any{"Listen": "127.0.0.1:8080", "StatsListen": "127.0.0.1:8404", "MaxConn": 1000,
 		"Source": "127.0.80.80", "Resolver": "", "Backends": []map[string]string{
 			{"Name": "stagedoor-1", "Addr": "127.0.0.1:8081"},
 			{"Name": "stagedoor-2", "Addr": "127.0.0.1:8082"},

@@ -58,6 +58,7 @@ func startEdge(t *testing.T, backends []backend) string {
 		"Backends":    backends,
 		"Source":      edgeSource,
 		"Resolver":    "",
+		"MaxConn":     1000,
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "haproxy.cfg")

@@ -239,8 +239,15 @@ backends=
 for i in "${INSTANCES[@]}"; do
   backends+="${backends:+,}{\"Name\":\"stagedoor-$i\",\"Addr\":\"127.0.0.1:$(instance_port "$i")\"}"
 done
-printf '{"Listen":%s,"StatsListen":%s,"Source":%s,"Resolver":"","Backends":[%s]}\n' \
-  "$(json_string "$EDGE_ADDR")" "$(json_string "$STATS_ADDR")" "$(json_string "$BALANCER_SOURCE")" \
+# 10,000 connections at once (two descriptors each), or what this user's hard limit
+# on open files allows: HAProxy raises its own limit and fails when it cannot.
+fd_limit=$(ulimit -Hn)
+[[ $fd_limit == unlimited ]] && fd_limit=1048576
+maxconn=$(((fd_limit - 200) / 2))
+((maxconn > 10000)) && maxconn=10000
+((maxconn < 5200)) && say "warning: HAProxy can hold only $maxconn connections (ulimit -Hn is $fd_limit); a 5,000-buyer on-sale needs more"
+printf '{"Listen":%s,"StatsListen":%s,"MaxConn":%d,"Source":%s,"Resolver":"","Backends":[%s]}\n' \
+  "$(json_string "$EDGE_ADDR")" "$(json_string "$STATS_ADDR")" "$maxconn" "$(json_string "$BALANCER_SOURCE")" \
   "$backends" >"$state/haproxy.json"
 render scripts/cluster/haproxy.cfg.tmpl "$state/haproxy.json" "$state/haproxy.cfg"
 haproxy -c -q -f "$state/haproxy.cfg" || die "haproxy -c refused $state/haproxy.cfg"
