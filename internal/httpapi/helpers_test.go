@@ -62,6 +62,10 @@ func startInstance(t testing.TB, in instance) *testServer {
 		in.redisPrefix = testenv.RedisPrefix(t)
 	}
 	env := map[string]string{"STAGEDOOR_BCRYPT_COST": "4", "STAGEDOOR_REDIS_PREFIX": in.redisPrefix,
+		// A Redis deadline long enough that a loaded test machine never makes a
+		// limit fail open or fall back to its in-process bucket (the default
+		// 50ms is a production choice); the tests of a slow Redis set their own.
+		"STAGEDOOR_REDIS_TIMEOUT": "2s",
 		// Every test signs its accounts up from 127.0.0.1; the tests of
 		// signup-address set it themselves.
 		"STAGEDOOR_LIMIT_SIGNUP_ADDRESS": "1000/1s"}
