@@ -48,7 +48,9 @@ func withSlowRoute(api http.Handler) http.Handler {
 // testEnv is the environment of one program under test: its own database and
 // Redis key space, and port 0. The worker utilization shedder is off: under
 // the race detector on a busy machine it would rightly shed these tests'
-// requests, which are about other things (internal/shed tests it).
+// requests, which are about other things (internal/shed tests it). Redis has
+// 2 s to answer, so that a busy machine does not make a limit fail open (the
+// default 50 ms is a production choice).
 func testEnv(t *testing.T) map[string]string {
 	return map[string]string{
 		"DATABASE_URL":                 testenv.DatabaseURL(t),
@@ -57,6 +59,7 @@ func testEnv(t *testing.T) map[string]string {
 		"STAGEDOOR_ADDR":               "127.0.0.1:0",
 		"STAGEDOOR_BCRYPT_COST":        "4",
 		"STAGEDOOR_WORKER_UTILIZATION": "off",
+		"STAGEDOOR_REDIS_TIMEOUT":      "2s",
 	}
 }
 

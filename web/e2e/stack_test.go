@@ -61,6 +61,7 @@ func startStackWith(t *testing.T, o stackOptions) *stack {
 		"PAYRAIL_URL":                    payServer.URL,
 		"STAGEDOOR_BCRYPT_COST":          "4",
 		"STAGEDOOR_LIMIT_SIGNUP_ADDRESS": "1000/1s", // every account signs up from 127.0.0.1
+		"STAGEDOOR_REDIS_TIMEOUT":        "2s",      // a busy machine must not make a limit fail open
 	}
 	for k, v := range env {
 		settings[k] = v
