@@ -67,6 +67,13 @@ func RunAtomicity(ctx context.Context, env Env, cfg AtomicityConfig) (*Atomicity
 			return a.New(env.RDB, p, lim)
 		}})
 	}
+	// The fixed window's counters expire at the next boundary of Redis's clock:
+	// one crossed during the run would make them vanish before they are
+	// counted. A run takes well under a second, so it starts at least
+	// atomicityMargin before a boundary.
+	if err := awayFromBoundary(ctx, env, cfg.TTL); err != nil {
+		return nil, err
+	}
 	for i, m := range modes {
 		prefix := env.Prefix + "atomicity:" + strconv.Itoa(i) + ":"
 		newCounters := 0
@@ -97,6 +104,26 @@ func RunAtomicity(ctx context.Context, env Env, cfg AtomicityConfig) (*Atomicity
 		res.Rows = append(res.Rows, row)
 	}
 	return res, nil
+}
+
+// atomicityMargin is the least time left before a window boundary for
+// experiment 4 to start.
+const atomicityMargin = 10 * time.Second
+
+// awayFromBoundary returns when Redis's clock is at least atomicityMargin
+// before the next boundary of window (waiting for the boundary to pass if it
+// is nearer).
+func awayFromBoundary(ctx context.Context, env Env, window time.Duration) error {
+	clk, err := newRedisClock(ctx, env)
+	if err != nil {
+		return err
+	}
+	now := clk.now()
+	if left := now.Truncate(window).Add(window).Sub(now); left < atomicityMargin && window > 2*atomicityMargin {
+		clk.boundary = now
+		return clk.sleepUntil(ctx, left+50*time.Millisecond)
+	}
+	return ctx.Err()
 }
 
 // countWithoutTTL asks the TTL of each user's key: how many exist, and how
