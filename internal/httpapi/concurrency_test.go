@@ -95,7 +95,7 @@ func TestADeadInstancesLeasesLapse(t *testing.T) {
 	if a := ts.request(t, "GET", "/v1/me", "", buyer.bearer()...); a.StatusCode != 429 || !a.problem(t).is("too-many-concurrent-requests") {
 		t.Fatalf("GET /v1/me with five leases of a dead instance = %d %s, want 429", a.StatusCode, a.raw)
 	}
-	waitFor(t, 3*time.Second, "the dead instance's leases lapse", func() bool {
+	waitFor(t, 5*time.Second, "the dead instance's leases lapse", func() bool {
 		return ts.request(t, "GET", "/v1/me", "", buyer.bearer()...).StatusCode == 200
 	})
 	if since := time.Since(died); since < 900*time.Millisecond {

@@ -175,7 +175,7 @@ func TestCheckoutLifecycle(t *testing.T) {
 		}
 	})
 	t.Run("the seats show sold", func(t *testing.T) {
-		waitFor(t, 2*time.Second, "the seats to show sold", func() bool {
+		waitFor(t, 5*time.Second, "the seats to show sold", func() bool {
 			m := seatMap(t, s.testServer, s.event)
 			return m[0].Status == "sold" && m[1].Status == "sold"
 		})
