@@ -60,3 +60,35 @@ func BenchmarkRefusal(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkSeatTaken is the server time of a hold refused 409 because its seat
+// is held already (every limit off, so that only the hold's own work counts):
+// a read of the seats, no lock and no write.
+//
+//	go test -run '^$' -bench SeatTaken -benchmem ./internal/httpapi/
+func BenchmarkSeatTaken(b *testing.B) {
+	ts := startInstance(b, instance{env: limitEnv("STAGEDOOR_ADMIN_TOKEN", adminToken, "STAGEDOOR_WORKER_UTILIZATION", "off")})
+	for _, limit := range []string{"hold-buyer", "hold-organizer", "buyer-concurrency"} {
+		if a := ts.inProcess(b, "PUT", "/v1/admin/limits/"+limit, `{"mode":"off"}`, "Authorization", "Bearer "+adminToken); a.StatusCode != 200 {
+			b.Fatalf("PUT %s off = %d %s", limit, a.StatusCode, a.raw)
+		}
+	}
+	org, first, second := newAccount(b, ts, auth.Organizer), newAccount(b, ts, auth.Buyer), newAccount(b, ts, auth.Buyer)
+	event, seats := newEvent(b, ts, org, eventBody(1, 2))
+	if code := ts.inProcess(b, "POST", "/v1/holds", holdBody(event, seats[0]), first.bearer()...).StatusCode; code != 201 {
+		b.Fatalf("first hold %d", code)
+	}
+	body := holdBody(event, seats[0])
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest("POST", "/v1/holds", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+second.token)
+			ts.Handler.ServeHTTP(rec, req)
+			if rec.Code != 409 {
+				b.Fatalf("status %d, want 409: %s", rec.Code, rec.Body)
+			}
+		}
+	})
+}
