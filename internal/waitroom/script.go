@@ -46,7 +46,11 @@ local function num(x) return string.format('%.17g', x) end
 local function advance()
   local budget = ` + strconv.Itoa(maxSteps) + `
   while n < len and budget > 0 do
-    local batch = redis.call('ZRANGE', q, n, n + 99, 'WITHSCORES')
+    -- Each admission comes a step after the one before at the earliest: no
+    -- more than due are due, and between two admissions none is (most calls).
+    local due = math.floor((nowt - last) / step)
+    if due < 1 then return end
+    local batch = redis.call('ZRANGE', q, n, n + math.min(due, 100) - 1, 'WITHSCORES')
     if #batch == 0 then return end
     for i = 1, #batch, 2 do
       local at = last + step
