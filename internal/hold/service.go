@@ -85,7 +85,8 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 // exactly the seats that were not takeable, a *TooManyHeldError (errors.Is
 // ErrTooManyHeld) when the buyer would hold more seats of the event than the
 // cap, or an error wrapping errkind.Invalid when some seat ids are not seats of
-// the event.
+// the event. Seats already taken when it starts are refused by a plain read,
+// before the cap is counted; the write counts it.
 func (s *Service) Place(ctx context.Context, p Plan) (Hold, error) {
 	return s.store.place(ctx, ids.New(), p, s.ttl, s.maxHeld)
 }

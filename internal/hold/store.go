@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stagedoor/stagedoor/internal/errkind"
 )
 
 // store is the SQL of holds and of the seats they take. Ids reaching it are
@@ -17,7 +19,9 @@ type store struct {
 	db *pgxpool.Pool
 }
 
-// placeSQL places a hold in one statement, so in one implicit transaction:
+// placeSQL places a hold in one statement, so in one implicit transaction. It
+// runs only after peek found every seat free; its own peek refuses a seat taken
+// in between:
 //
 //   - peek reads every seat asked for without a lock: whether it is of the event
 //     and takeable in the statement's snapshot. When some is not, the statement
@@ -90,7 +94,69 @@ FROM peek p LEFT JOIN wanted w ON w.id = p.id LEFT JOIN hold h ON true`
 // statement of its own, before.
 const lockBuyerSQL = `SELECT pg_advisory_xact_lock(hashtextextended('hold:' || $1::text || ':' || $2::text, 0))`
 
+// peekSQL reads, without a lock and outside any transaction, whether each seat
+// asked for is of the event ($1) and takeable in the statement's snapshot.
+const peekSQL = `
+SELECT id::text, event_id = $1 AS of_event,
+       sold_at IS NULL AND (held_until IS NULL OR held_until <= now()) AS takeable
+FROM seats
+WHERE id = ANY($2::uuid[])`
+
+// peek refuses a placement that cannot succeed from one plain read: a seat
+// that is not of the event, or one held or sold in the read's snapshot (the
+// 409 of a contested seat map, most refusals in an on-sale). It returns nil
+// when every seat looks free; placeSQL then decides, under its locks. A seat
+// that turns free between the two is refused as the placeSQL's own peek would
+// have refused it a moment earlier; one taken between them is placeSQL's to
+// refuse. It costs PostgreSQL a third of what placeSQL costs when it refuses
+// (no advisory lock, no count of the buyer's holds), and a successful
+// placement one more round trip.
+func (s store) peek(ctx context.Context, p Plan) error {
+	rows, err := s.db.Query(ctx, peekSQL, p.Event.ID, p.SeatIDs)
+	if err != nil {
+		return fmt.Errorf("hold: place: peek: %w", err)
+	}
+	found := make(map[string]verdict, len(p.SeatIDs))
+	var id string
+	var v verdict
+	if _, err := pgx.ForEachRow(rows, []any{&id, &v.ofEvent, &v.takeable}, func() error {
+		found[id] = v
+		return nil
+	}); err != nil {
+		return fmt.Errorf("hold: place: peek: %w", err)
+	}
+	return refusal(p, found)
+}
+
+// verdict is what a statement read of one seat asked for.
+type verdict struct{ ofEvent, takeable bool }
+
+// refusal is the error for the seats of p as found says they are, the
+// foreign seats first, then the unavailable ones; nil when all are of the
+// event and takeable.
+func refusal(p Plan, found map[string]verdict) error {
+	var foreign, unavailable []string
+	for _, id := range p.SeatIDs {
+		switch v, ok := found[id]; {
+		case !ok || !v.ofEvent:
+			foreign = append(foreign, id)
+		case !v.takeable:
+			unavailable = append(unavailable, id)
+		}
+	}
+	switch {
+	case len(foreign) > 0:
+		return invalid("seat_ids %s are not seats of event %s", strings.Join(foreign, ", "), p.Event.ID)
+	case len(unavailable) > 0:
+		return &UnavailableError{SeatIDs: unavailable}
+	}
+	return nil
+}
+
 func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Duration, maxHeld int) (Hold, error) {
+	if err := s.peek(ctx, p); err != nil {
+		return Hold{}, err
+	}
 	batch := &pgx.Batch{}
 	batch.Queue(lockBuyerSQL, p.BuyerID, p.Event.ID)
 	batch.Queue(placeSQL, holdID, p.Event.ID, p.BuyerID, p.SeatIDs, p.Event.Currency, ttl.Seconds(), maxHeld)
@@ -105,7 +171,6 @@ func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Durati
 	}
 	h := Hold{ID: holdID, EventID: p.Event.ID, BuyerID: p.BuyerID, SeatIDs: p.SeatIDs,
 		Status: Active, Currency: p.Event.Currency}
-	type verdict struct{ ofEvent, takeable bool }
 	found := make(map[string]verdict, len(p.SeatIDs))
 	placed, held := false, 0
 	for rows.Next() {
@@ -132,22 +197,14 @@ func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Durati
 	if placed {
 		return h, nil
 	}
-	var foreign, unavailable []string
-	for _, id := range p.SeatIDs {
-		switch v, ok := found[id]; {
-		case !ok || !v.ofEvent:
-			foreign = append(foreign, id)
-		case !v.takeable:
-			unavailable = append(unavailable, id)
-		}
-	}
+	err = refusal(p, found)
 	switch {
-	case len(foreign) > 0:
-		return Hold{}, invalid("seat_ids %s are not seats of event %s", strings.Join(foreign, ", "), p.Event.ID)
+	case errors.Is(err, errkind.Invalid):
+		return Hold{}, err
 	case held+len(p.SeatIDs) > maxHeld:
 		return Hold{}, &TooManyHeldError{Max: maxHeld, Held: held, Asked: len(p.SeatIDs)}
-	case len(unavailable) > 0:
-		return Hold{}, &UnavailableError{SeatIDs: unavailable}
+	case err != nil:
+		return Hold{}, err
 	}
 	return Hold{}, errors.New("hold: place: every seat was takeable but no hold was written")
 }
