@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // BoundaryConfig is experiment 1: Requests requests just before a window
@@ -121,18 +119,11 @@ func RunBoundary(ctx context.Context, env Env, algs []Algorithm, cfg BoundaryCon
 		Requests: cfg.Requests, BinStartMs: binStart, BinMs: binMs}
 	// Each algorithm has a client of its own, as a process would: a burst does
 	// not wait for another algorithm's connections.
-	clients := make([]redis.UniversalClient, len(plans))
-	for i := range plans {
-		clients[i] = env.RDB
-		if env.NewClient != nil {
-			c, err := env.NewClient(ctx)
-			if err != nil {
-				return nil, err
-			}
-			defer c.Close()
-			clients[i] = c
-		}
+	clients, closeClients, err := env.clients(ctx, len(plans))
+	if err != nil {
+		return nil, err
 	}
+	defer closeClients()
 	for attempt := 1; attempt <= max(1, cfg.Attempts); attempt++ {
 		res.Attempts = attempt
 		lims := make([]Limiter, len(plans))

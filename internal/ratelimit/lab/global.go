@@ -60,18 +60,11 @@ type GlobalResult struct {
 // RunGlobal runs experiment 5 for each of algs, one after the other. Each
 // replica has a client (env.NewClient) and a limiter of its own, on one key.
 func RunGlobal(ctx context.Context, env Env, algs []Algorithm, cfg GlobalConfig) (*GlobalResult, error) {
-	clients := make([]redis.UniversalClient, cfg.Replicas)
-	for i := range clients {
-		clients[i] = env.RDB
-		if env.NewClient != nil {
-			c, err := env.NewClient(ctx)
-			if err != nil {
-				return nil, err
-			}
-			defer c.Close()
-			clients[i] = c
-		}
+	clients, closeClients, err := env.clients(ctx, cfg.Replicas)
+	if err != nil {
+		return nil, err
 	}
+	defer closeClients()
 	res := &GlobalResult{Rate: cfg.Rate, Replicas: cfg.Replicas, Connections: cfg.Connections}
 	for _, a := range algs {
 		row, err := runGlobal(ctx, env, clients, a, cfg)

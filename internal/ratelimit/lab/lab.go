@@ -20,6 +20,32 @@ type Env struct {
 	NewClient func(ctx context.Context) (redis.UniversalClient, error)
 }
 
+// clients returns n clients, each of its own when NewClient is set (else RDB,
+// shared), and a function that closes those it made.
+func (e Env) clients(ctx context.Context, n int) ([]redis.UniversalClient, func(), error) {
+	out := make([]redis.UniversalClient, n)
+	var made []redis.UniversalClient
+	closeAll := func() {
+		for _, c := range made {
+			c.Close()
+		}
+	}
+	for i := range out {
+		out[i] = e.RDB
+		if e.NewClient == nil {
+			continue
+		}
+		c, err := e.NewClient(ctx)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		made = append(made, c)
+		out[i] = c
+	}
+	return out, closeAll, nil
+}
+
 // Limit is n requests per window.
 type Limit struct {
 	N      int
