@@ -81,6 +81,7 @@ func TestUploadsSettleOnceEarliestWins(t *testing.T) {
 	tickets := v.buy(t, 3)
 	_, north := newScannerKey(t, v.testServer, v.org, v.event)
 	_, south := newScannerKey(t, v.testServer, v.org, v.event)
+	v.keysMadeAgo(t, time.Hour)
 	early := time.Now().Add(-10 * time.Minute).Truncate(time.Millisecond)
 	late := early.Add(3 * time.Minute)
 
@@ -115,8 +116,8 @@ func TestUploadsSettleOnceEarliestWins(t *testing.T) {
 		FROM scans WHERE ticket_id = $1`, tickets[0].id).Scan(&admitted, &conflicts); err != nil {
 		t.Fatal(err)
 	}
-	if admitted != 2 || conflicts != 1 {
-		t.Errorf("ticket 0's audit: %d admitted rows, %d conflicts; want south's and north's admissions and south's displaced one as a conflict", admitted, conflicts)
+	if admitted != 1 || conflicts != 1 {
+		t.Errorf("ticket 0's audit: %d admitted rows, %d conflicts; want north's admission and south's displaced one as a conflict", admitted, conflicts)
 	}
 	page := as[struct {
 		Scans []struct {
@@ -133,7 +134,7 @@ func TestUploadsSettleOnceEarliestWins(t *testing.T) {
 			conflict++
 		}
 	}
-	if offline < 4 || conflict != 2 {
+	if offline != 4 || conflict != 2 {
 		t.Errorf("the organizer's audit shows %d offline scans and %d conflicts: %+v", offline, conflict, page.Scans)
 	}
 }
@@ -173,16 +174,19 @@ func TestRevokedTicketsAreRefusedAndListed(t *testing.T) {
 	}
 }
 
-// TestGateOpeningBurstLosesNoScan: ten devices each scan 50 tickets at once
-// when the doors open; scanner-key holds each to 20 at once, so some are told
+// TestGateOpeningBurstLosesNoScan: ten devices each scan 20 tickets at once
+// when the doors open; scanner-key holds each to a few at once, so some are told
 // to retry after Retry-After. Retrying as told, every ticket is admitted
 // exactly once, and none is lost.
 func TestGateOpeningBurstLosesNoScan(t *testing.T) {
 	t.Parallel()
-	const devices, perDevice = 10, 50
-	// 10 a second: a device scanning as fast as it can meets it even on a busy
-	// machine under the race detector (at 20 a second it sometimes did not).
-	v := newVenue(t, postgresPool(t, 24), "STAGEDOOR_LIMIT_SCANNER_KEY", "10/1s burst 10", "STAGEDOOR_MAX_HELD_SEATS", "1000")
+	const devices, perDevice = 10, 20
+	// One a second after a burst of 4: a device scanning as fast as it can is
+	// refused unless a scan takes over 0.84 s (its 20th comes before 16 tokens
+	// came back). Ten devices at once under the race detector on a busy
+	// 2-core machine took 0.33 s a scan: at 10 a second, burst 10, they never
+	// met the limit (a scan had to take under 0.08 s).
+	v := newVenue(t, postgresPool(t, 24), "STAGEDOOR_LIMIT_SCANNER_KEY", "1/1s burst 4", "STAGEDOOR_MAX_HELD_SEATS", "1000")
 	v.event, v.seats = newEvent(t, v.testServer, v.org, eventBody(10, devices*perDevice/10))
 	tickets := v.buy(t, devices*perDevice)
 	var wg sync.WaitGroup
