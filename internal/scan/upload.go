@@ -247,11 +247,13 @@ func (s *Service) genuine(ctx context.Context, c code) (bool, error) {
 	return err == nil, nil
 }
 
-// lockTicket reads and locks the ticket of a code: a signed code's by the
-// ticket id it names (its signature was checked), an older code's by the code.
+// lockTicket reads and locks the organizer's ticket of a code: a signed
+// code's by the ticket id it names (its signature was checked), an older
+// code's by the code. Another organizer's ticket reads as none, and is not
+// locked.
 func lockTicket(ctx context.Context, tx pgx.Tx, organizerID string, c code) (ticketState, error) {
-	const sel = `SELECT t.id::text, t.event_id::text, e.organizer_id = $1, t.scanned_at, t.revoked_at IS NOT NULL
-		FROM tickets t JOIN events e ON e.id = t.event_id `
+	const sel = `SELECT t.id::text, t.event_id::text, true, t.scanned_at, t.revoked_at IS NOT NULL
+		FROM tickets t JOIN events e ON e.id = t.event_id AND e.organizer_id = $1 `
 	var row pgx.Row
 	if c.signed {
 		row = tx.QueryRow(ctx, sel+`WHERE t.id = $2::uuid AND t.event_id = $3::uuid FOR UPDATE OF t`,
