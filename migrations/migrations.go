@@ -29,6 +29,12 @@ var files embed.FS
 // the versions it applied. It waits for any other instance migrating the same
 // database to finish first.
 func Up(ctx context.Context, databaseURL string, logger *slog.Logger) ([]int64, error) {
+	return UpTo(ctx, databaseURL, goose.MaxVersion, logger)
+}
+
+// UpTo is Up, applying the pending migrations up to version only (a test of a
+// migration's repair of older data starts from the version before it).
+func UpTo(ctx context.Context, databaseURL string, version int64, logger *slog.Logger) ([]int64, error) {
 	db, err := sql.Open("pgx", databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("migrations: open database: %w", err)
@@ -47,7 +53,7 @@ func Up(ctx context.Context, databaseURL string, logger *slog.Logger) ([]int64, 
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}
-	results, err := provider.Up(ctx)
+	results, err := provider.UpTo(ctx, version)
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}

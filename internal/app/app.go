@@ -47,8 +47,8 @@ type App struct {
 	httpapi.Deps
 	// Handler answers the HTTP API.
 	Handler *httpapi.Server
-	// Janitor deletes expired sessions and devices, old Idempotency-Keys and
-	// long-ended holds.
+	// Janitor deletes expired sessions and devices, old Idempotency-Keys,
+	// long-ended holds and the scan audit's rows of no ticket.
 	Janitor *janitor.Janitor
 	// Utilization and Fleet are the shedders (also in Deps.Shedders).
 	Utilization *shed.Utilization
@@ -159,7 +159,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	a.Checkout = checkout.NewService(a.DB,
 		checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL, Timeout: cfg.PaymentTimeout}),
 		checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: a.Registry, TicketKeys: a.TicketKeys})
-	a.Scans = scan.NewService(a.DB)
+	a.Scans = scan.NewService(a.DB, a.TicketKeys)
 	a.WaitRoom = waitroom.New(a.Redis, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout,
 		Admission: o.admission, Logger: logger, NodeOf: nodeOf, Registerer: a.Registry})
 	a.Seats = seatstream.New(a.Events, seatstream.Options{Registerer: a.Registry})
@@ -168,6 +168,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		{Name: "sessions_and_devices", Purge: a.Auth.PurgeExpired},
 		{Name: "idempotency_keys", Purge: a.Checkout.PurgeKeys},
 		{Name: "holds", Purge: a.Holds.PurgeEnded},
+		{Name: "scans_of_no_ticket", Purge: a.Scans.PurgeJunk},
 	}, janitor.DefaultBatch, logger, a.Registry)
 	a.Handler = httpapi.New(a.Deps)
 	return a, nil

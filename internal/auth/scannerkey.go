@@ -109,6 +109,18 @@ func (s *Service) AuthenticateScannerKey(ctx context.Context, key string) (Princ
 	})
 }
 
+// RevokedScannerKey returns the Principal of a revoked scanner key and when it
+// was revoked, for the one route that still hears such a key: the upload of
+// the scans its device made before the revocation. A malformed, unknown or
+// live key is errkind.Unauthorized. It asks PostgreSQL every time: it is no
+// credential, and the credential cache never holds it.
+func (s *Service) RevokedScannerKey(ctx context.Context, key string) (Principal, time.Time, error) {
+	if !wellFormedScannerKey(key) {
+		return Principal{}, time.Time{}, errUnknownKey
+	}
+	return s.store.revokedScannerKey(ctx, hashToken(key))
+}
+
 // newScannerKey returns ScannerKeyPrefix and 256 random bits, base64url.
 func newScannerKey() string {
 	b := make([]byte, scannerKeyBytes)

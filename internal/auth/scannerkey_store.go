@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -81,4 +82,22 @@ func (s store) principalByScannerKey(ctx context.Context, keyHash []byte) (Princ
 		return Principal{}, fmt.Errorf("auth: look up scanner key: %w", err)
 	}
 	return p, nil
+}
+
+// revokedScannerKey returns the Scanner principal of a revoked key and its
+// revocation time.
+func (s store) revokedScannerKey(ctx context.Context, keyHash []byte) (Principal, time.Time, error) {
+	p := Principal{Kind: Scanner}
+	var revokedAt time.Time
+	err := s.db.QueryRow(ctx, `
+		SELECT id::text, organizer_id::text, coalesce(event_id::text, ''), revoked_at
+		FROM scanner_keys WHERE key_hash = $1 AND revoked_at IS NOT NULL`, keyHash).
+		Scan(&p.ScannerKeyID, &p.AccountID, &p.EventID, &revokedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Principal{}, time.Time{}, errUnknownKey
+	}
+	if err != nil {
+		return Principal{}, time.Time{}, fmt.Errorf("auth: look up a revoked scanner key: %w", err)
+	}
+	return p, revokedAt, nil
 }

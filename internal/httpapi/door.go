@@ -1,9 +1,12 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -19,7 +22,42 @@ import (
 // scannerOf is the Scanner of the scanner key that authenticated the request.
 func scannerOf(c echo.Context) scan.Scanner {
 	p := principalOf(c)
-	return scan.Scanner{KeyID: p.ScannerKeyID, OrganizerID: p.AccountID, EventID: p.EventID}
+	sc := scan.Scanner{KeyID: p.ScannerKeyID, OrganizerID: p.AccountID, EventID: p.EventID}
+	if at, ok := c.Get(keyRevokedAtKey).(time.Time); ok {
+		sc.KeyRevokedAt = &at
+	}
+	return sc
+}
+
+const keyRevokedAtKey = "scanner_key_revoked_at"
+
+// authenticateUploader is the authentication ring of POST /v1/scans/batch: a
+// live scanner key as authenticateScanner has it, or else a revoked one, with
+// its revocation time, so that the scans its device made before it was
+// revoked are not lost (scan.Service.Upload hears only those). Every other
+// route refuses a revoked key.
+func (s *Server) authenticateUploader() echo.MiddlewareFunc {
+	live := s.authenticateScanner()
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		asLive := live(next)
+		return func(c echo.Context) error {
+			err := asLive(c)
+			if !errors.Is(err, errkind.Unauthorized) || c.Get(principalKey) != nil {
+				return err // answered, or refused by the handler itself
+			}
+			key := strings.TrimSpace(c.Request().Header.Get("X-Api-Key"))
+			p, revokedAt, rerr := s.Auth.RevokedScannerKey(c.Request().Context(), key)
+			if errors.Is(rerr, errkind.Unauthorized) {
+				return err // unknown, malformed or absent: the live ring's 401
+			}
+			if rerr != nil {
+				return rerr
+			}
+			c.Set(principalKey, p)
+			c.Set(keyRevokedAtKey, revokedAt)
+			return next(c)
+		}
+	}
 }
 
 type keysetKeyJSON struct {
@@ -98,6 +136,7 @@ type uploadRequest struct {
 	} `json:"scans"`
 }
 
+// settledJSON is one uploaded scan's result.
 type settledJSON struct {
 	DeviceScanID   string      `json:"device_scan_id"`
 	Result         scan.Result `json:"result"`
@@ -108,8 +147,11 @@ type settledJSON struct {
 
 // uploadScans serves POST /v1/scans/batch: a device's scans made while the
 // server was out of reach, admitted offline or queued, settled in the order
-// the device made them (scan.Service.Upload). One token of scanner-key for the
-// whole upload.
+// the device made them (scan.Service.Upload). Each scan is one token of
+// scanner-key, as a scan online is: the route's ring took the first, and the
+// others are taken as the scans are settled. When the bucket runs out, the
+// answer lists the scans settled so far, and the device uploads the others
+// later.
 func (s *Server) uploadScans(c echo.Context) error {
 	var in uploadRequest
 	if err := decodeJSON(c, &in); err != nil {
@@ -119,7 +161,19 @@ func (s *Server) uploadScans(c echo.Context) error {
 	for i, d := range in.Scans {
 		scans[i] = scan.DeviceScan{DeviceScanID: d.DeviceScanID, Code: d.Code, ScannedAt: d.ScannedAt, Offline: d.Offline}
 	}
-	settled, err := s.Scans.Upload(c.Request().Context(), scannerOf(c), scans)
+	checks, err := s.byScannerKey(c)
+	if err != nil {
+		return err
+	}
+	paid := true // the ring's token
+	spend := func(context.Context) error {
+		if paid {
+			paid = false
+			return nil
+		}
+		return s.enforce(c, checks...)
+	}
+	settled, err := s.Scans.Upload(c.Request().Context(), scannerOf(c), scans, spend)
 	if err != nil {
 		return err
 	}

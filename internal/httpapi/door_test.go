@@ -81,6 +81,7 @@ func TestUploadsSettleOnceEarliestWins(t *testing.T) {
 	tickets := v.buy(t, 3)
 	_, north := newScannerKey(t, v.testServer, v.org, v.event)
 	_, south := newScannerKey(t, v.testServer, v.org, v.event)
+	v.keysMadeAgo(t, time.Hour)
 	early := time.Now().Add(-10 * time.Minute).Truncate(time.Millisecond)
 	late := early.Add(3 * time.Minute)
 
@@ -115,8 +116,8 @@ func TestUploadsSettleOnceEarliestWins(t *testing.T) {
 		FROM scans WHERE ticket_id = $1`, tickets[0].id).Scan(&admitted, &conflicts); err != nil {
 		t.Fatal(err)
 	}
-	if admitted != 2 || conflicts != 1 {
-		t.Errorf("ticket 0's audit: %d admitted rows, %d conflicts; want south's and north's admissions and south's displaced one as a conflict", admitted, conflicts)
+	if admitted != 1 || conflicts != 1 {
+		t.Errorf("ticket 0's audit: %d admitted rows, %d conflicts; want north's admission and south's displaced one as a conflict", admitted, conflicts)
 	}
 	page := as[struct {
 		Scans []struct {
@@ -133,7 +134,7 @@ func TestUploadsSettleOnceEarliestWins(t *testing.T) {
 			conflict++
 		}
 	}
-	if offline < 4 || conflict != 2 {
+	if offline != 4 || conflict != 2 {
 		t.Errorf("the organizer's audit shows %d offline scans and %d conflicts: %+v", offline, conflict, page.Scans)
 	}
 }
@@ -173,18 +174,19 @@ func TestRevokedTicketsAreRefusedAndListed(t *testing.T) {
 	}
 }
 
-// TestGateOpeningBurstLosesNoScan: ten devices each scan 50 tickets at once
-// when the doors open; scanner-key holds each to its rate, so some are told
+// TestGateOpeningBurstLosesNoScan: ten devices each scan 20 tickets at once
+// when the doors open; scanner-key holds each to a few at once, so some are told
 // to retry after Retry-After. Retrying as told, every ticket is admitted
 // exactly once, and none is lost.
 func TestGateOpeningBurstLosesNoScan(t *testing.T) {
 	t.Parallel()
-	const devices, perDevice = 10, 50
-	// Each device scans with five at once, against 5 a second: it meets the
-	// limit unless a scan takes a second, however busy the machine. (One at a
-	// time against 10 a second, a loaded CI machine once never met it.)
-	const atOnce = 5
-	v := newVenue(t, postgresPool(t, 24), "STAGEDOOR_LIMIT_SCANNER_KEY", "5/1s burst 10", "STAGEDOOR_MAX_HELD_SEATS", "1000")
+	const devices, perDevice = 10, 20
+	// One a second after a burst of 4: a device scanning as fast as it can is
+	// refused unless a scan takes over 0.84 s (its 20th comes before 16 tokens
+	// came back). Ten devices at once under the race detector on a busy
+	// 2-core machine took 0.33 s a scan: at 10 a second, burst 10, they never
+	// met the limit (a scan had to take under 0.08 s).
+	v := newVenue(t, postgresPool(t, 24), "STAGEDOOR_LIMIT_SCANNER_KEY", "1/1s burst 4", "STAGEDOOR_MAX_HELD_SEATS", "1000")
 	v.event, v.seats = newEvent(t, v.testServer, v.org, eventBody(10, devices*perDevice/10))
 	tickets := v.buy(t, devices*perDevice)
 	var wg sync.WaitGroup
@@ -192,28 +194,24 @@ func TestGateOpeningBurstLosesNoScan(t *testing.T) {
 	retried := 0
 	for d := range devices {
 		_, key := newScannerKey(t, v.testServer, v.org, v.event)
-		mine := tickets[d*perDevice : (d+1)*perDevice]
-		for w := range atOnce {
-			wg.Go(func() {
-				for i := w; i < len(mine); i += atOnce {
-					tk := mine[i]
-					for attempt := 0; ; attempt++ {
-						a := v.scanTB(t, key, tk.code)
-						if a.StatusCode == 200 {
-							break
-						}
-						if a.StatusCode != 429 || attempt > 40 {
-							t.Errorf("ticket %s: %d %s", tk.id, a.StatusCode, a.raw)
-							return
-						}
-						mu.Lock()
-						retried++
-						mu.Unlock()
-						time.Sleep(time.Duration(as[problem](t, a).RetryAfterMS) * time.Millisecond)
+		wg.Go(func() {
+			for _, tk := range tickets[d*perDevice : (d+1)*perDevice] {
+				for attempt := 0; ; attempt++ {
+					a := v.scanTB(t, key, tk.code)
+					if a.StatusCode == 200 {
+						break
 					}
+					if a.StatusCode != 429 || attempt > 20 {
+						t.Errorf("ticket %s: %d %s", tk.id, a.StatusCode, a.raw)
+						return
+					}
+					mu.Lock()
+					retried++
+					mu.Unlock()
+					time.Sleep(time.Duration(as[problem](t, a).RetryAfterMS) * time.Millisecond)
 				}
-			})
-		}
+			}
+		})
 	}
 	wg.Wait()
 	var admitted, scanned int

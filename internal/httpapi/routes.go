@@ -103,10 +103,11 @@ func (s *Server) routes() {
 	normal(e.DELETE("/v1/scanner-keys/:id", s.revokeScannerKey, s.authenticate(auth.Organizer), counted))
 	critical(e.POST("/v1/scans", s.scan, s.authenticateScanner(), s.limitBy(s.byScannerKey)))
 	// Offline: a device fetches the events' public keys and the revocations to
-	// check signed codes alone, and uploads the scans it made meanwhile.
-	critical(e.GET("/v1/scanner/keyset", s.keyset, s.authenticateScanner()))
-	critical(e.GET("/v1/scanner/revocations", s.revocations, s.authenticateScanner()))
-	critical(e.POST("/v1/scans/batch", s.uploadScans, s.authenticateScanner(), s.limitBy(s.byScannerKey)))
+	// check signed codes alone, and uploads the scans it made meanwhile (a
+	// token a scan; a revoked key too, of what it scanned before).
+	critical(e.GET("/v1/scanner/keyset", s.keyset, s.authenticateScanner(), s.limitBy(s.byScannerKey)))
+	critical(e.GET("/v1/scanner/revocations", s.revocations, s.authenticateScanner(), s.limitBy(s.byScannerKey)))
+	critical(e.POST("/v1/scans/batch", s.uploadScans, s.authenticateUploader(), s.limitBy(s.byScannerKey)))
 	normal(e.DELETE("/v1/organizer/tickets/:id", s.revokeTicket, s.authenticate(auth.Organizer), counted))
 	sheddable(e.GET("/v1/events/:id/scans", s.listScans, s.authenticate(auth.Organizer), counted))
 

@@ -54,6 +54,10 @@ type scanAttemptJSON struct {
 	Result       scan.Result `json:"result"`
 	ScannedAt    time.Time   `json:"scanned_at"`
 	Offline      bool        `json:"offline"` // made offline on the device, uploaded later
+	// AfterKeyRevoked: uploaded after its key was revoked (dated before).
+	AfterKeyRevoked bool `json:"uploaded_after_key_revoked"`
+	// DeviceScannedAt: the device's date, when it was not believed.
+	DeviceScannedAt *time.Time `json:"device_scanned_at"`
 }
 
 // listScans serves GET /v1/events/{id}/scans?limit=&before= (the event's
@@ -75,7 +79,8 @@ func (s *Server) listScans(c echo.Context) error {
 	out := make([]scanAttemptJSON, 0, len(page.Attempts))
 	for _, a := range page.Attempts {
 		j := scanAttemptJSON{ID: a.ID, ScannerKeyID: a.ScannerKeyID, ScannerLabel: a.ScannerLabel,
-			CodePrefix: a.CodePrefix, Result: a.Result, ScannedAt: a.ScannedAt.UTC(), Offline: a.Offline}
+			CodePrefix: a.CodePrefix, Result: a.Result, ScannedAt: a.ScannedAt.UTC(), Offline: a.Offline,
+			AfterKeyRevoked: a.AfterKeyRevoked, DeviceScannedAt: utc(a.DeviceScannedAt)}
 		if a.TicketID != "" {
 			j.TicketID = &a.TicketID
 		}

@@ -81,3 +81,40 @@ func scanAtOnce(b *testing.B, v *venue, keys []string, next func() (body string,
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "scans/s")
 }
+
+// BenchmarkUpload200: a door uploads 200 scans it admitted offline, of
+// tickets admitted before elsewhere (each a conflict: the ticket's row locked,
+// its audit row written), in-process through the whole handler; one op is one
+// upload. scanner-key is raised so that the figure is the server's.
+//
+//	go test -run '^$' -bench Upload200 -benchtime 20x ./internal/httpapi
+func BenchmarkUpload200(b *testing.B) {
+	db := postgresPool(b, 24)
+	v := newVenue(b, db, "STAGEDOOR_LIMIT_SCANNER_KEY", "1000000/1s", "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "100000/1s")
+	v.event, v.seats = newEvent(b, v.testServer, v.org, eventBody(20, 10))
+	tickets := v.buy(b, 200)
+	_, gate := newScannerKey(b, v.testServer, v.org, v.event)
+	for _, tk := range tickets {
+		if rec := v.serve("POST", "/v1/scans", fmt.Sprintf(`{"code":%q}`, tk.code), "X-Api-Key", gate); rec.Code != 200 {
+			b.Fatalf("scan = %d %s", rec.Code, rec.Body)
+		}
+	}
+	_, door := newScannerKey(b, v.testServer, v.org, v.event)
+	if _, err := db.Exec(b.Context(), `UPDATE scanner_keys SET created_at = now() - interval '1 hour'`); err != nil {
+		b.Fatal(err)
+	}
+	base := time.Now().Add(-50 * time.Minute)
+	scans := make([]string, len(tickets))
+	b.ResetTimer()
+	for op := range b.N {
+		for i, tk := range tickets { // later each upload: a door uploads oldest first
+			at := base.Add(time.Duration(op*len(tickets)+i) * time.Millisecond)
+			scans[i] = deviceScan(fmt.Sprintf("op%d-%d", op, i), tk.code, at, true)
+		}
+		if rec := v.serve("POST", "/v1/scans/batch", uploadBody(scans...), "X-Api-Key", door); rec.Code != 200 {
+			b.Fatalf("upload = %d %s", rec.Code, rec.Body)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N*len(tickets))/b.Elapsed().Seconds(), "scans/s")
+}

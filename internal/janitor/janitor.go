@@ -1,12 +1,14 @@
 // Package janitor deletes, in the background and in small batches, what
 // Stagedoor no longer needs: expired sessions and devices, Idempotency-Keys
-// past their 24 hours, holds that ended long ago. Without it those tables grow
-// with every login and checkout, for ever.
+// past their 24 hours, holds that ended long ago, scans of codes that named no
+// ticket. Without it those tables grow with every login, checkout and junk
+// scan, for ever.
 //
 // It owns no table and knows no SQL: each table's owner says what of its own is
 // garbage (auth.Service.PurgeExpired, checkout.Service.PurgeKeys,
-// hold.Service.PurgeEnded), and the janitor only calls them, a batch at a time,
-// so that no statement holds many locks or runs long.
+// hold.Service.PurgeEnded, scan.Service.PurgeJunk), and the janitor only
+// calls them, a batch at a time, so that no statement holds many locks or runs
+// long.
 package janitor
 
 import (

@@ -9,9 +9,14 @@
 //
 // It owns the scans table (the audit), a ticket's scanned_at (the admission,
 // one statement with its audit row), its revoked_at and the ticket_revocations
-// list; it reads tickets, events and seats and changes nothing else of theirs.
+// list; it reads tickets, events, seats and scanner keys and changes nothing
+// else of theirs. A ticket has at most one admitted row in the audit, always.
 // Devices that scanned offline upload their scans (Upload); the earliest
-// admission of a ticket wins, and a later one becomes a conflict in the audit.
+// admission a device made offline wins, and a later one becomes a conflict in
+// the audit. A scan of a code that is no ticket of the key's organizer is
+// listed under the key's event, or the event a signed code names when it is
+// the organizer's, or not stored at all; the janitor purges such rows
+// (PurgeJunk).
 package scan
 
 import (
@@ -41,8 +46,13 @@ const (
 	Revoked Result = "revoked"
 	// Conflict: a scan a device admitted offline, uploaded after the ticket had
 	// been admitted earlier elsewhere: someone got in twice. Only uploads
-	// (Upload) have this result.
+	// (Upload) have this result, and an admission that an earlier one
+	// uploaded later displaced.
 	Conflict Result = "conflict"
+	// KeyRevoked: an uploaded scan of a revoked key, not dated within the
+	// key's life before its revocation: refused and not recorded. Only
+	// uploads have this result.
+	KeyRevoked Result = "key_revoked"
 )
 
 // Errors returned by this package; internal/httpapi maps them to problems.
@@ -63,6 +73,9 @@ type Scanner struct {
 	KeyID       string
 	OrganizerID string
 	EventID     string // the event the key is bound to; empty when unbound
+	// KeyRevokedAt is when the key was revoked; nil while it works. Only an
+	// upload hears a revoked key (of the scans dated before this).
+	KeyRevokedAt *time.Time
 }
 
 // Seat is where an admitted ticket sits.
@@ -128,6 +141,12 @@ type Attempt struct {
 	Result       Result
 	ScannedAt    time.Time // the device's time for a scan made offline
 	Offline      bool      // made offline, uploaded later
+	// AfterKeyRevoked: uploaded once its key was revoked (a scan dated before
+	// the revocation).
+	AfterKeyRevoked bool
+	// DeviceScannedAt is the date an uploaded scan's device gave when it was
+	// not believed (ScannedAt is then when the scan arrived); nil otherwise.
+	DeviceScannedAt *time.Time
 }
 
 // Page is one page of an event's audit, newest first. NextBefore, when not
@@ -143,9 +162,10 @@ const (
 	MaxPageSize     = 500
 )
 
-// CodePrefixRunes is how much of a scanned code the audit keeps in clear: a
-// ticket code has 160 random bits in 32 base32 characters, so 6 of them leave
-// 130 bits unknown.
+// CodePrefixRunes is how much of a scanned code the audit keeps in clear: an
+// older ticket code has 160 random bits in 32 base32 characters, so 6 of them
+// leave 130 bits unknown; a signed code's first 6 are "SD1" and 15 bits of
+// its version and ticket id.
 const CodePrefixRunes = 6
 
 // MaxCodeBytes bounds a scanned code; ticket codes are 32 characters.

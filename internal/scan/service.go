@@ -2,6 +2,7 @@ package scan
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"errors"
 	"math"
@@ -14,16 +15,25 @@ import (
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/text"
+	"github.com/stagedoor/stagedoor/internal/ticketsign"
 )
 
 // Service scans tickets and reads the audit of scans.
 type Service struct {
 	store store
+	keys  PublicKeys
 }
 
-// NewService returns a Service on db.
-func NewService(db *pgxpool.Pool) *Service {
-	return &Service{store: store{db: db}}
+// PublicKeys gives the public key of an event that signs its tickets' codes
+// (ticketsign.Keys); ok is false when the event has none.
+type PublicKeys interface {
+	PublicOf(ctx context.Context, eventID string) (key ed25519.PublicKey, ok bool, err error)
+}
+
+// NewService returns a Service on db, checking uploaded signed codes with
+// keys.
+func NewService(db *pgxpool.Pool, keys PublicKeys) *Service {
+	return &Service{store: store{db: db}, keys: keys}
 }
 
 // Scan admits the ticket with this code, exactly once, and records the attempt.
@@ -37,6 +47,15 @@ func (s *Service) Scan(ctx context.Context, sc Scanner, rawCode string) (Admissi
 	c, err := parseCode(rawCode)
 	if err != nil {
 		return Admission{}, err
+	}
+	if c.signed && !c.wellFormed() {
+		// A respelled or malformed signed code: no ticket has it, and it is not
+		// looked up (see ticketsign: a code has one spelling).
+		r := Rejection{Result: Invalid}
+		if err := s.store.record(ctx, sc, c, r); err != nil {
+			return Admission{}, err
+		}
+		return Admission{}, &r
 	}
 	// A ticket found admittable after the write admitted nothing would be one
 	// issued in between; try once more, then give up.
@@ -88,7 +107,8 @@ func (s *Service) Attempts(ctx context.Context, organizerID, eventID string, lim
 }
 
 // parseCode checks a scanned code (trimmed of surrounding space, which a
-// keyboard-wedge scanner may add) and makes its audit forms.
+// keyboard-wedge scanner may add), makes its audit forms and, for a signed
+// code, reads what it claims.
 func parseCode(raw string) (code, error) {
 	trimmed := strings.TrimSpace(raw)
 	switch {
@@ -108,5 +128,13 @@ func parseCode(raw string) (code, error) {
 	if runes := []rune(trimmed); len(runes) > CodePrefixRunes {
 		prefix = string(runes[:CodePrefixRunes])
 	}
-	return code{text: trimmed, hash: sum[:], prefix: prefix}, nil
+	c := code{text: trimmed, hash: sum[:], prefix: prefix}
+	// No older code starts so: "1" is not a base32 character.
+	if c.signed = strings.HasPrefix(trimmed, ticketsign.Prefix); c.signed {
+		var ok bool
+		if c.canonical, c.respelled, ok = ticketsign.Canonical(trimmed); ok {
+			c.claims, _ = ticketsign.Parse(c.canonical)
+		}
+	}
+	return c, nil
 }

@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stagedoor/stagedoor/internal/ticketsign"
 )
 
 // store is the SQL of scans: the admission of tickets and the audit. Ids
@@ -17,12 +20,22 @@ type store struct {
 }
 
 // code is a scanned code as the store needs it: the code itself for the lookup,
-// its SHA-256 and prefix for the audit.
+// its SHA-256 and prefix for the audit, and what a signed code says.
 type code struct {
 	text   string
 	hash   []byte
 	prefix string
+	// signed: the code starts with ticketsign.Prefix. canonical is then the
+	// code it spells (itself unless respelled), empty when it is malformed;
+	// claims are canonical's.
+	signed    bool
+	canonical string
+	respelled bool
+	claims    ticketsign.Claims
 }
+
+// wellFormed: a signed code as it was issued (not respelled, not malformed).
+func (c code) wellFormed() bool { return c.canonical != "" && !c.respelled }
 
 // admit is the one conditional write: the ticket with this code is admitted if
 // it was never scanned, its event is the scanner's organizer's and, when the key
@@ -76,16 +89,19 @@ func (s store) ticket(ctx context.Context, organizerID string, c code) (ticketSt
 }
 
 // record writes the audit row of a scan that admitted nothing. The attempt is
-// listed under the key's event, else the ticket's when it is the organizer's.
+// listed under the key's event, else the ticket's when it is the organizer's,
+// else the event a signed code names when it is the organizer's; else it
+// belongs to no event that anyone can read, and is not stored.
 func (s store) record(ctx context.Context, sc Scanner, c code, r Rejection) error {
-	eventID := sc.EventID
+	eventID := cmp.Or(sc.EventID, r.EventID, c.claims.EventID)
 	if eventID == "" {
-		eventID = r.EventID
+		return nil
 	}
 	_, err := s.db.Exec(ctx, `
 		INSERT INTO scans (scanner_key_id, event_id, ticket_id, code_hash, code_prefix, result)
-		VALUES ($1, NULLIF($2::text, '')::uuid, NULLIF($3::text, '')::uuid, $4, $5, $6)`,
-		sc.KeyID, eventID, r.TicketID, c.hash, c.prefix, string(r.Result))
+		SELECT $1, e.id, NULLIF($3::text, '')::uuid, $4, $5, $6
+		FROM events e WHERE e.id = $2::uuid AND e.organizer_id = $7`,
+		sc.KeyID, eventID, r.TicketID, c.hash, c.prefix, string(r.Result), sc.OrganizerID)
 	if err != nil {
 		return fmt.Errorf("scan: record attempt: %w", err)
 	}
@@ -106,7 +122,8 @@ func (s store) attempts(ctx context.Context, organizerID, eventID string, limit 
 	}
 	rows, err := s.db.Query(ctx, `
 		SELECT sc.id, sc.scanner_key_id::text, k.label, coalesce(sc.ticket_id::text, ''),
-		       sc.code_prefix, sc.result, sc.scanned_at, sc.offline
+		       sc.code_prefix, sc.result, sc.scanned_at, sc.offline, sc.uploaded_after_key_revoked,
+		       CASE WHEN sc.device_scanned_at <> sc.scanned_at THEN sc.device_scanned_at END
 		FROM scans sc JOIN scanner_keys k ON k.id = sc.scanner_key_id
 		WHERE sc.event_id = $1 AND sc.id < $2
 		ORDER BY sc.id DESC LIMIT $3`, eventID, before, limit+1)
@@ -116,7 +133,7 @@ func (s store) attempts(ctx context.Context, organizerID, eventID string, limit 
 	attempts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Attempt, error) {
 		var a Attempt
 		var id int64
-		err := row.Scan(&id, &a.ScannerKeyID, &a.ScannerLabel, &a.TicketID, &a.CodePrefix, &a.Result, &a.ScannedAt, &a.Offline)
+		err := row.Scan(&id, &a.ScannerKeyID, &a.ScannerLabel, &a.TicketID, &a.CodePrefix, &a.Result, &a.ScannedAt, &a.Offline, &a.AfterKeyRevoked, &a.DeviceScannedAt)
 		a.ID = strconv.FormatInt(id, 10)
 		return a, err
 	})

@@ -11,6 +11,14 @@
 // alphanumeric mode. The signature covers Context and the first 33 bytes.
 // Codes of older tickets (32 random base32 characters) stay valid online.
 //
+// 97 bytes are 776 bits and 156 characters carry 780: the last character's
+// low 4 bits are unused, so 16 spellings decode to the same bytes. Only one of
+// them is a code: the one whose unused bits are zero, as Sign writes it. Parse
+// and Verify refuse the 15 others (ErrNotCanonical), so that a code and its
+// bytes are one and the same, and changing any character of a code makes it
+// fail. Canonical finds the code a respelling stands for, for the one caller
+// that must account for a respelling a device already accepted.
+//
 // The package owns the ticket_keys table: one key pair per event, made when its
 // first ticket is issued. The private keys never leave the server.
 package ticketsign
@@ -37,7 +45,7 @@ const (
 	codeSize    = payloadSize + ed25519.SignatureSize
 )
 
-var encoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+var encoding = base32.NewEncoding(alphabet).WithPadding(base32.NoPadding)
 
 // Claims are what a signed code says: its ticket and its event.
 type Claims struct {
@@ -48,6 +56,7 @@ type Claims struct {
 // Errors of Verify.
 var (
 	ErrNotSigned    = errors.New("ticketsign: not a signed ticket code")
+	ErrNotCanonical = errors.New("ticketsign: a respelling of a signed code (its last character's unused bits are not zero), not a code")
 	ErrBadSignature = errors.New("ticketsign: the signature does not match the code")
 )
 
@@ -64,10 +73,10 @@ func Sign(key ed25519.PrivateKey, ticketID, eventID string) (string, error) {
 
 // Parse reads the claims of a signed code without checking its signature (the
 // server, which has the ticket in its database, needs no more); ok is false
-// for anything that is not a well-formed signed code.
+// for anything that is not a well-formed signed code, a respelling included.
 func Parse(code string) (c Claims, ok bool) {
-	raw, ok := decode(code)
-	if !ok {
+	raw, err := decode(code)
+	if err != nil {
 		return Claims{}, false
 	}
 	return claimsOf(raw[:payloadSize]), true
@@ -75,11 +84,12 @@ func Parse(code string) (c Claims, ok bool) {
 
 // Verify checks a signed code against its event's public key and returns its
 // claims: ErrNotSigned when it is not a well-formed signed code,
-// ErrBadSignature when any byte was altered or another key signed it.
+// ErrNotCanonical when it is a respelling of one, ErrBadSignature when any
+// byte was altered or another key signed it.
 func Verify(key ed25519.PublicKey, code string) (Claims, error) {
-	raw, ok := decode(code)
-	if !ok {
-		return Claims{}, ErrNotSigned
+	raw, err := decode(code)
+	if err != nil {
+		return Claims{}, err
 	}
 	payload, sig := raw[:payloadSize], raw[payloadSize:]
 	if len(key) != ed25519.PublicKeySize || !ed25519.Verify(key, signed(payload), sig) {
@@ -88,17 +98,47 @@ func Verify(key ed25519.PublicKey, code string) (Claims, error) {
 	return claimsOf(payload), nil
 }
 
-func decode(code string) ([]byte, bool) {
+// Canonical returns the code that code spells: code itself when it is a
+// well-formed signed code, the code with its last character's unused bits
+// cleared when it is a respelling of one (respelled true); ok is false for
+// anything else. It checks no signature.
+func Canonical(code string) (canonical string, respelled, ok bool) {
+	raw, err := decode(code)
+	switch {
+	case err == nil:
+		return code, false, true
+	case errors.Is(err, ErrNotCanonical):
+		return Prefix + encoding.EncodeToString(raw), true, true
+	}
+	return "", false, false
+}
+
+// decode returns a signed code's bytes, or ErrNotSigned; for a respelling of
+// a code, its bytes and ErrNotCanonical. Go's base32 decoder ignores the
+// unused bits of the last character, so they are checked here.
+func decode(code string) ([]byte, error) {
 	body, ok := strings.CutPrefix(code, Prefix)
 	if !ok || encoding.DecodedLen(len(body)) != codeSize {
-		return nil, false
+		return nil, ErrNotSigned
 	}
 	raw, err := encoding.DecodeString(body)
 	if err != nil || len(raw) != codeSize || raw[0] != version {
-		return nil, false
+		return nil, ErrNotSigned
 	}
-	return raw, true
+	// 156 characters: the last one's low unusedBits bits carry nothing.
+	last := strings.IndexByte(alphabet, body[len(body)-1])
+	if last&(1<<unusedBits-1) != 0 {
+		return raw, ErrNotCanonical
+	}
+	return raw, nil
 }
+
+// alphabet is encoding's, in the order of the values it encodes.
+const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+// unusedBits is how many low bits of a code's last character carry nothing:
+// 5 bits a character, 8 a byte.
+const unusedBits = (5 - codeSize*8%5) % 5
 
 func payloadOf(ticketID, eventID string) ([]byte, error) {
 	t, okT := ids.Bytes(ticketID)
@@ -118,4 +158,20 @@ func claimsOf(payload []byte) Claims {
 
 func signed(payload []byte) []byte {
 	return append([]byte(Context), payload...)
+}
+
+// Respellings returns the 15 other spellings of a signed code's bytes: its
+// last character with other unused bits. Tests use it to show that each is
+// refused.
+func Respellings(code string) []string {
+	canonical, _, ok := Canonical(code)
+	if !ok {
+		return nil
+	}
+	head, last := canonical[:len(canonical)-1], strings.IndexByte(alphabet, canonical[len(canonical)-1])
+	out := make([]string, 0, 1<<unusedBits-1)
+	for bits := 1; bits < 1<<unusedBits; bits++ {
+		out = append(out, head+string(alphabet[last|bits]))
+	}
+	return out
 }

@@ -19,6 +19,7 @@ import (
 type Keys struct {
 	db      *pgxpool.Pool
 	private sync.Map // event id → ed25519.PrivateKey
+	public  sync.Map // event id → ed25519.PublicKey
 }
 
 // NewKeys returns the key store on db.
@@ -66,6 +67,24 @@ func (k *Keys) Private(ctx context.Context, eventID string) (ed25519.PrivateKey,
 type PublicKey struct {
 	EventID string
 	Key     ed25519.PublicKey
+}
+
+// PublicOf returns the event's public key, read once and then kept in memory
+// (an event's key never changes); ok is false when the event has none yet or
+// eventID is no UUID.
+func (k *Keys) PublicOf(ctx context.Context, eventID string) (key ed25519.PublicKey, ok bool, err error) {
+	if key, ok := k.public.Load(eventID); ok {
+		return key.(ed25519.PublicKey), true, nil
+	}
+	if _, ok := ids.Parse(eventID); !ok {
+		return nil, false, nil
+	}
+	keys, err := k.Public(ctx, []string{eventID})
+	if err != nil || len(keys) == 0 {
+		return nil, false, err
+	}
+	k.public.Store(eventID, keys[0].Key)
+	return keys[0].Key, true, nil
 }
 
 // Public returns the public keys of those of eventIDs that have one (an event

@@ -13,7 +13,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
-func TestSignedCodesVerifyAndNoAlteredByteDoes(t *testing.T) {
+func TestSignedCodesVerifyAndNoAlteredCharacterDoes(t *testing.T) {
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
 	otherPub, _, _ := ed25519.GenerateKey(rand.Reader)
 	ticket, event := ids.New(), ids.New()
@@ -35,14 +35,17 @@ func TestSignedCodesVerifyAndNoAlteredByteDoes(t *testing.T) {
 		t.Errorf("another event's key: %v, want ErrBadSignature", err)
 	}
 
-	// Every byte of the code, altered: never a valid code.
-	raw, _ := encoding.DecodeString(strings.TrimPrefix(code, Prefix))
-	for i := range raw {
-		for _, flip := range []byte{0x01, 0x80, 0xff} {
-			altered := append([]byte(nil), raw...)
-			altered[i] ^= flip
-			if c, err := Verify(pub, Prefix+encoding.EncodeToString(altered)); err == nil {
-				t.Fatalf("byte %d ^ %#x verified, as %+v", i, flip, c)
+	// Every character of the code, the prefix and the last one included,
+	// changed to every other character of the alphabet: never a valid code.
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	for i := range len(code) {
+		for _, ch := range alphabet + "1" {
+			if byte(ch) == code[i] {
+				continue
+			}
+			altered := code[:i] + string(ch) + code[i+1:]
+			if c, err := Verify(pub, altered); err == nil {
+				t.Fatalf("character %d of %d changed to %c verified, as %+v", i+1, len(code), ch, c)
 			}
 		}
 	}
@@ -50,6 +53,44 @@ func TestSignedCodesVerifyAndNoAlteredByteDoes(t *testing.T) {
 		if _, err := Verify(pub, bad); !errors.Is(err, ErrNotSigned) {
 			t.Errorf("Verify(%.20q…) = %v, want ErrNotSigned", bad, err)
 		}
+	}
+}
+
+// TestRespellingsAreNoCodes: the last character of a code carries 4 unused
+// bits, so 16 spellings decode to the same 97 bytes. Only the one Sign wrote
+// is a code; Parse and Verify refuse the 15 others, and Canonical says which
+// code each stands for.
+func TestRespellingsAreNoCodes(t *testing.T) {
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	ticket, event := ids.New(), ids.New()
+	code, err := Sign(priv, ticket, event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spellings := Respellings(code)
+	if len(spellings) != 15 {
+		t.Fatalf("%d respellings of %s, want 15", len(spellings), code)
+	}
+	for _, r := range spellings {
+		raw, err := encoding.DecodeString(strings.TrimPrefix(r, Prefix))
+		if err != nil || encoding.EncodeToString(raw) != code[len(Prefix):] {
+			t.Fatalf("%s is no respelling of the code: Go's decoder reads it as other bytes (%v)", r, err)
+		}
+		if _, err := Verify(pub, r); !errors.Is(err, ErrNotCanonical) {
+			t.Errorf("Verify(respelling …%s) = %v, want ErrNotCanonical", r[150:], err)
+		}
+		if c, ok := Parse(r); ok {
+			t.Errorf("Parse(respelling …%s) = %+v, want not a code", r[150:], c)
+		}
+		if canon, respelled, ok := Canonical(r); !ok || !respelled || canon != code {
+			t.Errorf("Canonical(…%s) = …%s, %v, %v; want the code, respelled", r[150:], canon[150:], respelled, ok)
+		}
+	}
+	if canon, respelled, ok := Canonical(code); !ok || respelled || canon != code {
+		t.Errorf("Canonical(code) = %v, %v, %v", canon == code, respelled, ok)
+	}
+	if _, _, ok := Canonical("Y4J6FN35FCCKJ3RP5RTCPIXGMUYCRI2U"); ok {
+		t.Error("Canonical of an unsigned code: ok")
 	}
 }
 

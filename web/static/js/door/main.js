@@ -3,10 +3,13 @@
 // server cannot be reached, signed codes are checked on the device (offline.js)
 // and the admissions queued, then uploaded when the network is back
 // (POST /v1/scans/batch), where the earliest admission of a ticket wins.
+// When the organizer revokes this device's key, the page says so, admits no
+// one, uploads what the server still takes (the scans made before the
+// revocation) and lists the rest, and can be signed out.
 
 import { startCamera } from "./camera.js";
 import { signal } from "./feedback.js";
-import { DeviceState, decideOffline } from "./offline.js";
+import { DeviceState, decideOffline, parseSigned } from "./offline.js";
 import { Server, Unreachable } from "./server.js";
 
 const KEY = "stagedoor.door.key";
@@ -38,7 +41,8 @@ function verdictOf(answer, code) {
     case 400:
       return { kind: "refused", word: "Not a ticket", detail: b.detail ?? "this is not a ticket code" };
     case 401:
-      return { kind: "refused", word: "Key not valid", detail: "this device's scanner key was revoked: sign out and set a new one" };
+      keyRevoked();
+      return { kind: "refused", word: "Key revoked", detail: REVOKED_DETAIL };
     case 429:
     case 503:
       retryLater(code, answer.retryAfterMs || 1000);
@@ -81,12 +85,16 @@ async function verdictOffline(code) {
   }
 }
 
+const REVOKED_DETAIL = "the organizer revoked this device's scanner key: it admits no one; sign out and set up a new key";
+
 async function scan(code) {
   code = code.trim();
   if (!code) return;
   const started = performance.now();
   let verdict;
-  if (online && navigator.onLine !== false) {
+  if (state.keyRevokedAt) {
+    verdict = { kind: "refused", word: "Key revoked", detail: REVOKED_DETAIL };
+  } else if (online && navigator.onLine !== false) {
     try {
       verdict = verdictOf(await server.scan(code), code);
     } catch (err) {
@@ -129,6 +137,7 @@ function show(verdict, code) {
 }
 
 function render() {
+  renderRevoked();
   $("count-admitted").textContent = state.counts.admitted;
   $("count-refused").textContent = state.counts.refused;
   $("count-queued").textContent = state.queue.length;
@@ -150,10 +159,39 @@ function render() {
     }),
   );
   const net = $("network");
-  net.classList.toggle("is-offline", !online);
-  net.textContent = online
-    ? `Online${state.syncedAt ? ` · synced ${clock(state.syncedAt)}` : ""}`
-    : `Offline: checking signed tickets on this device · ${state.queue.length} to sync`;
+  net.classList.toggle("is-offline", !online && !state.keyRevokedAt);
+  net.classList.toggle("is-revoked", !!state.keyRevokedAt);
+  if (state.keyRevokedAt) {
+    net.textContent = `Key revoked: admits no one${state.queue.length ? ` · ${state.queue.length} to upload` : ""}`;
+  } else {
+    net.textContent = online
+      ? `Online${state.syncedAt ? ` · synced ${clock(state.syncedAt)}` : ""}`
+      : `Offline: checking signed tickets on this device · ${state.queue.length} to sync`;
+  }
+}
+
+/** The notice of a revoked key, with the scans the server would not take. */
+function renderRevoked() {
+  const box = $("revoked");
+  box.hidden = !state.keyRevokedAt;
+  if (!state.keyRevokedAt) return;
+  const lost = state.notUploaded;
+  $("revoked-lost").textContent = lost.length === 1
+    ? "1 scan could not be uploaded: it was made after the key was revoked, so Stagedoor does not take it. Write it down for the organizer before you sign out:"
+    : lost.length
+      ? `${lost.length} scans could not be uploaded: they were made after the key was revoked, so Stagedoor does not take them. Write them down for the organizer before you sign out:`
+      : state.queue.length
+      ? `${state.queue.length} scans made before the revocation still wait to upload; keep this device connected.`
+      : "Every scan this device made before the revocation was uploaded.";
+  $("revoked-list").replaceChildren(
+    ...lost.map((s) => {
+      const li = document.createElement("li");
+      const signed = parseSigned(s.code);
+      const what = signed ? `ticket ${shortId(signed.ticketId)}` : `code ${s.code.slice(0, 6)}…`;
+      li.textContent = `${clock(s.scanned_at)} · ${what} · ${s.offline ? "admitted offline" : "not checked"}`;
+      return li;
+    }),
+  );
 }
 
 function setOnline(value) {
@@ -164,21 +202,28 @@ function setOnline(value) {
 
 // --- sync ------------------------------------------------------------------------
 
+/** The server refused this device's key: from now on it admits no one. */
+function keyRevoked() {
+  if (state.keyRevokedAt) return;
+  state.keyRevokedAt = new Date().toISOString();
+  state.save();
+  render();
+  setTimeout(sync); // upload what the server still takes
+}
+
 /** Fetches the keys and revocations, and uploads the queue. */
 async function sync() {
-  if (syncing || !server) return;
+  if (syncing || !server || (state.keyRevokedAt && !state.queue.length)) return;
   syncing = true;
   try {
     const keys = await server.keyset();
     if (keys.status === 401) {
-      setOnline(true);
-      return;
-    }
-    if (keys.status === 200) {
+      keyRevoked();
+    } else if (keys.status === 200) {
       state.boundEvent = keys.body.event_id;
       state.keys = Object.fromEntries(keys.body.keys.map((k) => [k.event_id, k.public_key]));
     }
-    for (;;) {
+    while (!state.keyRevokedAt) {
       const r = await server.revocations(state.revokedAfter);
       if (r.status !== 200 || r.body.revocations.length === 0) break;
       for (const v of r.body.revocations) state.revoked[v.ticket_id] = true;
@@ -187,11 +232,21 @@ async function sync() {
     while (state.queue.length) {
       const batch = state.queue.slice(0, 200);
       const up = await server.upload(batch);
+      if (up.status === 401) {
+        // Not even a revoked key the server knows: it takes none of these.
+        keyRevoked();
+        state.notUploaded.push(...state.queue);
+        state.queue = [];
+        break;
+      }
       if (up.status !== 200) break; // 429 or 503: the next sync tries again
       const done = new Set(up.body.results.map((r) => r.device_scan_id));
+      const refused = new Set(up.body.results.filter((r) => r.result === "key_revoked").map((r) => r.device_scan_id));
       const conflicts = up.body.results.filter((r) => r.result === "conflict").length;
+      state.notUploaded.push(...state.queue.filter((s) => refused.has(s.device_scan_id)));
       state.queue = state.queue.filter((s) => !done.has(s.device_scan_id));
       if (conflicts) state.remember({ at: new Date().toISOString(), kind: "wait", word: "Synced", detail: `${conflicts} admitted elsewhere first`, code: "", offline: false });
+      if (done.size < batch.length) break; // the key's limit ran out: the rest at the next sync
     }
     state.syncedAt = new Date().toISOString();
     setOnline(true);

@@ -3,25 +3,32 @@
 // the code's format: "SD1" and the base32 of
 //   version (1) ‖ ticket id (16) ‖ event id (16) ‖ Ed25519 signature (64)
 // where the signature covers "stagedoor ticket v1\n" and the first 33 bytes.
+// 97 bytes take 156 characters whose last one has 4 unused bits: a code is the
+// one spelling with those bits zero, and the 15 others are refused, as the
+// server refuses them (a respelled code must not pass for its ticket).
 
 const PREFIX = "SD1";
 const CONTEXT = new TextEncoder().encode("stagedoor ticket v1\n");
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
-/** base32 (RFC 4648, no padding) to bytes, or null. */
+/**
+ * base32 (RFC 4648, no padding) to bytes, or null, also when the last
+ * character's unused bits are not zero (the one canonical spelling only).
+ */
 function base32(text) {
   const out = [];
   let bits = 0, value = 0;
   for (const ch of text) {
     const i = ALPHABET.indexOf(ch);
     if (i < 0) return null;
-    value = (value << 5) | i;
+    value = ((value << 5) | i) & 0xfff; // at most 12 bits are ever pending
     bits += 5;
     if (bits >= 8) {
       bits -= 8;
       out.push((value >> bits) & 0xff);
     }
   }
+  if (value & ((1 << bits) - 1)) return null;
   return new Uint8Array(out);
 }
 
@@ -30,7 +37,10 @@ function uuid(bytes) {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** The parts of a signed code, or null when the code is not one. */
+/** Whether the code is meant as a signed one: no older code starts so ("1" is no base32 character). */
+export const looksSigned = (code) => code.startsWith(PREFIX);
+
+/** The parts of a signed code, or null when the code is not one (a respelling of one included). */
 export function parseSigned(code) {
   if (!code.startsWith(PREFIX)) return null;
   const raw = base32(code.slice(PREFIX.length));
@@ -82,6 +92,10 @@ export class DeviceState {
     this.history = saved.history ?? []; // the last 20 attempts
     this.counts = saved.counts ?? { admitted: 0, refused: 0 };
     this.syncedAt = saved.syncedAt ?? null;
+    // When the server first refused this device's key (it was revoked), and
+    // the scans it would not take (made after that): the page lists them.
+    this.keyRevokedAt = saved.keyRevokedAt ?? null;
+    this.notUploaded = saved.notUploaded ?? [];
   }
 
   save() {
@@ -107,11 +121,12 @@ export class DeviceState {
  * Decides a scan offline: a signed code of an event whose key this device
  * holds, signed right, not revoked and not admitted here before, is admitted
  * (and queued for upload as an offline admission). An unsigned code cannot be
- * checked: it is queued, not admitted.
+ * checked: it is queued, not admitted. A code that starts as a signed one but
+ * is not one as issued (altered, cut, respelled) is invalid.
  */
 export async function decideOffline(state, code) {
   const parsed = parseSigned(code);
-  if (!parsed) return { result: "unverifiable" };
+  if (!parsed) return { result: looksSigned(code) ? "invalid" : "unverifiable" };
   const key = state.keys[parsed.eventId];
   if (!key || (state.boundEvent && parsed.eventId !== state.boundEvent)) {
     return { result: "wrong_event", ticketId: parsed.ticketId };

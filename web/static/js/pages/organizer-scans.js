@@ -21,6 +21,14 @@ const RESULT_WORDS = {
   conflict: "Conflict: admitted twice",
 };
 
+/** How a scan reached the server, in words. */
+function how(s) {
+  const words = [s.offline ? "offline" : "online"];
+  if (s.device_scanned_at) words.push(`the door said ${formatDateTimeSeconds(s.device_scanned_at)}`);
+  if (s.uploaded_after_key_revoked) words.push("uploaded after its key was revoked");
+  return words.join(" · ");
+}
+
 export async function scansPage({ main, params, signal }) {
   const heading = setTitle(main, "Scans");
   if (!requireUser(main, "organizer")) return;
@@ -56,8 +64,9 @@ export async function scansPage({ main, params, signal }) {
         h("td", {}, h("code", {}, `${s.code_prefix}…`)),
         h("td", {}, s.scanner_label),
         // Offline: the door checked the ticket alone and uploaded the scan
-        // later; its time is the door's clock.
-        h("td", {}, s.offline ? "offline" : "online")));
+        // later; its time is the door's clock, unless that could not be true
+        // (then the time it arrived, and the door's own is said).
+        h("td", {}, how(s))));
     }
     before = page.next_before;
     older.hidden = !before;
