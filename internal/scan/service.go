@@ -90,6 +90,9 @@ func (s *Service) Attempts(ctx context.Context, organizerID, eventID string, lim
 // parseCode checks a scanned code (trimmed of surrounding space, which a
 // keyboard-wedge scanner may add) and makes its audit forms.
 func parseCode(raw string) (code, error) {
+	if len(raw) > MaxCodeBytes { // space included: the bound is on what was sent
+		return code{}, errkind.Invalidf("code is longer than %d bytes; no ticket has such a code", MaxCodeBytes)
+	}
 	trimmed := strings.TrimSpace(raw)
 	switch {
 	case trimmed == "":
