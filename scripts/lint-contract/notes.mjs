@@ -13,7 +13,10 @@
 //
 // and a node names the reasons that hold for it and for everything under it:
 // `x-lint: [public]` on an operation. A Redocly rule is named `redocly/NAME`,
-// a Spectral rule by its own name.
+// a Spectral rule by its own name. A note's reason is stale, and fails the
+// lint, where none of its rules finds anything under the node any more (a
+// reason may name rules of which only some apply to a given node: `public`
+// turns off read-restricted on a GET and write-restricted on a POST).
 import { readFileSync } from "node:fs";
 import { pathToPointer } from "@stoplight/json";
 import { parse } from "@stoplight/yaml";
