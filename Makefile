@@ -34,7 +34,7 @@ run-local: build ## Run Payrail and Stagedoor here, on local PostgreSQL and Redi
 demo: ## Run the whole flow against the running Stagedoor (make run first), as the demo data of .env.demo
 	go run ./cmd/stagedoor demo
 
-test: lint ## gofmt and go vet, then all tests with -race (local services, or testcontainers when Docker answers)
+test: lint ## gofmt, go vet and the contract's lint, then all tests with -race (local services, or testcontainers when Docker answers)
 	@bash scripts/ensure-browser.sh
 	@bash scripts/ensure-ops.sh
 	@services_env=$$(bash scripts/ensure-services.sh --test-env); eval "$$services_env"; \
@@ -44,10 +44,11 @@ bench: ## Run the benchmarks (services as for make test)
 	@services_env=$$(bash scripts/ensure-services.sh --test-env); eval "$$services_env"; \
 	go test -run '^$$' -bench . -benchmem ./...
 
-lint: ## Fail on unformatted files (gofmt -l), then go vet
+lint: ## Fail on unformatted files (gofmt -l), then go vet, then the contract's lint (Spectral with OWASP, Redocly)
 	@files="$$(gofmt -l .)"; \
 	if [ -n "$$files" ]; then echo "gofmt: not formatted (run gofmt -w on them):"; echo "$$files"; exit 1; fi
 	go vet ./...
+	@bash scripts/lint-contract.sh
 
 build: ## Build bin/stagedoor (with the web pages' npm packages, scripts/ensure-web.sh)
 	@bash scripts/ensure-web.sh

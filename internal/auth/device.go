@@ -19,6 +19,11 @@ const DeviceTTL = 90 * 24 * time.Hour
 // mistaken for another's.
 const devicePrefix = "dev_"
 
+// MaxDeviceTokenBytes bounds the device token a login may present: a token is
+// 47 bytes, and one of any other length up to this counts as none; a longer
+// one is refused.
+const MaxDeviceTokenBytes = 100
+
 // Device is a browser or app that logged in to an account before: OWASP's
 // "device cookie". A login that presents its token is limited per device
 // instead of per email and address, so that someone guessing at an email from

@@ -94,6 +94,9 @@ func (s *Server) logIn(c echo.Context, rawEmail, password, deviceToken string) (
 	if password == "" {
 		return auth.Session{}, errkind.Invalidf("password is required")
 	}
+	if len(deviceToken) > auth.MaxDeviceTokenBytes {
+		return auth.Session{}, errkind.Invalidf("device_token is longer than %d bytes; send the device_token a login answered", auth.MaxDeviceTokenBytes)
+	}
 	checks, err := s.loginChecks(c, email, deviceToken)
 	if err != nil {
 		return auth.Session{}, err

@@ -33,7 +33,10 @@ import (
 //   - a request the document allows must get an answer the document allows:
 //     a status listed for the operation, with the headers and body it describes;
 //   - a request the document forbids (tests send many on purpose) must get a 4xx
-//     answer, and that answer too must be one the document allows.
+//     answer, and that answer too must be one the document allows;
+//   - an answer that carries the RateLimit headers must be one the document
+//     lists them on (an operation it says is unlimited, or limited only in
+//     flight, or an answer made before the limits, lists none).
 //
 // So a route, a field or a status that drifts from the document fails the test
 // that made the request.
@@ -113,6 +116,14 @@ func checkExchange(router routers.Router, r *http.Request, body []byte, answer *
 	})
 	if err != nil {
 		return fmt.Errorf("the answer is not one the document allows: %w", err)
+	}
+	for _, name := range []string{"RateLimit-Policy", "RateLimit"} {
+		if answer.header.Get(name) == "" {
+			continue
+		}
+		if resp := route.Operation.Responses.Status(answer.status()); resp == nil || resp.Value == nil || resp.Value.Headers[name] == nil {
+			return fmt.Errorf("the answer carries %s: %s, which the document does not list on it", name, answer.header.Get(name))
+		}
 	}
 	return nil
 }

@@ -129,10 +129,10 @@ func (s *Server) revocations(c echo.Context) error {
 
 type uploadRequest struct {
 	Scans []struct {
-		DeviceScanID string    `json:"device_scan_id"`
-		Code         string    `json:"code"`
-		ScannedAt    time.Time `json:"scanned_at"`
-		Offline      bool      `json:"offline"`
+		DeviceScanID string  `json:"device_scan_id"`
+		Code         string  `json:"code"`
+		ScannedAt    rfc3339 `json:"scanned_at"`
+		Offline      bool    `json:"offline"`
 	} `json:"scans"`
 }
 
@@ -159,7 +159,7 @@ func (s *Server) uploadScans(c echo.Context) error {
 	}
 	scans := make([]scan.DeviceScan, len(in.Scans))
 	for i, d := range in.Scans {
-		scans[i] = scan.DeviceScan{DeviceScanID: d.DeviceScanID, Code: d.Code, ScannedAt: d.ScannedAt, Offline: d.Offline}
+		scans[i] = scan.DeviceScan{DeviceScanID: d.DeviceScanID, Code: d.Code, ScannedAt: d.ScannedAt.Time, Offline: d.Offline}
 	}
 	checks, err := s.byScannerKey(c)
 	if err != nil {

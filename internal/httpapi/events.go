@@ -12,6 +12,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
+	"github.com/stagedoor/stagedoor/internal/text"
 )
 
 type eventRequest struct {
@@ -59,14 +60,18 @@ func (in eventRequest) draft(organizerID string) (event.Draft, error) {
 	return d, nil
 }
 
-// parseTime reads an RFC 3339 time; empty is the zero time.
+// parseTime reads an RFC 3339 time of at most maxTimeLength characters; empty
+// is the zero time.
 func parseTime(field, value string) (time.Time, error) {
 	if value == "" {
 		return time.Time{}, nil
 	}
+	if len(value) > maxTimeLength {
+		return time.Time{}, errkind.Invalidf("%s is longer than %d characters, the longest RFC 3339 time (nanoseconds and an offset)", field, maxTimeLength)
+	}
 	t, err := time.Parse(time.RFC3339, value)
 	if err != nil {
-		return time.Time{}, errkind.Invalidf("%s %q must be an RFC 3339 time such as 2026-09-01T19:30:00Z", field, value)
+		return time.Time{}, errkind.Invalidf("%s %s must be an RFC 3339 time such as 2026-09-01T19:30:00Z", field, text.Describe(value))
 	}
 	return t.UTC(), nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -62,6 +63,8 @@ func jsonProblem(err error) error {
 			return errkind.Invalidf("the body must be a JSON object")
 		}
 		return errkind.Invalidf("field %q must be %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
+	case errors.Is(err, errkind.Invalid): // a field's own decoder said what is wrong (rfc3339)
+		return err
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return errkind.Invalidf("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	default:
@@ -82,4 +85,21 @@ func jsonKind(kind string) string {
 	default:
 		return "an object"
 	}
+}
+
+// maxTimeLength is the longest RFC 3339 time a client may send: with
+// nanoseconds and an offset, 2006-01-02T15:04:05.999999999+07:00. (Go's parser
+// takes any number of fractional digits; the contract states this bound.)
+const maxTimeLength = 35
+
+// rfc3339 is a time in a request body, as time.Time decodes it but at most
+// maxTimeLength characters long.
+type rfc3339 struct{ time.Time }
+
+// UnmarshalJSON refuses a string longer than maxTimeLength, then decodes as time.Time.
+func (t *rfc3339) UnmarshalJSON(b []byte) error {
+	if len(b) > maxTimeLength+2 { // its quotes
+		return errkind.Invalidf("a time (scanned_at) is longer than %d characters, the longest RFC 3339 time", maxTimeLength)
+	}
+	return t.Time.UnmarshalJSON(b)
 }

@@ -228,7 +228,7 @@ func problemDocument(p *Problem) []byte {
 		b = append(b, ':')
 		switch k {
 		case "detail":
-			b = appendJSONString(b, p.Detail)
+			b = appendJSONString(b, shortDetail(p.Detail))
 		case "status":
 			b = strconv.AppendInt(b, int64(p.Status), 10)
 		case "title":
@@ -240,6 +240,19 @@ func problemDocument(p *Problem) []byte {
 		}
 	}
 	return append(b, '}', '\n')
+}
+
+// maxDetailRunes bounds a problem's detail, as docs/openapi.yaml states.
+const maxDetailRunes = 1000
+
+// shortDetail is detail cut to maxDetailRunes characters, ending in "…", so
+// that a detail quoting a client's long input (an unknown field's name) is
+// never as long as that input.
+func shortDetail(detail string) string {
+	if len(detail) <= maxDetailRunes || utf8.RuneCountInString(detail) <= maxDetailRunes {
+		return detail
+	}
+	return string([]rune(detail)[:maxDetailRunes-1]) + "…"
 }
 
 // appendJSONValue appends v as JSON: the plain kinds by hand, the rest through

@@ -168,7 +168,8 @@ const (
 // its version and ticket id.
 const CodePrefixRunes = 6
 
-// MaxCodeBytes bounds a scanned code; ticket codes are 32 characters.
+// MaxCodeBytes bounds a scanned code as sent, surrounding space included;
+// ticket codes are 159 characters (32 for tickets issued before codes were signed).
 const MaxCodeBytes = 256
 
 // ticketState is what the read after a scan that updated nothing found.

@@ -110,12 +110,12 @@ func (s *Service) Attempts(ctx context.Context, organizerID, eventID string, lim
 // keyboard-wedge scanner may add), makes its audit forms and, for a signed
 // code, reads what it claims.
 func parseCode(raw string) (code, error) {
-	trimmed := strings.TrimSpace(raw)
-	switch {
-	case trimmed == "":
-		return code{}, errkind.Invalidf("code is required")
-	case len(trimmed) > MaxCodeBytes:
+	if len(raw) > MaxCodeBytes { // space included: the bound is on what was sent
 		return code{}, errkind.Invalidf("code is longer than %d bytes; no ticket has such a code", MaxCodeBytes)
+	}
+	trimmed := strings.TrimSpace(raw)
+	if trimmed == "" {
+		return code{}, errkind.Invalidf("code is required")
 	}
 	if err := text.Check("code", trimmed, MaxCodeBytes); err != nil {
 		return code{}, err

@@ -71,6 +71,9 @@ func (s *Service) Upload(ctx context.Context, sc Scanner, scans []DeviceScan, sp
 		if err := text.Required(fmt.Sprintf("scans[%d].device_scan_id", i), d.DeviceScanID, 100); err != nil {
 			return nil, err
 		}
+		if len(d.Code) > MaxCodeBytes { // a shorter code that is none is answered invalid, not refused
+			return nil, errkind.Invalidf("scans[%d].code is longer than %d bytes; no ticket has such a code", i, MaxCodeBytes)
+		}
 		if seen[d.DeviceScanID] {
 			return nil, errkind.Invalidf("scans lists device_scan_id %q twice", d.DeviceScanID)
 		}

@@ -10,6 +10,8 @@
 const PREFIX = "SD1";
 const CONTEXT = new TextEncoder().encode("stagedoor ticket v1\n");
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+/** MAX_CODE_BYTES bounds a code as the server takes it (scan.MaxCodeBytes). */
+const MAX_CODE_BYTES = 256;
 
 /**
  * base32 (RFC 4648, no padding) to bytes, or null, also when the last
@@ -122,9 +124,12 @@ export class DeviceState {
  * holds, signed right, not revoked and not admitted here before, is admitted
  * (and queued for upload as an offline admission). An unsigned code cannot be
  * checked: it is queued, not admitted. A code that starts as a signed one but
- * is not one as issued (altered, cut, respelled) is invalid.
+ * is not one as issued (altered, cut, respelled), or one longer than any
+ * ticket's, is invalid.
  */
 export async function decideOffline(state, code) {
+  // No ticket's code is longer (the server refuses an upload carrying one).
+  if (new TextEncoder().encode(code).length > MAX_CODE_BYTES) return { result: "invalid" };
   const parsed = parseSigned(code);
   if (!parsed) return { result: looksSigned(code) ? "invalid" : "unverifiable" };
   const key = state.keys[parsed.eventId];
