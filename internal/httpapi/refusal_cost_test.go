@@ -45,7 +45,7 @@ func countedPool(t *testing.T) (*pgxpool.Pool, *queryCounter) {
 func redisCalls(t *testing.T, ts *testServer) int {
 	t.Helper()
 	n := 0
-	for _, line := range strings.Split(string(ts.request(t, "GET", "/metrics", "").raw), "\n") {
+	for _, line := range strings.Split(metricsText(t, ts), "\n") {
 		if strings.HasPrefix(line, "stagedoor_redis_calls_total{") {
 			v, _ := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
 			n += int(v)
