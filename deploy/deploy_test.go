@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // need returns the path of tool, and fails the test when it is not on PATH:
@@ -90,15 +93,81 @@ func TestAlertRules(t *testing.T) {
 	run(t, promtool, "test", "rules", "prometheus/alerts_test.yml")
 }
 
-// The local cluster's shape, as scripts/cluster/up.sh fills the templates.
+// The local cluster's shape, as scripts/cluster/up.sh fills the templates:
+// Prometheus scrapes each instance's metrics listener (lib.sh's metrics_port).
 func localPrometheusData(t *testing.T) map[string]any {
 	alerts, err := filepath.Abs("prometheus/alerts.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var targets []string
+	for _, i := range []string{"1", "2", "3"} {
+		targets = append(targets, "127.0.0.1:"+clusterPort(t, "metrics_port", i))
+	}
 	return map[string]any{"ScrapeInterval": "5s", "RuleFiles": []string{alerts},
-		"Targets":       []string{"127.0.0.1:8081", "127.0.0.1:8082", "127.0.0.1:8083"},
-		"HAProxyTarget": "127.0.0.1:8404"}
+		"Targets": targets, "HAProxyTarget": "127.0.0.1:8404"}
+}
+
+// clusterPort runs one of scripts/cluster/lib.sh's port functions.
+func clusterPort(t *testing.T, fn, instance string) string {
+	t.Helper()
+	return strings.TrimSpace(run(t, "bash", "-c", `source ../scripts/cluster/lib.sh && "$0" "$1"`, fn, instance))
+}
+
+// TestPrometheusScrapesTheMetricsListeners: /metrics is not on an instance's
+// API but on its metrics listener (STAGEDOOR_METRICS_ADDR), and both clusters
+// scrape it there: docker compose's Prometheus targets the port the instances
+// are given, make cluster's the port each instance is started with, and
+// neither targets an API port.
+func TestPrometheusScrapesTheMetricsListeners(t *testing.T) {
+	raw, err := os.ReadFile("../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compose struct {
+		Instance struct {
+			Environment map[string]string `yaml:"environment"`
+		} `yaml:"x-stagedoor-instance"`
+		Services map[string]yaml.Node `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(raw, &compose); err != nil {
+		t.Fatal(err)
+	}
+	_, port, err := net.SplitHostPort(compose.Instance.Environment["STAGEDOOR_METRICS_ADDR"])
+	if err != nil || port == "" {
+		t.Fatalf("docker-compose.yml's instances have no STAGEDOOR_METRICS_ADDR (%q): Prometheus could not reach their metrics",
+			compose.Instance.Environment["STAGEDOOR_METRICS_ADDR"])
+	}
+	targets, _ := readJSON(t, "compose/prometheus.json")["Targets"].([]any)
+	if len(targets) != 3 {
+		t.Fatalf("compose/prometheus.json targets %v, want the three instances", targets)
+	}
+	for _, target := range targets {
+		host, p, err := net.SplitHostPort(fmt.Sprint(target))
+		if err != nil || p != port {
+			t.Errorf("compose Prometheus target %v: want port %s, the instances' STAGEDOOR_METRICS_ADDR", target, port)
+		}
+		if _, ok := compose.Services[host]; !ok {
+			t.Errorf("compose Prometheus target %v names no service of docker-compose.yml", target)
+		}
+	}
+
+	up, err := os.ReadFile("../scripts/cluster/up.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`STAGEDOOR_METRICS_ADDR="127.0.0.1:$(metrics_port "$i")"`, `\"127.0.0.1:$(metrics_port "$i")\"`} {
+		if !bytes.Contains(up, []byte(want)) {
+			t.Errorf("scripts/cluster/up.sh lacks %s: its instances' metrics and Prometheus's targets must be the same ports", want)
+		}
+	}
+	for _, target := range localPrometheusData(t)["Targets"].([]string) {
+		for _, i := range []string{"1", "2", "3"} {
+			if strings.HasSuffix(target, ":"+clusterPort(t, "instance_port", i)) {
+				t.Errorf("make cluster's Prometheus scrapes %s, an instance's API", target)
+			}
+		}
+	}
 }
 
 func localHAProxyData() map[string]any {

@@ -57,6 +57,7 @@ func testEnv(t *testing.T) map[string]string {
 		"REDIS_URL":                    testenv.RedisURL(t),
 		"STAGEDOOR_REDIS_PREFIX":       testenv.RedisPrefix(t),
 		"STAGEDOOR_ADDR":               "127.0.0.1:0",
+		"STAGEDOOR_METRICS_ADDR":       "127.0.0.1:0",
 		"STAGEDOOR_BCRYPT_COST":        "4",
 		"STAGEDOOR_WORKER_UTILIZATION": "off",
 		"STAGEDOOR_REDIS_TIMEOUT":      "2s",
@@ -240,11 +241,12 @@ func TestBadAddressStopsBeforeMigrating(t *testing.T) {
 	t.Parallel()
 	dbURL := testenv.EmptyDatabaseURL(t)
 	for variable, value := range map[string]string{
-		"STAGEDOOR_ADDR":       "nonsense",
-		"PAYRAIL_ADDR":         "127.0.0.1:http",
-		"REDIS_URL":            "127.0.0.1:6379",
-		"PAYRAIL_URL":          "127.0.0.1:8090",
-		"PAYRAIL_DATABASE_URL": "host=127.0.0.1",
+		"STAGEDOOR_ADDR":         "nonsense",
+		"STAGEDOOR_METRICS_ADDR": "9091",
+		"PAYRAIL_ADDR":           "127.0.0.1:http",
+		"REDIS_URL":              "127.0.0.1:6379",
+		"PAYRAIL_URL":            "127.0.0.1:8090",
+		"PAYRAIL_DATABASE_URL":   "host=127.0.0.1",
 	} {
 		cmd := exec.Command(os.Args[0], "serve")
 		cmd.Env = append(os.Environ(), "STAGEDOOR_TEST_RUN_MAIN=1", "DATABASE_URL="+dbURL, variable+"="+value)

@@ -30,5 +30,5 @@ func servePayrail(ctx context.Context, cfg config.Config, logger *slog.Logger) e
 	if err != nil {
 		return err
 	}
-	return serveHTTP(ctx, cfg.PayrailAddr, stub, cfg.ShutdownTimeout, logger)
+	return serveHTTP(ctx, cfg.ShutdownTimeout, logger, []listening{{msg: "listening", addr: cfg.PayrailAddr, handler: stub}})
 }

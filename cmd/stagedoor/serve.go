@@ -35,7 +35,10 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	defer a.Start(ctx, app.All)()
 	// Streams last: at shutdown they end at once (browsers reconnect elsewhere)
 	// instead of holding it up.
-	return serveHTTP(ctx, cfg.Addr, wrapHandler(a.Handler), cfg.ShutdownTimeout, logger, a.Seats.Close)
+	return serveHTTP(ctx, cfg.ShutdownTimeout, logger, []listening{
+		{msg: "listening", addr: cfg.Addr, handler: wrapHandler(a.Handler), bound: a.Handler.Listener},
+		{msg: "serving metrics", addr: cfg.MetricsAddr, handler: a.Handler.Metrics(), bound: a.Handler.MetricsListener},
+	}, a.Seats.Close)
 }
 
 // migrate applies every pending migration, under a lock shared by all instances.
@@ -48,43 +51,86 @@ func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger) error 
 	return nil
 }
 
-// serveHTTP serves handler on addr until ctx ends, then stops taking new
-// requests, runs onShutdown, and lets those in flight finish, for up to
-// shutdownTimeout.
-func serveHTTP(ctx context.Context, addr string, handler http.Handler, shutdownTimeout time.Duration, logger *slog.Logger, onShutdown ...func()) error {
-	listener, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
+// listening is one address served: the log line that says where (msg, with
+// addr), what answers there, and the bounds of its connections (bound wraps
+// the listener; with one, each write has a deadline of its own instead of
+// the server's WriteTimeout).
+type listening struct {
+	msg     string
+	addr    string
+	handler http.Handler
+	bound   func(net.Listener) net.Listener
+}
+
+// serveHTTP serves each of servers until ctx ends, then stops taking new
+// requests, runs onShutdown, and lets those in flight on the first finish, for
+// up to shutdownTimeout; the others (the metrics) are closed after it, so that
+// a scrape during the drain still sees it.
+func serveHTTP(ctx context.Context, shutdownTimeout time.Duration, logger *slog.Logger, servers []listening, onShutdown ...func()) error {
+	listeners := make([]net.Listener, 0, len(servers))
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for _, sv := range servers {
+		l, err := net.Listen("tcp", sv.addr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", sv.addr, err)
+		}
+		listeners = append(listeners, l)
 	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       90 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	served := make(chan error, len(servers))
+	srvs := make([]*http.Server, len(servers))
+	for i, sv := range servers {
+		srv := &http.Server{
+			Handler:           sv.handler,
+			ReadHeaderTimeout: 5 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      60 * time.Second,
+			IdleTimeout:       90 * time.Second,
+			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		}
+		l := listeners[i]
+		if sv.bound != nil {
+			srv.WriteTimeout = 0 // each write has STAGEDOOR_WRITE_TIMEOUT (httpapi.Listener)
+			l = sv.bound(l)
+		}
+		if i == 0 {
+			for _, f := range onShutdown {
+				srv.RegisterOnShutdown(f)
+			}
+		}
+		srvs[i] = srv
+		go func() { served <- srv.Serve(l) }()
+		logger.Info(sv.msg, "addr", listeners[i].Addr().String())
 	}
-	for _, f := range onShutdown {
-		srv.RegisterOnShutdown(f)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(listener) }()
-	logger.Info("listening", "addr", listener.Addr().String())
 
 	select {
 	case err := <-served:
+		for _, srv := range srvs {
+			_ = srv.Close()
+		}
 		return err
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down: finishing requests in flight", "timeout", shutdownTimeout.String())
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		logger.Warn("shutdown timed out; cutting the remaining requests", "error", err)
-		_ = srv.Close()
+	var first error
+	for _, srv := range srvs {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			logger.Warn("shutdown timed out; cutting the remaining requests", "error", err)
+			_ = srv.Close()
+		}
 	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return err
+	for range srvs {
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return first
 	}
 	logger.Info("stopped")
 	return nil

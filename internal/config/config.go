@@ -21,6 +21,7 @@ import (
 // Config is everything Stagedoor reads from its environment.
 type Config struct {
 	Addr            string        // STAGEDOOR_ADDR: where serve listens
+	MetricsAddr     string        // STAGEDOOR_METRICS_ADDR: where serve answers GET /metrics, apart from the API
 	DatabaseURL     string        // DATABASE_URL
 	DBPool          int           // STAGEDOOR_DB_POOL: PostgreSQL connections per instance
 	AutoMigrate     bool          // STAGEDOOR_AUTO_MIGRATE: serve applies migrations first
@@ -41,6 +42,8 @@ type Config struct {
 	MaxInFlight     int           // STAGEDOOR_MAX_IN_FLIGHT: requests at once per instance
 	CheckoutSlots   int           // STAGEDOOR_CHECKOUT_SLOTS: checkouts at once per instance
 	MaxStreams      int           // STAGEDOOR_MAX_STREAMS: live seat-map streams at once per instance
+	MaxConnections  int           // STAGEDOOR_MAX_CONNECTIONS: client connections open at once per instance
+	WriteTimeout    time.Duration // STAGEDOOR_WRITE_TIMEOUT: how long one write may wait for the client to read
 	HoldTTL         time.Duration // STAGEDOOR_HOLD_TTL
 	RecoveryAfter   time.Duration // STAGEDOOR_RECOVERY_AFTER: age of a pending order to settle
 	ShutdownTimeout time.Duration // STAGEDOOR_SHUTDOWN_TIMEOUT: how long SIGTERM waits for requests
@@ -93,6 +96,7 @@ func Load(getenv func(string) string) (Config, error) {
 	r := reader{getenv: getenv}
 	c := Config{
 		Addr:            r.checked("STAGEDOOR_ADDR", ":8080", listenAddrProblem),
+		MetricsAddr:     r.checked("STAGEDOOR_METRICS_ADDR", "127.0.0.1:9091", listenAddrProblem),
 		DatabaseURL:     r.checked("DATABASE_URL", "postgres://postgres:postgres@127.0.0.1:5432/stagedoor?sslmode=disable", postgresURLProblem),
 		DBPool:          r.integer("STAGEDOOR_DB_POOL", 24, 2, 1000),
 		AutoMigrate:     r.boolean("STAGEDOOR_AUTO_MIGRATE", true),
@@ -112,6 +116,8 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxInFlight:     r.integer("STAGEDOOR_MAX_IN_FLIGHT", 400, 1, 1_000_000),
 		CheckoutSlots:   r.integer("STAGEDOOR_CHECKOUT_SLOTS", 20, 1, 1000),
 		MaxStreams:      r.integer("STAGEDOOR_MAX_STREAMS", 5000, 1, 1_000_000),
+		MaxConnections:  r.integer("STAGEDOOR_MAX_CONNECTIONS", 10_000, 2, 1_000_000),
+		WriteTimeout:    r.duration("STAGEDOOR_WRITE_TIMEOUT", 10*time.Second),
 		HoldTTL:         r.duration("STAGEDOOR_HOLD_TTL", 10*time.Minute),
 		RecoveryAfter:   r.duration("STAGEDOOR_RECOVERY_AFTER", time.Minute),
 		ShutdownTimeout: r.duration("STAGEDOOR_SHUTDOWN_TIMEOUT", 20*time.Second),
@@ -136,6 +142,10 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.CheckoutSlots >= c.DBPool && r.ok("STAGEDOOR_CHECKOUT_SLOTS") && r.ok("STAGEDOOR_DB_POOL") {
 		r.fail("STAGEDOOR_CHECKOUT_SLOTS", strconv.Itoa(c.CheckoutSlots),
 			fmt.Sprintf("must be less than STAGEDOOR_DB_POOL (%d), so that holds and seat maps keep connections of their own", c.DBPool))
+	}
+	if c.MaxConnections <= c.MaxStreams && r.ok("STAGEDOOR_MAX_CONNECTIONS") && r.ok("STAGEDOOR_MAX_STREAMS") {
+		r.fail("STAGEDOOR_MAX_CONNECTIONS", strconv.Itoa(c.MaxConnections),
+			fmt.Sprintf("must be more than STAGEDOOR_MAX_STREAMS (%d): each live seat map holds a connection, and requests need some of their own", c.MaxStreams))
 	}
 	if c.RecoveryAfter < RecoveryMargin*c.PaymentTimeout && r.ok("STAGEDOOR_RECOVERY_AFTER") && r.ok("STAGEDOOR_PAYMENT_TIMEOUT") {
 		r.fail("STAGEDOOR_RECOVERY_AFTER", c.RecoveryAfter.String(),

@@ -23,7 +23,8 @@ func TestDefaults(t *testing.T) {
 		!c.AutoMigrate || c.PayrailLatency != 400*time.Millisecond || c.PayrailURL != "http://127.0.0.1:8090" ||
 		c.PaymentTimeout != 5*time.Second || c.PayrailDatabase != c.DatabaseURL || c.PayrailJitter != 0 || c.PayrailRecord != 0 ||
 		c.BodyTimeout != 5*time.Second || c.MaxHeldSeats != 10 ||
-		c.BuyerConcurrency != 5 || c.OrganizerConcurrency != 20 || c.FleetCapacity != 0 || c.FleetReserve != 0.2 || c.WorkerUtilization != "enforce" {
+		c.BuyerConcurrency != 5 || c.OrganizerConcurrency != 20 || c.FleetCapacity != 0 || c.FleetReserve != 0.2 || c.WorkerUtilization != "enforce" ||
+		c.MetricsAddr != "127.0.0.1:9091" || c.MaxConnections != 10_000 || c.WriteTimeout != 10*time.Second {
 		t.Errorf("defaults differ from docs/configuration.md: %+v", c)
 	}
 	want := map[ratelimit.Name]ratelimit.Limit{
@@ -87,6 +88,10 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 		{"STAGEDOOR_LOG_LEVEL", "loud"},
 		{"STAGEDOOR_BODY_TIMEOUT", "0s"},
 		{"STAGEDOOR_MAX_HELD_SEATS", "0"},
+		{"STAGEDOOR_METRICS_ADDR", "9091"},
+		{"STAGEDOOR_MAX_CONNECTIONS", "1"},
+		{"STAGEDOOR_MAX_CONNECTIONS", "5000"}, // not more than STAGEDOOR_MAX_STREAMS
+		{"STAGEDOOR_WRITE_TIMEOUT", "0s"},
 		{"STAGEDOOR_LIMIT_SIGNUP_ADDRESS", "five"},
 		{"STAGEDOOR_ADDR", "nonsense"},
 		{"STAGEDOOR_ADDR", "8080"},
@@ -170,6 +175,7 @@ func TestGoodAddressesPass(t *testing.T) {
 		{"STAGEDOOR_ADDR", "[::1]:8080"},
 		{"STAGEDOOR_ADDR", "localhost:8080"},
 		{"PAYRAIL_ADDR", "0.0.0.0:8090"},
+		{"STAGEDOOR_METRICS_ADDR", ":9091"},
 		{"DATABASE_URL", "postgres://postgres:postgres@127.0.0.1:5432/stagedoor?sslmode=disable"},
 		{"DATABASE_URL", "postgresql://stagedoor@db.internal/stagedoor"},
 		{"DATABASE_URL", "postgres://u:p@[::1]:5432/x"},
@@ -189,7 +195,7 @@ func TestGoodAddressesPass(t *testing.T) {
 			t.Errorf("Load(%s=%q) = %v, want it accepted", tt.variable, tt.value, err)
 			continue
 		}
-		got := map[string]string{"STAGEDOOR_ADDR": c.Addr, "PAYRAIL_ADDR": c.PayrailAddr, "DATABASE_URL": c.DatabaseURL,
+		got := map[string]string{"STAGEDOOR_ADDR": c.Addr, "STAGEDOOR_METRICS_ADDR": c.MetricsAddr, "PAYRAIL_ADDR": c.PayrailAddr, "DATABASE_URL": c.DatabaseURL,
 			"PAYRAIL_DATABASE_URL": c.PayrailDatabase, "REDIS_URL": c.RedisURL, "PAYRAIL_URL": c.PayrailURL}[tt.variable]
 		if got != tt.value {
 			t.Errorf("Load(%s=%q) read %q", tt.variable, tt.value, got)

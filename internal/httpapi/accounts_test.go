@@ -214,10 +214,22 @@ func TestLoginLimitsFallBackWhenRedisStops(t *testing.T) {
 	}
 }
 
-// metricValue reads one sample from the server's /metrics page.
+// metricValue reads one sample from the server's /metrics page (on the
+// metrics listener).
 func metricValue(t *testing.T, ts *testServer, series string) string {
 	t.Helper()
-	resp, err := http.Get(ts.http.URL + "/metrics")
+	for _, line := range strings.Split(metricsText(t, ts), "\n") {
+		if strings.HasPrefix(line, series+" ") {
+			return strings.TrimPrefix(line, series+" ")
+		}
+	}
+	return ""
+}
+
+// metricsText is the server's whole /metrics page, from the metrics listener.
+func metricsText(t testing.TB, ts *testServer) string {
+	t.Helper()
+	resp, err := http.Get(ts.metrics.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,12 +238,10 @@ func metricValue(t *testing.T, ts *testServer, series string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(text), "\n") {
-		if strings.HasPrefix(line, series+" ") {
-			return strings.TrimPrefix(line, series+" ")
-		}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics = %d %s", resp.StatusCode, text)
 	}
-	return ""
+	return string(text)
 }
 
 func TestAccountBadInput(t *testing.T) {

@@ -206,12 +206,22 @@ func (s *Server) seatMap(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, err := s.seatMapBodies.body(m)
+	enc, err := s.seatMapBodies.body(m)
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set("Cache-Control", "public, max-age=1")
-	return c.JSONBlob(http.StatusOK, body)
+	h := c.Response().Header()
+	h.Set("Cache-Control", "public, max-age=1")
+	// A 5,000-seat map is about 600 KB of JSON and a tenth of that
+	// compressed, once per snapshot for every reader of it.
+	h.Add("Vary", "Accept-Encoding")
+	if acceptsGzip(c.Request().Header.Get("Accept-Encoding")) && len(enc.body) >= compressMin {
+		if gz := enc.gz.compressed(enc.body); gz != nil {
+			h.Set("Content-Encoding", "gzip")
+			return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, gz)
+		}
+	}
+	return c.JSONBlob(http.StatusOK, enc.body)
 }
 
 type seatJSON struct {
@@ -224,23 +234,25 @@ type seatJSON struct {
 }
 
 // seatMapBodies keeps the encoded body of the latest seat-map snapshot of each
-// event: a 5,000-seat map is encoded once a second, not once per read.
+// event: a 5,000-seat map is encoded once a second, not once per read, and
+// compressed at most once too.
 type seatMapBodies struct {
 	mu     sync.Mutex
-	bodies map[string]encodedSeatMap // event id → body
+	bodies map[string]*encodedSeatMap // event id → body
 }
 
 type encodedSeatMap struct {
 	snapshot *event.SeatMap
 	body     []byte
+	gz       gzipOnce // body compressed, on the first read that takes gzip
 }
 
-func (b *seatMapBodies) body(m *event.SeatMap) ([]byte, error) {
+func (b *seatMapBodies) body(m *event.SeatMap) (*encodedSeatMap, error) {
 	b.mu.Lock()
 	cached, ok := b.bodies[m.EventID]
 	b.mu.Unlock()
 	if ok && cached.snapshot == m {
-		return cached.body, nil
+		return cached, nil
 	}
 	seats := make([]seatJSON, len(m.Seats))
 	for i, seat := range m.Seats {
@@ -257,12 +269,13 @@ func (b *seatMapBodies) body(m *event.SeatMap) ([]byte, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.bodies == nil || len(b.bodies) >= 1024 {
-		b.bodies = make(map[string]encodedSeatMap) // forget them all; they refresh each second anyway
+		b.bodies = make(map[string]*encodedSeatMap) // forget them all; they refresh each second anyway
 	}
+	enc := &encodedSeatMap{snapshot: m, body: body}
 	if cur, ok := b.bodies[m.EventID]; !ok || !cur.snapshot.AsOf.After(m.AsOf) {
-		b.bodies[m.EventID] = encodedSeatMap{snapshot: m, body: body}
+		b.bodies[m.EventID] = enc
 	}
-	return body, nil
+	return enc, nil
 }
 
 // byOrganizer keys a limit on the authenticated organizer.

@@ -27,6 +27,9 @@ type testServer struct {
 	// http serves it.
 	checked http.Handler
 	http    *httptest.Server
+	// metrics serves the metrics listener's handler (GET /metrics), apart
+	// from the API, as serve does on STAGEDOOR_METRICS_ADDR.
+	metrics *httptest.Server
 }
 
 // instance says what a test server runs on. Zero fields get the test's own
@@ -92,6 +95,8 @@ func startInstance(t testing.TB, in instance) *testServer {
 	ts := &testServer{App: a, checked: checkContract(t, a.Handler)}
 	ts.http = httptest.NewServer(ts.checked)
 	t.Cleanup(ts.http.Close)
+	ts.metrics = httptest.NewServer(a.Handler.Metrics())
+	t.Cleanup(ts.metrics.Close)
 	return ts
 }
 

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"net/http"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stagedoor/stagedoor/internal/metrics"
@@ -8,9 +10,12 @@ import (
 
 // httpMetrics are the counters of the outer rings.
 type httpMetrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	shed     *prometheus.CounterVec
+	requests      *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	shed          *prometheus.CounterVec
+	connections   prometheus.Gauge
+	writeTimeouts prometheus.Counter
+	readyChecks   *prometheus.CounterVec
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
@@ -28,10 +33,37 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 			Name: "stagedoor_shed_total",
 			Help: "Requests refused with 503 at a bound of this instance, by bound.",
 		}, []string{"bound"})),
+		connections: metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "stagedoor_http_connections",
+			Help: "Client connections open on this instance's public listener (STAGEDOOR_MAX_CONNECTIONS bounds them).",
+		})),
+		writeTimeouts: metrics.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "stagedoor_http_write_timeouts_total",
+			Help: "Client connections reset because a write waited STAGEDOOR_WRITE_TIMEOUT for the client to read.",
+		})),
+		readyChecks: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stagedoor_readiness_checks_total",
+			Help: "Checks of PostgreSQL and Redis made for GET /readyz (one at a time, at most one each 250 ms), by result.",
+		}, []string{"result"})),
 	}
 	// Every bound from the start, at 0, so that an alert on its rate has data.
-	for _, bound := range []string{"in_flight", "checkout", "stream"} {
+	for _, bound := range []string{"in_flight", "checkout", "stream", "connections", "metrics_connections"} {
 		m.shed.WithLabelValues(bound)
 	}
+	for _, result := range []string{"ready", "degraded", "unavailable"} {
+		m.readyChecks.WithLabelValues(result)
+	}
 	return m
+}
+
+// Metrics is the handler of the metrics listener (STAGEDOOR_METRICS_ADDR): GET
+// /metrics, the Prometheus text of this instance's registry, and 404 for
+// anything else. It is not on the public listener: a scrape gathers every
+// collector, and a flood of them would take the CPU that pages need. Even
+// here a flood costs little: see scrapes.
+func (s *Server) Metrics() http.Handler {
+	sc := &scrapes{gather: s.Registry, logger: s.Logger, minInterval: scrapeMinInterval}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", sc)
+	return mux
 }

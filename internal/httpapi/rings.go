@@ -128,7 +128,7 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 
 // unbounded are the routes (templates) that are never limited and never shed: a load balancer
 // that cannot reach them would take a busy instance out of rotation.
-var unbounded = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true,
+var unbounded = map[string]bool{"/healthz": true, "/readyz": true,
 	"/v1/events/:id/seats/stream": true} // streams last: STAGEDOOR_MAX_STREAMS bounds them
 
 // boundInFlight refuses a request at once with 503 when max are already in

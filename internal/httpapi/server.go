@@ -15,8 +15,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+	swaggerui "github.com/swaggest/swgui/v5/static"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/stagedoor/stagedoor/docs"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/checkout"
 	"github.com/stagedoor/stagedoor/internal/concurrency"
@@ -31,6 +33,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/shed"
 	"github.com/stagedoor/stagedoor/internal/ticketsign"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
+	"github.com/stagedoor/stagedoor/web"
 )
 
 // Deps are what the server is built from; internal/app makes each of them once.
@@ -75,6 +78,12 @@ type Server struct {
 	streamSlots   *semaphore.Weighted     // the bound on live seat-map streams
 	classes       map[routeKey]shed.Class // each route's class (routes.go); read-only once New returns
 	inFlight      inFlight                // requests in flight on this instance
+	ready         readiness               // the last readiness check, for GET /readyz
+	static        *staticFiles            // the front end's files (web/static), as answered
+	vendor        *staticFiles            // the third-party browser code (web/vendor)
+	reference     *staticFiles            // Swagger UI's files, for /docs/
+	contract      *staticFile             // docs/openapi.yaml, for /openapi.yaml
+	qrCodes       qrCache                 // tickets' QR images, drawn once
 }
 
 // New builds the server and its routes.
@@ -87,6 +96,10 @@ func New(d Deps) *Server {
 		checkoutSlots: semaphore.NewWeighted(int64(d.Config.CheckoutSlots)),
 		streamSlots:   semaphore.NewWeighted(int64(d.Config.MaxStreams)),
 		classes:       map[routeKey]shed.Class{},
+		static:        newStaticFiles(web.Static),
+		vendor:        newStaticFiles(web.Vendor),
+		reference:     newStaticFiles(swaggerui.FS),
+		contract:      newStaticFile("application/yaml", docs.OpenAPI, nil),
 	}
 	s.echo.HideBanner = true
 	s.echo.HidePort = true

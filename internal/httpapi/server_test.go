@@ -183,7 +183,7 @@ func TestInFlightBound(t *testing.T) {
 		t.Errorf("third request = %d %s Retry-After %q, want 503 service-overloaded, Retry-After: 1",
 			a.StatusCode, a.raw, a.Header.Get("Retry-After"))
 	}
-	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+	for _, path := range []string{"/healthz", "/readyz"} {
 		if a := ts.request(t, "GET", path, ""); a.StatusCode != 200 {
 			t.Errorf("%s while at the bound = %d, want 200", path, a.StatusCode)
 		}
@@ -206,7 +206,10 @@ func TestMetricsPage(t *testing.T) {
 	ts := newTestServer(t, nil, nil, nil)
 	ts.request(t, "GET", "/healthz", "")
 	ts.request(t, "GET", "/nowhere/at/all", "")
-	resp, err := http.Get(ts.http.URL + "/metrics")
+	if a := ts.request(t, "GET", "/metrics", ""); a.StatusCode != 404 || !a.problem(t).is("not-found") {
+		t.Errorf("GET /metrics on the API = %d %s, want a not-found problem: the metrics have a listener of their own", a.StatusCode, a.raw)
+	}
+	resp, err := http.Get(ts.metrics.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +217,7 @@ func TestMetricsPage(t *testing.T) {
 	resp.Body.Close()
 	for _, want := range []string{
 		`stagedoor_http_requests_total{route="/healthz",status="200"} 1`,
-		`stagedoor_http_requests_total{route="unmatched",status="404"} 1`,
+		`stagedoor_http_requests_total{route="unmatched",status="404"} 2`, // /nowhere/at/all and /metrics
 		`stagedoor_http_request_duration_seconds_bucket{route="/healthz"`,
 	} {
 		if !strings.Contains(string(text), want) {

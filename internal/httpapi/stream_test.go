@@ -23,7 +23,13 @@ type watcher struct {
 
 func watch(t *testing.T, ts *testServer, eventID string) *watcher {
 	t.Helper()
-	conn, err := net.Dial("tcp", ts.http.Listener.Addr().String())
+	return watchAt(t, ts.http.Listener.Addr().String(), eventID)
+}
+
+// watchAt is watch of the server listening on addr.
+func watchAt(t *testing.T, addr, eventID string) *watcher {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,14 @@ package httpapi
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"image"
 	"image/draw"
 	"image/png"
 	"net/http"
+	"strings"
+	"sync"
 
 	"github.com/boombuler/barcode"
 	"github.com/boombuler/barcode/qr"
@@ -20,8 +24,15 @@ import (
 // once. Each module is a whole number of pixels, so the side is a little less.
 const qrPixels = 320
 
+// qrCacheControl lets the buyer's browser keep a ticket's image for a day:
+// the code it draws never changes.
+const qrCacheControl = "private, max-age=86400, immutable"
+
 // ticketQR serves GET /v1/tickets/{id}/qr (its buyer): the ticket's code as a
-// QR code, a PNG the door's scanner reads. Another buyer's ticket is 404.
+// QR code, a PNG the door's scanner reads. Another buyer's ticket is 404. The
+// image never changes, so it is not counted in buyer-concurrency (the tickets
+// page loads every image at once), it has an ETag (If-None-Match that matches:
+// 304, nothing drawn), and each code is drawn once per instance (qrCache).
 func (s *Server) ticketQR(c echo.Context) error {
 	id, ok := ids.Parse(c.Param("id"))
 	if !ok {
@@ -35,14 +46,73 @@ func (s *Server) ticketQR(c echo.Context) error {
 		if t.ID != id {
 			continue
 		}
-		img, err := qrPNG(t.Code)
+		h := c.Response().Header()
+		h.Set("Cache-Control", qrCacheControl)
+		h.Set("ETag", qrETag(t.Code))
+		if etagMatches(c.Request().Header.Get("If-None-Match"), qrETag(t.Code)) {
+			return c.NoContent(http.StatusNotModified)
+		}
+		img, err := s.qrCodes.png(t.Code)
 		if err != nil {
 			return err
 		}
-		c.Response().Header().Set("Cache-Control", "private, max-age=3600")
 		return c.Blob(http.StatusOK, "image/png", img)
 	}
 	return errkind.NotFoundf("no such ticket")
+}
+
+// qrETag is the entity tag of a code's image: a digest of the code (the
+// image's only input, beside how it is drawn: qrDrawing), so that the tag
+// shows nothing of the code.
+func qrETag(code string) string {
+	sum := sha256.Sum256([]byte(qrDrawing + code))
+	return `"` + hex.EncodeToString(sum[:12]) + `"`
+}
+
+// qrDrawing names how qrPNG draws; change it with the drawing, so that every
+// browser's copy is replaced.
+const qrDrawing = "qr-m-320-v1:"
+
+// etagMatches reports whether an If-None-Match header names etag (or is "*"),
+// compared weakly, as RFC 9110 says If-None-Match is.
+func etagMatches(header, etag string) bool {
+	for tag := range strings.SplitSeq(header, ",") {
+		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+		if tag == "*" || tag == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// qrCache keeps the images of the codes drawn last, at most maxQRImages (about
+// 1.5 KB each): drawing one takes about a millisecond of CPU, and with no
+// in-flight count a page's reloads must not draw them again.
+type qrCache struct {
+	mu     sync.Mutex
+	images map[string][]byte // by code
+}
+
+const maxQRImages = 4096
+
+func (q *qrCache) png(code string) ([]byte, error) {
+	q.mu.Lock()
+	img, ok := q.images[code]
+	q.mu.Unlock()
+	if ok {
+		return img, nil
+	}
+	img, err := qrPNG(code)
+	if err != nil {
+		return nil, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.images == nil || len(q.images) >= maxQRImages {
+		q.images = make(map[string][]byte) // forget them all: each is drawn again once
+	}
+	q.images[code] = img
+	return img, nil
 }
 
 // quietModules is the white border a QR code needs around it to be read

@@ -1,14 +1,11 @@
 package httpapi
 
 import (
-	"io/fs"
-	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
-	"github.com/stagedoor/stagedoor/web"
 )
 
 // contentSecurityPolicy is sent with every answer: scripts, styles, images and
@@ -52,35 +49,37 @@ var doorContentSecurityPolicy = strings.Replace(contentSecurityPolicy, "script-s
 
 // page serves GET /: the front end's one HTML page (it routes by the URL's
 // fragment, so every view is this page).
-func page(c echo.Context) error {
-	return serveStatic(c, web.Static, "index.html")
+func (s *Server) page(c echo.Context) error {
+	return s.serveFile(c, s.static, "index.html")
 }
 
 // doorPage serves GET /door: the scanner app of the door staff.
-func doorPage(c echo.Context) error {
+func (s *Server) doorPage(c echo.Context) error {
 	c.Response().Header().Set("Content-Security-Policy", doorContentSecurityPolicy)
-	return serveStatic(c, web.Static, "door.html")
+	return s.serveFile(c, s.static, "door.html")
 }
 
 // asset serves GET /ui/{path}: the front end's scripts, styles and images, and
-// under /ui/vendor/ the third-party code (web/vendor).
-func asset(c echo.Context) error {
+// under /ui/vendor/ the third-party code (web/vendor). A directory, /ui/
+// itself included, is no file: 404.
+func (s *Server) asset(c echo.Context) error {
 	if name, ok := strings.CutPrefix(c.Param("*"), "vendor/"); ok {
-		return serveStatic(c, web.Vendor, name)
+		return s.serveFile(c, s.vendor, name)
 	}
-	return serveStatic(c, web.Static, c.Param("*"))
+	return s.serveFile(c, s.static, c.Param("*"))
 }
 
-func serveStatic(c echo.Context, files fs.FS, name string) error {
-	if strings.HasPrefix(name, "/") || strings.Contains(name, "..") {
-		return errkind.NotFoundf("no file %s", name)
+// serveFile answers the file name of files (staticFiles: ETag, gzip), or a
+// not-found problem. The pages are revalidated on each load (no-cache): a new
+// binary's pages are seen at once, and an unchanged file costs a 304.
+func (s *Server) serveFile(c echo.Context, files *staticFiles, name string) error {
+	f, err := files.file(name)
+	if err != nil {
+		return err
 	}
-	// Revalidated on each load: a new binary's pages are seen at once.
-	c.Response().Header().Set("Cache-Control", "no-cache")
-	w := &notFoundCatcher{ResponseWriter: c.Response().Writer}
-	http.ServeFileFS(w, c.Request(), files, name)
-	if w.notFound {
-		return errkind.NotFoundf("no file %s", name)
+	if f == nil {
+		return errkind.NotFoundf("no file %s", c.Request().URL.Path)
 	}
+	serveStaticFile(c, f, "no-cache")
 	return nil
 }

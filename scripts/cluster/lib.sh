@@ -45,6 +45,9 @@ die() {
 }
 
 instance_port() { printf '%s' $((8080 + $1)); }
+# metrics_port N: where instance N answers GET /metrics (STAGEDOOR_METRICS_ADDR),
+# apart from its API; Prometheus scrapes it there.
+metrics_port() { printf '%s' $((9100 + $1)); }
 
 # all_names: every process up.sh starts, in start order (down.sh stops them in
 # the reverse order: the balancer first, Redis last).

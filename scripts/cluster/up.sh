@@ -5,14 +5,15 @@
 #   Redis Cluster   3 masters + 3 replicas on 127.0.0.1:7001-7006 (bus ports 17001-17006),
 #                   cluster-node-timeout 2 s, cluster-require-full-coverage no, no persistence
 #   Payrail         127.0.0.1:8090 (bin/stagedoor payrail)
-#   Stagedoor       three instances, 127.0.0.1:8081, 8082 and 8083 (bin/stagedoor serve), on
+#   Stagedoor       three instances, 127.0.0.1:8081, 8082 and 8083 (bin/stagedoor serve), their
+#                   metrics on 127.0.0.1:9101, 9102 and 9103 (STAGEDOOR_METRICS_ADDR), on
 #                   the Redis Cluster and the local PostgreSQL (database stagedoor), trusting
 #                   only the balancer's X-Forwarded-For (it connects from 127.0.80.80); the
 #                   demo data seeded once first
 #   HAProxy         127.0.0.1:8080 in front of them: round robin, health checks on /healthz,
 #                   dead instances routed around, the edge limit per client address (429
 #                   above 50 requests a second, bursts of 100); stats on 127.0.0.1:8404
-#   Prometheus      127.0.0.1:9090, scraping the instances every 5 s with
+#   Prometheus      127.0.0.1:9090, scraping the instances' metrics listeners every 5 s with
 #                   deploy/prometheus/alerts.yml loaded
 #
 # Every process runs in the background, recorded under .cluster/ (scripts/cluster/lib.sh
@@ -83,7 +84,9 @@ for addr in "$EDGE_ADDR" "$STATS_ADDR" "$PAYRAIL_LISTEN" "$PROMETHEUS_ADDR"; do
   if port_taken "${addr##*:}"; then taken+=("${addr##*:}"); fi
 done
 for i in "${INSTANCES[@]}"; do
-  if port_taken "$(instance_port "$i")"; then taken+=("$(instance_port "$i")"); fi
+  for p in "$(instance_port "$i")" "$(metrics_port "$i")"; do
+    if port_taken "$p"; then taken+=("$p"); fi
+  done
 done
 if ((${#taken[@]})); then
   # Debian starts the services of the packages it installs, where systemd runs.
@@ -126,7 +129,7 @@ cluster_url=$(
 passed=()
 while IFS= read -r var; do
   case $var in
-    STAGEDOOR_ADDR | STAGEDOOR_TRUSTED_PROXIES | STAGEDOOR_ADMIN_TOKEN | STAGEDOOR_BIN | STAGEDOOR_CLUSTER_DIR | PAYRAIL_ADDR | PAYRAIL_URL) ;;
+    STAGEDOOR_ADDR | STAGEDOOR_METRICS_ADDR | STAGEDOOR_TRUSTED_PROXIES | STAGEDOOR_ADMIN_TOKEN | STAGEDOOR_BIN | STAGEDOOR_CLUSTER_DIR | PAYRAIL_ADDR | PAYRAIL_URL) ;;
     STAGEDOOR_* | PAYRAIL_*) passed+=("$var=${!var}") ;;
   esac
 done < <(compgen -e)
@@ -216,6 +219,7 @@ launch payrail env "${passed[@]}" PAYRAIL_ADDR="$PAYRAIL_LISTEN" \
 for i in "${INSTANCES[@]}"; do
   say "starting stagedoor-$i on 127.0.0.1:$(instance_port "$i")"
   launch "stagedoor-$i" env "${passed[@]}" STAGEDOOR_ADDR="127.0.0.1:$(instance_port "$i")" \
+    STAGEDOOR_METRICS_ADDR="127.0.0.1:$(metrics_port "$i")" \
     DATABASE_URL="$DATABASE_URL" REDIS_URL="$cluster_url" \
     PAYRAIL_URL="http://$PAYRAIL_LISTEN" STAGEDOOR_TRUSTED_PROXIES="$BALANCER_CIDR" \
     STAGEDOOR_ADMIN_TOKEN="$STAGEDOOR_ADMIN_TOKEN" "$bin" serve
@@ -262,7 +266,7 @@ wait_until 15 "HAProxy on $EDGE_ADDR" http_ok "http://$EDGE_ADDR/healthz" || {
 # --- Prometheus ---------------------------------------------------------------------
 
 targets=
-for i in "${INSTANCES[@]}"; do targets+="${targets:+,}\"127.0.0.1:$(instance_port "$i")\""; done
+for i in "${INSTANCES[@]}"; do targets+="${targets:+,}\"127.0.0.1:$(metrics_port "$i")\""; done
 printf '{"ScrapeInterval":"5s","RuleFiles":[%s],"Targets":[%s],"HAProxyTarget":%s}\n' \
   "$(json_string "$cluster_root/deploy/prometheus/alerts.yml")" "$targets" \
   "$(json_string "$STATS_ADDR")" >"$state/prometheus.json"
@@ -288,6 +292,7 @@ wait_until 30 "Prometheus on $PROMETHEUS_ADDR" http_ok "http://$PROMETHEUS_ADDR/
   echo "# The local cluster (scripts/cluster/up.sh): . $state/env"
   printf 'export STAGEDOOR_URL=%q\n' "http://$EDGE_ADDR"
   printf 'export STAGEDOOR_INSTANCE_URLS=%q\n' "http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083"
+  printf 'export STAGEDOOR_METRICS_URLS=%q\n' "http://127.0.0.1:9101,http://127.0.0.1:9102,http://127.0.0.1:9103"
   printf 'export REDIS_URL=%q\n' "$cluster_url"
   printf 'export DATABASE_URL=%q\n' "$DATABASE_URL"
   printf 'export PAYRAIL_URL=%q\n' "http://$PAYRAIL_LISTEN"
@@ -304,6 +309,7 @@ cluster: up. Everything runs in the background; its pids and logs are in $rel_st
   the edge (HAProxy)   http://$EDGE_ADDR      round robin over the three; 429 above 50 req/s
                                               (bursts of 100) per address; X-Served-By names the instance
   the instances        http://127.0.0.1:8081  http://127.0.0.1:8082  http://127.0.0.1:8083
+  their metrics        http://127.0.0.1:9101/metrics  …9102/metrics  …9103/metrics
   HAProxy's stats      http://$STATS_ADDR/stats   (its metrics: /metrics)
   Payrail              http://$PAYRAIL_LISTEN
   Redis Cluster        127.0.0.1:7001-7006; masters now: ${masters% }

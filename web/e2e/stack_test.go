@@ -39,6 +39,9 @@ type stackOptions struct {
 	env            map[string]string
 	payrailLatency time.Duration // how long Payrail takes to answer a charge; zero: 10 ms
 	loops          app.Loops     // background loops besides the limits' settings watcher
+	// wrap, when set, stands between the browser and the stack (a test's
+	// faults of the network or of a busy server).
+	wrap func(http.Handler) http.Handler
 }
 
 func startStackWith(t *testing.T, o stackOptions) *stack {
@@ -77,7 +80,11 @@ func startStackWith(t *testing.T, o stackOptions) *stack {
 	}
 	t.Cleanup(a.Close)
 	t.Cleanup(a.Start(context.Background(), app.SettingsWatcher|o.loops))
-	server := httptest.NewServer(a.Handler)
+	var handler http.Handler = a.Handler
+	if o.wrap != nil {
+		handler = o.wrap(handler)
+	}
+	server := httptest.NewServer(handler)
 	t.Cleanup(server.Close)
 	return &stack{URL: server.URL, App: a}
 }

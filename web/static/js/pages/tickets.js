@@ -1,6 +1,8 @@
 // The buyer's tickets (GET /v1/tickets), each with its QR code
 // (GET /v1/tickets/{id}/qr, a PNG the door scans) and the code in text.
-// print.css prints one ticket to a block, without the navigation.
+// print.css prints one ticket to a block, without the navigation. Every QR
+// image loads at once; one that fails (no connection, a busy server) is asked
+// for again, waiting a little longer each time.
 
 import { get, retrying } from "../api.js";
 import { h } from "../dom.js";
@@ -31,10 +33,10 @@ export async function ticketsPage({ main, signal }) {
   const printButton = h("button", { type: "button", class: "secondary no-print" }, "Print tickets");
   printButton.addEventListener("click", () => window.print());
   main.append(printButton, h("ul", { class: "tickets", "aria-label": "Tickets" },
-    tickets.map((t) => ticketCard(t, events.get(t.event_id)))));
+    tickets.map((t) => ticketCard(t, events.get(t.event_id), signal))));
 }
 
-function ticketCard(ticket, { event, seats }) {
+function ticketCard(ticket, { event, seats }, signal) {
   const seat = seats.get(ticket.seat_id);
   const where = seat ? seatName(seat) : "Seat";
   const headingId = `ticket-${ticket.id}`;
@@ -45,8 +47,36 @@ function ticketCard(ticket, { event, seats }) {
       h("p", { class: "ticket-seat" }, where),
       h("p", { class: "ticket-status" }, ticket.status === "scanned" ? "Used: scanned at the door" : "Valid"),
       h("p", {}, "Code: ", h("code", { class: "ticket-code" }, ticket.code))),
-    h("img", {
-      class: "qr", src: `/v1/tickets/${ticket.id}/qr`, width: 220, height: 220,
-      alt: `QR code of ticket ${ticket.code} (${where})`,
-    }));
+    qrImage(ticket, where, signal));
+}
+
+// How many times a QR image is asked for before the card says it did not load.
+const qrAttempts = 6;
+
+// qrImage is the ticket's QR code. When it fails to load, it is asked for
+// again after 1, 2, 4 … s (the server's Retry-After is not visible to an
+// image); after qrAttempts the card says so: the code in text works too.
+function qrImage(ticket, where, signal) {
+  const src = `/v1/tickets/${ticket.id}/qr`;
+  const img = h("img", {
+    class: "qr", src, width: 220, height: 220,
+    alt: `QR code of ticket ${ticket.code} (${where})`,
+  });
+  let attempt = 1;
+  img.addEventListener("error", () => {
+    if (signal.aborted) return;
+    if (attempt >= qrAttempts) {
+      img.replaceWith(h("p", { class: "qr qr-missing", role: "status" },
+        "The QR code did not load. Reload the page to try again; at the door, the code on this ticket works too."));
+      return;
+    }
+    const wait = Math.min(30_000, 1000 * 2 ** (attempt - 1));
+    attempt += 1;
+    const retry = setTimeout(() => {
+      img.removeAttribute("src");
+      img.src = src;
+    }, wait);
+    signal.addEventListener("abort", () => clearTimeout(retry), { once: true });
+  });
+  return img;
 }
