@@ -114,7 +114,7 @@ func TestContractBoundsAreEnforced(t *testing.T) {
 
 	t.Run("any operation refuses a body over 64 KiB with 400", func(t *testing.T) {
 		big := strings.Repeat("x", 64<<10+1)
-		for _, path := range []string{"/healthz", "/metrics", "/v1/events", "/v1/events/" + v.event + "/seats", "/openapi.yaml"} {
+		for _, path := range []string{"/healthz", "/readyz", "/v1/events", "/v1/events/" + v.event + "/seats", "/openapi.yaml"} {
 			if a := v.request(t, "GET", path, big); a.StatusCode != 400 || !a.problem(t).is("invalid-request") {
 				t.Errorf("GET %s with a 64 KiB + 1 body = %d %.200s", path, a.StatusCode, a.raw)
 			}
