@@ -100,10 +100,10 @@ func (s *Service) AuthenticateScannerKey(ctx context.Context, key string) (Princ
 		return Principal{}, errUnknownKey
 	}
 	hash := hashToken(key)
-	if p, ok := s.cache.get(hash); ok {
+	if p, ok := s.cache.get(scannerCredential, hash); ok {
 		return p, nil
 	}
-	return s.lookup(ctx, "k", hash, func(ctx context.Context) (Principal, time.Time, error) {
+	return s.lookup(ctx, scannerCredential, hash, func(ctx context.Context) (Principal, time.Time, error) {
 		p, err := s.store.principalByScannerKey(ctx, hash)
 		return p, time.Time{}, err
 	})

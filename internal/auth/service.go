@@ -136,10 +136,10 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Principal, er
 		return Principal{}, errUnauthenticated
 	}
 	hash := hashToken(token)
-	if p, ok := s.cache.get(hash); ok {
+	if p, ok := s.cache.get(sessionCredential, hash); ok {
 		return p, nil
 	}
-	return s.lookup(ctx, "s", hash, func(ctx context.Context) (Principal, time.Time, error) {
+	return s.lookup(ctx, sessionCredential, hash, func(ctx context.Context) (Principal, time.Time, error) {
 		return s.store.principalBySession(ctx, hash)
 	})
 }
@@ -148,13 +148,13 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Principal, er
 // requests carrying it arrive together (when a busy token's second of trust
 // ends, fifty requests would otherwise make fifty queries), and caches what it
 // finds. The query outlives a caller that goes away: the others wait on it.
-func (s *Service) lookup(ctx context.Context, kind string, hash []byte, find func(context.Context) (Principal, time.Time, error)) (Principal, error) {
-	v, err, _ := s.lookups.Do(kind+string(hash), func() (any, error) {
+func (s *Service) lookup(ctx context.Context, kind credentialKind, hash []byte, find func(context.Context) (Principal, time.Time, error)) (Principal, error) {
+	v, err, _ := s.lookups.Do(string(kind)+string(hash), func() (any, error) {
 		p, expires, err := find(context.WithoutCancel(ctx))
 		if err != nil {
 			return nil, err
 		}
-		s.cache.put(hash, p, expires)
+		s.cache.put(kind, hash, p, expires)
 		return p, nil
 	})
 	if err != nil {
