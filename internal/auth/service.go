@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -56,16 +55,18 @@ func (s *Service) Register(ctx context.Context, kind Kind, email, password, name
 	if err != nil {
 		return Account{}, err
 	}
-	for _, err := range []error{validatePassword(password), validateName(name)} {
-		if err != nil {
-			return Account{}, err
-		}
+	if err := validatePassword(password); err != nil {
+		return Account{}, err
+	}
+	name, err = checkName(name)
+	if err != nil {
+		return Account{}, err
 	}
 	hash, err := s.hashPassword(password)
 	if err != nil {
 		return Account{}, err
 	}
-	return s.store.createAccount(ctx, Account{Kind: kind, Email: email, Name: strings.TrimSpace(name)}, hash)
+	return s.store.createAccount(ctx, Account{Kind: kind, Email: email, Name: name}, hash)
 }
 
 // Login checks the password of the account with this email and opens a
