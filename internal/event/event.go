@@ -81,6 +81,7 @@ type Info struct {
 	ID          string
 	OrganizerID string
 	OnSaleAt    time.Time
+	StartsAt    time.Time // holds and checkouts close then
 	Currency    string
 	WaitingRoom *WaitingRoom
 }

@@ -33,6 +33,10 @@ var (
 	ErrSeatsUnavailable = errors.New("seats unavailable")
 	// ErrNotOnSale: the event's sale has not opened.
 	ErrNotOnSale = errors.New("the event is not on sale yet")
+	// ErrEventStarted: the event has started (its starts_at has passed), and
+	// its seats are no longer held or sold: neither a new hold nor the checkout
+	// of an earlier one.
+	ErrEventStarted = errors.New("the event has started")
 	// ErrNotActive: the hold cannot do what was asked in its state: it expired,
 	// was released, is being checked out or was converted into an order. The
 	// error's text says which.
@@ -115,3 +119,9 @@ type Plan struct {
 }
 
 func invalid(format string, args ...any) error { return errkind.Invalidf(format, args...) }
+
+// startedError is ErrEventStarted, saying when the event started.
+func startedError(startsAt time.Time) error {
+	return fmt.Errorf("%w: it started at %s, and its seats are no longer held or sold", ErrEventStarted,
+		startsAt.UTC().Format(time.RFC3339))
+}

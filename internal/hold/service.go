@@ -38,9 +38,11 @@ func NewService(db *pgxpool.Pool, events Events, ttl time.Duration, maxHeld int)
 }
 
 // Plan checks a hold request without writing anything: 1 to MaxSeats distinct
-// seat ids, a known event whose sale has opened. It returns an error wrapping
-// errkind.Invalid (saying what is wrong) or ErrNotOnSale. It reads the event
-// from a per-instance cache, so it usually costs no query.
+// seat ids, a known event whose sale has opened and that has not started. It
+// returns an error wrapping errkind.Invalid (saying what is wrong),
+// ErrNotOnSale or ErrEventStarted. It reads the event from a per-instance
+// cache, so it usually costs no query; Place checks the start again, by the
+// database's clock.
 func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []string) (Plan, error) {
 	if eventID == "" {
 		return Plan{}, invalid("event_id is required")
@@ -72,9 +74,13 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 	if err != nil {
 		return Plan{}, err
 	}
-	if now := s.now(); now.Before(info.OnSaleAt) {
+	now := s.now()
+	if now.Before(info.OnSaleAt) {
 		return Plan{}, fmt.Errorf("%w: the sale opens at %s, in %s", ErrNotOnSale,
 			info.OnSaleAt.Format(time.RFC3339), info.OnSaleAt.Sub(now).Round(time.Second))
+	}
+	if !now.Before(info.StartsAt) {
+		return Plan{}, startedError(info.StartsAt)
 	}
 	return Plan{BuyerID: buyerID, SeatIDs: canonical, Event: info}, nil
 }
@@ -85,8 +91,9 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 // exactly the seats that were not takeable, a *TooManyHeldError (errors.Is
 // ErrTooManyHeld) when the buyer would hold more seats of the event than the
 // cap, or an error wrapping errkind.Invalid when some seat ids are not seats of
-// the event. Seats already taken when it starts are refused by a plain read,
-// before the cap is counted; the write counts it.
+// the event, or ErrEventStarted when the event has started by the database's
+// clock. Seats already taken when it starts, and an event that has started,
+// are refused by a plain read, before the cap is counted; the write counts it.
 func (s *Service) Place(ctx context.Context, p Plan) (Hold, error) {
 	return s.store.place(ctx, ids.New(), p, s.ttl, s.maxHeld)
 }

@@ -95,16 +95,20 @@ FROM peek p LEFT JOIN wanted w ON w.id = p.id LEFT JOIN hold h ON true`
 const lockBuyerSQL = `SELECT pg_advisory_xact_lock(hashtextextended('hold:' || $1::text || ':' || $2::text, 0))`
 
 // peekSQL reads, without a lock and outside any transaction, whether each seat
-// asked for is of the event ($1) and takeable in the statement's snapshot.
+// asked for is of the event ($1) and takeable in the statement's snapshot, and
+// when the event starts and whether it has (one probe of the event's key,
+// made once for all the rows).
 const peekSQL = `
 SELECT id::text, event_id = $1 AS of_event,
-       sold_at IS NULL AND (held_until IS NULL OR held_until <= now()) AS takeable
-FROM seats
+       sold_at IS NULL AND (held_until IS NULL OR held_until <= now()) AS takeable,
+       e.starts_at, e.starts_at <= now()
+FROM seats, (SELECT starts_at FROM events WHERE id = $1) e
 WHERE id = ANY($2::uuid[])`
 
-// peek refuses a placement that cannot succeed from one plain read: a seat
-// that is not of the event, or one held or sold in the read's snapshot (the
-// 409 of a contested seat map, most refusals in an on-sale). It returns nil
+// peek refuses a placement that cannot succeed from one plain read: an event
+// that has started (by the database's clock, as holds expire), a seat that is
+// not of the event, or one held or sold in the read's snapshot (the 409 of a
+// contested seat map, most refusals in an on-sale). It returns nil
 // when every seat looks free; placeSQL then decides, under its locks. A seat
 // that turns free between the two is refused as the placeSQL's own peek would
 // have refused it a moment earlier; one taken between them is placeSQL's to
@@ -119,11 +123,18 @@ func (s store) peek(ctx context.Context, p Plan) error {
 	found := make(map[string]verdict, len(p.SeatIDs))
 	var id string
 	var v verdict
-	if _, err := pgx.ForEachRow(rows, []any{&id, &v.ofEvent, &v.takeable}, func() error {
+	var startsAt time.Time
+	var started bool
+	if _, err := pgx.ForEachRow(rows, []any{&id, &v.ofEvent, &v.takeable, &startsAt, &started}, func() error {
 		found[id] = v
 		return nil
 	}); err != nil {
 		return fmt.Errorf("hold: place: peek: %w", err)
+	}
+	if started {
+		// A placement that passes this read as the event starts may still
+		// hold; checkout (BeginCheckout) refuses to sell it.
+		return startedError(startsAt)
 	}
 	return refusal(p, found)
 }

@@ -89,6 +89,7 @@ var errorProblems = []struct {
 	{err: hold.ErrSeatsUnavailable, slug: "seats-unavailable"}, // + unavailable_seat_ids, see problemExtensions
 	{err: hold.ErrTooManyHeld, slug: "too-many-seats-held"},    // + max_held_seats, seats_held
 	{err: hold.ErrNotOnSale, slug: "not-on-sale"},
+	{err: hold.ErrEventStarted, slug: "event-started"},
 	{err: hold.ErrNotActive, slug: "hold-not-active"},
 	{err: waitroom.ErrNoRoom, slug: "no-waiting-room"},
 	{err: waitroom.ErrNotAdmitted, slug: "not-admitted"},
