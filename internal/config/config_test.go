@@ -22,7 +22,7 @@ func TestDefaults(t *testing.T) {
 		c.BcryptCost != 12 || c.HoldTTL != 10*time.Minute || c.RecoveryAfter != time.Minute ||
 		!c.AutoMigrate || c.PayrailLatency != 400*time.Millisecond || c.PayrailURL != "http://127.0.0.1:8090" ||
 		c.PaymentTimeout != 5*time.Second || c.PayrailDatabase != c.DatabaseURL || c.PayrailJitter != 0 || c.PayrailRecord != 0 ||
-		c.BodyTimeout != 5*time.Second || c.MaxHeldSeats != 10 ||
+		c.BodyTimeout != 5*time.Second || c.MaxHeldSeats != 10 || c.ReholdCooldown != time.Minute ||
 		c.BuyerConcurrency != 5 || c.OrganizerConcurrency != 20 || c.FleetCapacity != 0 || c.FleetReserve != 0.2 || c.WorkerUtilization != "enforce" {
 		t.Errorf("defaults differ from docs/configuration.md: %+v", c)
 	}
@@ -87,6 +87,8 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 		{"STAGEDOOR_LOG_LEVEL", "loud"},
 		{"STAGEDOOR_BODY_TIMEOUT", "0s"},
 		{"STAGEDOOR_MAX_HELD_SEATS", "0"},
+		{"STAGEDOOR_REHOLD_COOLDOWN", "-1s"},
+		{"STAGEDOOR_REHOLD_COOLDOWN", "a minute"},
 		{"STAGEDOOR_LIMIT_SIGNUP_ADDRESS", "five"},
 		{"STAGEDOOR_ADDR", "nonsense"},
 		{"STAGEDOOR_ADDR", "8080"},

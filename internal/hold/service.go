@@ -23,11 +23,12 @@ type Events interface {
 
 // Service places, reads, releases and expires holds.
 type Service struct {
-	store   store
-	events  Events
-	ttl     time.Duration
-	maxHeld int
-	now     func() time.Time
+	store    store
+	events   Events
+	ttl      time.Duration
+	maxHeld  int
+	cooldown time.Duration // how long a buyer may not hold again seats they gave back
+	now      func() time.Time
 }
 
 // NewService returns a Service whose holds last ttl (STAGEDOOR_HOLD_TTL) and
@@ -35,6 +36,15 @@ type Service struct {
 // (STAGEDOOR_MAX_HELD_SEATS).
 func NewService(db *pgxpool.Pool, events Events, ttl time.Duration, maxHeld int) *Service {
 	return &Service{store: store{db: db}, events: events, ttl: ttl, maxHeld: maxHeld, now: time.Now}
+}
+
+// WithReholdCooldown makes the Service refuse a buyer's hold on seats that a
+// hold of theirs released or let expire less than d ago
+// (STAGEDOOR_REHOLD_COOLDOWN; 0, the default, refuses none), and returns it.
+// Call it before the Service is used.
+func (s *Service) WithReholdCooldown(d time.Duration) *Service {
+	s.cooldown = d
+	return s
 }
 
 // Plan checks a hold request without writing anything: 1 to MaxSeats distinct
@@ -90,12 +100,14 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 // hold. It returns an *UnavailableError (errors.Is ErrSeatsUnavailable) listing
 // exactly the seats that were not takeable, a *TooManyHeldError (errors.Is
 // ErrTooManyHeld) when the buyer would hold more seats of the event than the
-// cap, or an error wrapping errkind.Invalid when some seat ids are not seats of
+// cap, a *CooldownError (errors.Is ErrReholdCooldown) when a hold of the same
+// buyer gave back some of the seats less than the cooldown ago, or an error
+// wrapping errkind.Invalid when some seat ids are not seats of
 // the event, or ErrEventStarted when the event has started by the database's
 // clock. Seats already taken when it starts, and an event that has started,
 // are refused by a plain read, before the cap is counted; the write counts it.
 func (s *Service) Place(ctx context.Context, p Plan) (Hold, error) {
-	return s.store.place(ctx, ids.New(), p, s.ttl, s.maxHeld)
+	return s.store.place(ctx, ids.New(), p, s.ttl, s.maxHeld, s.cooldown)
 }
 
 // Get returns the buyer's hold, or an errkind.NotFound error (for another buyer's hold too).
@@ -108,7 +120,8 @@ func (s *Service) Get(ctx context.Context, buyerID, holdID string) (Hold, error)
 	return s.store.get(ctx, buyerID, id)
 }
 
-// Release ends the buyer's active hold and makes its seats available at once.
+// Release ends the buyer's active hold and makes its seats available at once
+// to everyone but the buyer, who may hold them again after the cooldown.
 // Releasing a hold that already expired or was released changes nothing and
 // succeeds. It returns an errkind.NotFound error (for another buyer's hold too) or
 // ErrNotActive for a hold in checkout or converted into an order.

@@ -74,6 +74,8 @@ func TestErrorTable(t *testing.T) {
 		{"seats taken", &hold.UnavailableError{SeatIDs: []string{"s1"}}, "seats-unavailable", 409, 0, "unavailable_seat_ids"},
 		{"not on sale", hold.ErrNotOnSale, "not-on-sale", 409, 0, ""},
 		{"event started", fmt.Errorf("checkout: begin: %w", hold.ErrEventStarted), "event-started", 409, 0, ""},
+		{"seats given back moments ago", &hold.CooldownError{SeatIDs: []string{"s1"}, RetryAfter: 42 * time.Second},
+			"rehold-cooldown", 409, 42 * time.Second, "cooldown_seat_ids"},
 		{"hold not active", fmt.Errorf("%w: it expired", hold.ErrNotActive), "hold-not-active", 409, 0, ""},
 		{"no waiting room", waitroom.ErrNoRoom, "no-waiting-room", 404, 0, ""},
 		{"not admitted", waitroom.ErrNotAdmitted, "not-admitted", 403, 0, ""},
