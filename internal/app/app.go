@@ -154,7 +154,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 
 	a.Auth = auth.NewService(a.DB, cfg.BcryptCost)
 	a.Events = event.NewService(a.DB)
-	a.Holds = hold.NewService(a.DB, a.Events, cfg.HoldTTL, cfg.MaxHeldSeats)
+	a.Holds = hold.NewService(a.DB, a.Events, cfg.HoldTTL, cfg.MaxHeldSeats).WithReholdCooldown(cfg.ReholdCooldown)
 	a.TicketKeys = ticketsign.NewKeys(a.DB)
 	a.Checkout = checkout.NewService(a.DB,
 		checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL, Timeout: cfg.PaymentTimeout}),

@@ -76,26 +76,30 @@ const (
 	MaxPasswordBytes = 72
 )
 
-// NormalizeEmail trims and lower-cases an email address.
+// NormalizeEmail trims and lower-cases an email address and puts it in NFC
+// (text.NormalizeEmail).
 func NormalizeEmail(email string) string {
-	return strings.ToLower(strings.TrimSpace(email))
+	return text.NormalizeEmail(email)
 }
 
 // MaxEmailBytes is the longest email address accepted (RFC 5321's path limit).
 const MaxEmailBytes = 254
 
 // ParseEmail normalizes email and checks that it is a plain address such as
-// ada@example.com, at most MaxEmailBytes long, or returns an errkind.Invalid
-// error. Handlers call it before an email becomes a limiter key.
+// ada@example.com, at most MaxEmailBytes long, that cannot pass for another
+// (text.Email: no invisible character, one script before the @), or returns an
+// errkind.Invalid error. Handlers call it before an email becomes a limiter
+// key; accounts are stored, found and limited by what it returns.
 func ParseEmail(email string) (string, error) {
-	email = NormalizeEmail(email)
+	email = strings.TrimSpace(email)
 	if email == "" {
 		return "", errkind.Invalidf("email is required")
 	}
 	if len(email) > MaxEmailBytes {
 		return "", errkind.Invalidf("email is longer than %d bytes", MaxEmailBytes)
 	}
-	if err := text.Check("email", email, MaxEmailBytes); err != nil {
+	email, err := text.Email("email", email, MaxEmailBytes)
+	if err != nil {
 		return "", err
 	}
 	addr, err := mail.ParseAddress(email)
@@ -120,6 +124,7 @@ func validatePassword(password string) error {
 // MaxNameRunes is the longest account name, in characters.
 const MaxNameRunes = 200
 
-func validateName(name string) error {
-	return text.Required("name", strings.TrimSpace(name), MaxNameRunes)
+// checkName returns the name to store (trimmed, in NFC), or an errkind.Invalid error.
+func checkName(name string) (string, error) {
+	return text.Name("name", name, MaxNameRunes)
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
 )
@@ -46,10 +45,9 @@ func (s *Service) PrepareBuyers(ctx context.Context, emails []string, password s
 	if err := s.refuseOrganizers(ctx, normalized); err != nil {
 		return nil, err
 	}
-	s.hashes.Add(1)
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.cost)
+	hash, err := s.hashPassword(password)
 	if err != nil {
-		return nil, fmt.Errorf("auth: hash password: %w", err)
+		return nil, err
 	}
 	sessions := make([]Session, 0, len(emails))
 	for start := 0; start < len(normalized); start += prepareBatch {

@@ -27,25 +27,42 @@ const maxCachedCredentials = 200_000
 // in hex>") and revoked scanner keys ("key:<id>").
 const credentialsChannel = "stagedoor_credentials"
 
+// credentialKind is what a cached secret was verified as. A secret is trusted
+// from the cache only as the kind it was verified as: a scanner key found a
+// moment ago is no session token, whatever a request claims it is.
+type credentialKind byte
+
+const (
+	sessionCredential credentialKind = 's'
+	scannerCredential credentialKind = 'k'
+)
+
+// credentialID names a cached credential: its kind and the SHA-256 of its secret.
+type credentialID struct {
+	kind credentialKind
+	hash [32]byte
+}
+
 type cachedCredential struct {
 	principal Principal
 	until     time.Time
 }
 
-// credentialCache keeps verified credentials by the SHA-256 of their secret.
+// credentialCache keeps verified credentials by their kind and the SHA-256 of
+// their secret.
 type credentialCache struct {
 	mu      sync.RWMutex
-	entries map[[32]byte]cachedCredential
+	entries map[credentialID]cachedCredential
 	now     func() time.Time
 }
 
 func newCredentialCache() *credentialCache {
-	return &credentialCache{entries: map[[32]byte]cachedCredential{}, now: time.Now}
+	return &credentialCache{entries: map[credentialID]cachedCredential{}, now: time.Now}
 }
 
-func (c *credentialCache) get(hash []byte) (Principal, bool) {
+func (c *credentialCache) get(kind credentialKind, hash []byte) (Principal, bool) {
 	c.mu.RLock()
-	e, ok := c.entries[[32]byte(hash)]
+	e, ok := c.entries[credentialID{kind, [32]byte(hash)}]
 	c.mu.RUnlock()
 	if !ok || !c.now().Before(e.until) {
 		return Principal{}, false
@@ -54,7 +71,7 @@ func (c *credentialCache) get(hash []byte) (Principal, bool) {
 }
 
 // put keeps p for CredentialTTL, or until expires when that is sooner.
-func (c *credentialCache) put(hash []byte, p Principal, expires time.Time) {
+func (c *credentialCache) put(kind credentialKind, hash []byte, p Principal, expires time.Time) {
 	until := c.now().Add(CredentialTTL)
 	if !expires.IsZero() && expires.Before(until) {
 		until = expires
@@ -63,22 +80,23 @@ func (c *credentialCache) put(hash []byte, p Principal, expires time.Time) {
 	if len(c.entries) >= maxCachedCredentials {
 		clear(c.entries)
 	}
-	c.entries[[32]byte(hash)] = cachedCredential{principal: p, until: until}
+	c.entries[credentialID{kind, [32]byte(hash)}] = cachedCredential{principal: p, until: until}
 	c.mu.Unlock()
 }
 
+// drop forgets the session whose token has this hash.
 func (c *credentialCache) drop(hash []byte) {
 	c.mu.Lock()
-	delete(c.entries, [32]byte(hash))
+	delete(c.entries, credentialID{sessionCredential, [32]byte(hash)})
 	c.mu.Unlock()
 }
 
 // dropKey forgets the scanner key with this id (revocations name the key's id).
 func (c *credentialCache) dropKey(id string) {
 	c.mu.Lock()
-	for h, e := range c.entries {
-		if e.principal.ScannerKeyID == id {
-			delete(c.entries, h)
+	for k, e := range c.entries {
+		if k.kind == scannerCredential && e.principal.ScannerKeyID == id {
+			delete(c.entries, k)
 		}
 	}
 	c.mu.Unlock()

@@ -181,3 +181,36 @@ func (c countQueries) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.Tr
 }
 
 func (countQueries) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestAScannerKeyIsNoSessionToken: a scanner key just verified (so in the
+// cache for a second) is refused as a session token, and a session token as a
+// scanner key: the cache keeps each credential with its kind, and each lookup
+// takes its own kind only.
+func TestAScannerKeyIsNoSessionToken(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newTestService(t)
+	if _, err := s.Register(ctx, Organizer, "o@example.com", "0123456789", "O"); err != nil {
+		t.Fatal(err)
+	}
+	session, err := s.Login(ctx, "o@example.com", "0123456789", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := s.CreateScannerKey(ctx, session.Principal.AccountID, "Door", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.AuthenticateScannerKey(ctx, key.Key); err != nil || p.Kind != Scanner {
+		t.Fatalf("the scanner key = %+v, %v", p, err)
+	}
+	if p, err := s.Authenticate(ctx, key.Key); !errors.Is(err, errkind.Unauthorized) {
+		t.Errorf("the scanner key as a session token, within its second in the cache = %+v, %v; want Unauthorized", p, err)
+	}
+	if _, err := s.Authenticate(ctx, session.Token); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.AuthenticateScannerKey(ctx, session.Token); !errors.Is(err, errkind.Unauthorized) {
+		t.Errorf("the session token as a scanner key = %+v, %v; want Unauthorized", p, err)
+	}
+}

@@ -51,11 +51,11 @@ type NewScannerKey struct {
 // the label is empty or too long, or eventID does not name an event of this
 // organizer (another organizer's event reads as unknown).
 func (s *Service) CreateScannerKey(ctx context.Context, organizerID, label, eventID string) (NewScannerKey, error) {
-	label = strings.TrimSpace(label)
-	if label == "" {
+	if strings.TrimSpace(label) == "" {
 		return NewScannerKey{}, errkind.Invalidf("label is required (such as \"North gate 1\")")
 	}
-	if err := text.Check("label", label, maxLabelRunes); err != nil {
+	label, err := text.Name("label", label, maxLabelRunes)
+	if err != nil {
 		return NewScannerKey{}, err
 	}
 	if eventID != "" {
@@ -100,10 +100,10 @@ func (s *Service) AuthenticateScannerKey(ctx context.Context, key string) (Princ
 		return Principal{}, errUnknownKey
 	}
 	hash := hashToken(key)
-	if p, ok := s.cache.get(hash); ok {
+	if p, ok := s.cache.get(scannerCredential, hash); ok {
 		return p, nil
 	}
-	return s.lookup(ctx, "k", hash, func(ctx context.Context) (Principal, time.Time, error) {
+	return s.lookup(ctx, scannerCredential, hash, func(ctx context.Context) (Principal, time.Time, error) {
 		p, err := s.store.principalByScannerKey(ctx, hash)
 		return p, time.Time{}, err
 	})

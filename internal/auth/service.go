@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -24,21 +23,24 @@ const SessionTTL = 12 * time.Hour
 
 // Service registers accounts, checks passwords and keeps sessions.
 type Service struct {
-	store     store
-	cost      int
-	dummyHash []byte
-	hashes    atomic.Int64
-	cache     *credentialCache   // sessions and scanner keys verified lately
-	lookups   singleflight.Group // one query a credential at a time, however many requests carry it
-	watching  atomic.Bool        // Watch is listening
+	store    store
+	cost     int
+	dummies  [bcrypt.MaxCost + 1]dummyHash // by cost: what unknown emails and padding compare with
+	hashes   atomic.Int64
+	work     atomic.Int64       // bcrypt's rounds, 2^cost a computation (see bcryptWork)
+	cache    *credentialCache   // sessions and scanner keys verified lately
+	lookups  singleflight.Group // one query a credential at a time, however many requests carry it
+	watching atomic.Bool        // Watch is listening
 }
 
-// NewService returns a Service storing passwords at the given bcrypt cost.
+// NewService returns a Service storing passwords at the given bcrypt cost
+// (bcrypt's least or most when it is out of their range).
 func NewService(db *pgxpool.Pool, bcryptCost int) *Service {
-	s := &Service{store: store{db: db}, cost: bcryptCost, cache: newCredentialCache()}
-	// Unknown emails are compared against this hash, so they cost the same
-	// time as a wrong password and do not reveal which emails exist.
-	s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte("stagedoor-dummy-password"), bcryptCost)
+	s := &Service{store: store{db: db}, cost: min(max(bcryptCost, bcrypt.MinCost), bcrypt.MaxCost), cache: newCredentialCache()}
+	// Unknown emails are compared against a dummy hash of the current cost,
+	// so they cost the same time as a wrong password and do not reveal which
+	// emails exist. Made now, so that no login waits for it.
+	s.dummy(s.cost)
 	return s
 }
 
@@ -53,25 +55,28 @@ func (s *Service) Register(ctx context.Context, kind Kind, email, password, name
 	if err != nil {
 		return Account{}, err
 	}
-	for _, err := range []error{validatePassword(password), validateName(name)} {
-		if err != nil {
-			return Account{}, err
-		}
+	if err := validatePassword(password); err != nil {
+		return Account{}, err
 	}
-	s.hashes.Add(1)
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.cost)
+	name, err = checkName(name)
 	if err != nil {
-		return Account{}, fmt.Errorf("auth: hash password: %w", err)
+		return Account{}, err
 	}
-	return s.store.createAccount(ctx, Account{Kind: kind, Email: email, Name: strings.TrimSpace(name)}, hash)
+	hash, err := s.hashPassword(password)
+	if err != nil {
+		return Account{}, err
+	}
+	return s.store.createAccount(ctx, Account{Kind: kind, Email: email, Name: name}, hash)
 }
 
 // Login checks the password of the account with this email and opens a
 // session, and remembers the device: the session carries the device token to
 // present at the next login (deviceToken again, when it is the account's live
 // one; else a new one). Unknown email and wrong password both return
-// ErrInvalidCredentials, after one bcrypt comparison each. A malformed email or
-// password wraps an errkind.Invalid error and costs no hash.
+// ErrInvalidCredentials, after bcrypt work of the current cost each (see
+// comparePassword). A password stored at another cost is stored again at the
+// current one once it matches. A malformed email or password wraps an
+// errkind.Invalid error and costs no hash.
 func (s *Service) Login(ctx context.Context, email, password, deviceToken string) (Session, error) {
 	email, err := ParseEmail(email)
 	if err != nil {
@@ -85,16 +90,17 @@ func (s *Service) Login(ctx context.Context, email, password, deviceToken string
 	}
 	account, hash, err := s.store.accountByEmail(ctx, email)
 	if errors.Is(err, pgx.ErrNoRows) {
-		s.hashes.Add(1)
-		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
+		s.compareDummy(s.cost, password)
 		return Session{}, ErrInvalidCredentials
 	}
 	if err != nil {
 		return Session{}, fmt.Errorf("auth: look up account: %w", err)
 	}
-	s.hashes.Add(1)
-	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil {
+	if !s.comparePassword(hash, password) {
 		return Session{}, ErrInvalidCredentials
+	}
+	if err := s.rehash(ctx, account.ID, hash, password); err != nil {
+		return Session{}, err
 	}
 
 	token, tokenHash := newToken()
@@ -136,10 +142,10 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Principal, er
 		return Principal{}, errUnauthenticated
 	}
 	hash := hashToken(token)
-	if p, ok := s.cache.get(hash); ok {
+	if p, ok := s.cache.get(sessionCredential, hash); ok {
 		return p, nil
 	}
-	return s.lookup(ctx, "s", hash, func(ctx context.Context) (Principal, time.Time, error) {
+	return s.lookup(ctx, sessionCredential, hash, func(ctx context.Context) (Principal, time.Time, error) {
 		return s.store.principalBySession(ctx, hash)
 	})
 }
@@ -148,13 +154,13 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Principal, er
 // requests carrying it arrive together (when a busy token's second of trust
 // ends, fifty requests would otherwise make fifty queries), and caches what it
 // finds. The query outlives a caller that goes away: the others wait on it.
-func (s *Service) lookup(ctx context.Context, kind string, hash []byte, find func(context.Context) (Principal, time.Time, error)) (Principal, error) {
-	v, err, _ := s.lookups.Do(kind+string(hash), func() (any, error) {
+func (s *Service) lookup(ctx context.Context, kind credentialKind, hash []byte, find func(context.Context) (Principal, time.Time, error)) (Principal, error) {
+	v, err, _ := s.lookups.Do(string(kind)+string(hash), func() (any, error) {
 		p, expires, err := find(context.WithoutCancel(ctx))
 		if err != nil {
 			return nil, err
 		}
-		s.cache.put(hash, p, expires)
+		s.cache.put(kind, hash, p, expires)
 		return p, nil
 	})
 	if err != nil {

@@ -44,6 +44,17 @@ func (s store) accountByEmail(ctx context.Context, email string) (Account, []byt
 	return a, []byte(hash), nil
 }
 
+// replacePasswordHash stores fresh as the account's password hash, if old is
+// still the one stored.
+func (s store) replacePasswordHash(ctx context.Context, accountID string, old, fresh []byte) error {
+	_, err := s.db.Exec(ctx, `UPDATE accounts SET password_hash = $3 WHERE id = $1 AND password_hash = $2`,
+		accountID, string(old), string(fresh))
+	if err != nil {
+		return fmt.Errorf("auth: store the password at the current cost: %w", err)
+	}
+	return nil
+}
+
 func (s store) createSession(ctx context.Context, tokenHash []byte, accountID string, expiresAt time.Time) error {
 	_, err := s.db.Exec(ctx, `
 		INSERT INTO sessions (token_hash, account_id, expires_at) VALUES ($1, $2, $3)`,

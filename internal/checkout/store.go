@@ -67,7 +67,7 @@ func (s store) begin(ctx context.Context, buyerID, holdID string, key *claim, ti
 	switch {
 	case err == nil:
 		return o, nil
-	case errors.Is(err, errkind.NotFound), errors.Is(err, hold.ErrNotActive), errors.Is(err, ErrIdempotencyInProgress):
+	case errors.Is(err, errkind.NotFound), errors.Is(err, hold.ErrNotActive), errors.Is(err, hold.ErrEventStarted), errors.Is(err, ErrIdempotencyInProgress):
 		return pendingOrder{}, err
 	}
 	return pendingOrder{}, fmt.Errorf("checkout: begin: %w", err)

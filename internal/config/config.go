@@ -49,6 +49,7 @@ type Config struct {
 	ShutdownTimeout time.Duration // STAGEDOOR_SHUTDOWN_TIMEOUT: how long SIGTERM waits for requests
 	BodyTimeout     time.Duration // STAGEDOOR_BODY_TIMEOUT: how long a request's body may take to arrive
 	MaxHeldSeats    int           // STAGEDOOR_MAX_HELD_SEATS: seats one buyer may hold at once in one event
+	ReholdCooldown  time.Duration // STAGEDOOR_REHOLD_COOLDOWN: how long a buyer may not hold again seats their hold gave back; 0: off
 	LogLevel        string        // STAGEDOOR_LOG_LEVEL: debug, info, warn or error
 
 	BuyerConcurrency     int     // STAGEDOOR_LIMIT_BUYER_CONCURRENCY: a buyer's requests in flight at once
@@ -123,6 +124,7 @@ func Load(getenv func(string) string) (Config, error) {
 		ShutdownTimeout: r.duration("STAGEDOOR_SHUTDOWN_TIMEOUT", 20*time.Second),
 		BodyTimeout:     r.duration("STAGEDOOR_BODY_TIMEOUT", 5*time.Second),
 		MaxHeldSeats:    r.integer("STAGEDOOR_MAX_HELD_SEATS", 10, 1, 10_000),
+		ReholdCooldown:  r.durationOrZero("STAGEDOOR_REHOLD_COOLDOWN", time.Minute),
 		LogLevel:        r.oneOf("STAGEDOOR_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
 
 		BuyerConcurrency:     r.integer("STAGEDOOR_LIMIT_BUYER_CONCURRENCY", 5, 1, 10_000),

@@ -22,7 +22,7 @@ func TestDefaults(t *testing.T) {
 		c.BcryptCost != 12 || c.HoldTTL != 10*time.Minute || c.RecoveryAfter != time.Minute ||
 		!c.AutoMigrate || c.PayrailLatency != 400*time.Millisecond || c.PayrailURL != "http://127.0.0.1:8090" ||
 		c.PaymentTimeout != 5*time.Second || c.PayrailDatabase != c.DatabaseURL || c.PayrailJitter != 0 || c.PayrailRecord != 0 ||
-		c.BodyTimeout != 5*time.Second || c.MaxHeldSeats != 10 ||
+		c.BodyTimeout != 5*time.Second || c.MaxHeldSeats != 10 || c.ReholdCooldown != time.Minute ||
 		c.BuyerConcurrency != 5 || c.OrganizerConcurrency != 20 || c.FleetCapacity != 0 || c.FleetReserve != 0.2 || c.WorkerUtilization != "enforce" ||
 		c.MetricsAddr != "127.0.0.1:9091" || c.MaxConnections != 10_000 || c.WriteTimeout != 10*time.Second {
 		t.Errorf("defaults differ from docs/configuration.md: %+v", c)
@@ -92,6 +92,8 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 		{"STAGEDOOR_MAX_CONNECTIONS", "1"},
 		{"STAGEDOOR_MAX_CONNECTIONS", "5000"}, // not more than STAGEDOOR_MAX_STREAMS
 		{"STAGEDOOR_WRITE_TIMEOUT", "0s"},
+		{"STAGEDOOR_REHOLD_COOLDOWN", "-1s"},
+		{"STAGEDOOR_REHOLD_COOLDOWN", "a minute"},
 		{"STAGEDOOR_LIMIT_SIGNUP_ADDRESS", "five"},
 		{"STAGEDOOR_ADDR", "nonsense"},
 		{"STAGEDOOR_ADDR", "8080"},

@@ -9,7 +9,6 @@ package event
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
@@ -82,6 +81,7 @@ type Info struct {
 	ID          string
 	OrganizerID string
 	OnSaleAt    time.Time
+	StartsAt    time.Time // holds and checkouts close then
 	Currency    string
 	WaitingRoom *WaitingRoom
 }
@@ -127,14 +127,14 @@ func invalid(format string, args ...any) error {
 	return errkind.Invalidf(format, args...)
 }
 
-// normalize trims the draft's text, fills its defaults and checks every field.
+// normalize trims the draft's text and puts it in NFC, fills its defaults and
+// checks every field.
 func (d *Draft) normalize(now time.Time) error {
-	d.Name = strings.TrimSpace(d.Name)
-	d.Venue = strings.TrimSpace(d.Venue)
-	if err := checkText("name", d.Name); err != nil {
+	var err error
+	if d.Name, err = checkText("name", d.Name); err != nil {
 		return err
 	}
-	if err := checkText("venue", d.Venue); err != nil {
+	if d.Venue, err = checkText("venue", d.Venue); err != nil {
 		return err
 	}
 	switch {
@@ -173,9 +173,9 @@ func (d *Draft) checkSections() error {
 	total := 0
 	for i := range d.Sections {
 		s := &d.Sections[i]
-		s.Name = strings.TrimSpace(s.Name)
 		field := fmt.Sprintf("sections[%d]", i)
-		if err := checkText(field+".name", s.Name); err != nil {
+		var err error
+		if s.Name, err = checkText(field+".name", s.Name); err != nil {
 			return err
 		}
 		if names[s.Name] {
@@ -198,8 +198,9 @@ func (d *Draft) checkSections() error {
 	return nil
 }
 
-func checkText(field, value string) error {
-	return text.Required(field, value, maxNameRunes)
+// checkText returns the text to store (trimmed, in NFC), or an errkind.Invalid error.
+func checkText(field, value string) (string, error) {
+	return text.Name(field, value, maxNameRunes)
 }
 
 func isCurrencyCode(s string) bool {

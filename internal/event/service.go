@@ -134,7 +134,7 @@ func (s *Service) SeatMap(ctx context.Context, eventID string) (*SeatMap, error)
 }
 
 // Info returns what never changes about an event (its organizer, sale opening,
-// currency, waiting room), cached on this instance after the first read.
+// start, currency, waiting room), cached on this instance after the first read.
 // An errkind.NotFound error when there is no such event.
 func (s *Service) Info(ctx context.Context, eventID string) (Info, error) {
 	id, ok := ids.Parse(eventID)

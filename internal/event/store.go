@@ -160,8 +160,8 @@ func (s store) info(ctx context.Context, id string) (Info, error) {
 	in := Info{ID: id}
 	var admit *int32
 	err := s.db.QueryRow(ctx, `
-		SELECT organizer_id::text, on_sale_at, currency, admit_per_second FROM events WHERE id = $1`, id).
-		Scan(&in.OrganizerID, &in.OnSaleAt, &in.Currency, &admit)
+		SELECT organizer_id::text, on_sale_at, starts_at, currency, admit_per_second FROM events WHERE id = $1`, id).
+		Scan(&in.OrganizerID, &in.OnSaleAt, &in.StartsAt, &in.Currency, &admit)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Info{}, errNotFound
 	}
@@ -171,7 +171,7 @@ func (s store) info(ctx context.Context, id string) (Info, error) {
 	if admit != nil {
 		in.WaitingRoom = &WaitingRoom{AdmitPerSecond: int(*admit)}
 	}
-	in.OnSaleAt = in.OnSaleAt.UTC()
+	in.OnSaleAt, in.StartsAt = in.OnSaleAt.UTC(), in.StartsAt.UTC()
 	return in, nil
 }
 

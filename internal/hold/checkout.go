@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -22,19 +23,22 @@ import (
 // payment in progress never loses its seats.
 
 // BeginCheckout moves the buyer's hold from active to checking_out in tx and
-// returns it. The hold must be active, unexpired, and still own every seat; its
-// seats are then kept until EndCheckout. It returns an errkind.NotFound error (also for
-// another buyer's hold) or an error wrapping ErrNotActive that says why. holdID
-// must be a valid id.
+// returns it. The hold must be active, unexpired, and still own every seat, and
+// its event must not have started (by the database's clock); its seats are then
+// kept until EndCheckout. It returns an errkind.NotFound error (also for
+// another buyer's hold), an error wrapping ErrNotActive that says why, or one
+// wrapping ErrEventStarted. holdID must be a valid id.
 func BeginCheckout(ctx context.Context, tx pgx.Tx, buyerID, holdID string) (Hold, error) {
 	var h Hold
-	var expired bool
+	var expired, started bool
+	var startsAt time.Time
 	err := tx.QueryRow(ctx, `
-		SELECT id::text, event_id::text, buyer_id::text, seat_ids::text[], status, total_cents, currency,
-		       expires_at, created_at, expires_at <= now()
-		FROM holds WHERE id = $1 AND buyer_id = $2 FOR UPDATE`, holdID, buyerID).
+		SELECT h.id::text, h.event_id::text, h.buyer_id::text, h.seat_ids::text[], h.status, h.total_cents, h.currency,
+		       h.expires_at, h.created_at, h.expires_at <= now(), e.starts_at, e.starts_at <= now()
+		FROM holds h JOIN events e ON e.id = h.event_id
+		WHERE h.id = $1 AND h.buyer_id = $2 FOR UPDATE OF h`, holdID, buyerID).
 		Scan(&h.ID, &h.EventID, &h.BuyerID, &h.SeatIDs, &h.Status, &h.TotalCents, &h.Currency,
-			&h.ExpiresAt, &h.CreatedAt, &expired)
+			&h.ExpiresAt, &h.CreatedAt, &expired, &startsAt, &started)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Hold{}, errNotFound
 	}
@@ -48,6 +52,8 @@ func BeginCheckout(ctx context.Context, tx pgx.Tx, buyerID, holdID string) (Hold
 		return Hold{}, fmt.Errorf("%w: it expired at %s", ErrNotActive, h.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z"))
 	case h.Status != Active:
 		return Hold{}, fmt.Errorf("%w: it is %s", ErrNotActive, h.Status)
+	case started:
+		return Hold{}, startedError(startsAt)
 	}
 	// Lock the seats in id order, as placing a hold does, so that two
 	// statements over several seats never deadlock.

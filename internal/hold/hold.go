@@ -33,6 +33,10 @@ var (
 	ErrSeatsUnavailable = errors.New("seats unavailable")
 	// ErrNotOnSale: the event's sale has not opened.
 	ErrNotOnSale = errors.New("the event is not on sale yet")
+	// ErrEventStarted: the event has started (its starts_at has passed), and
+	// its seats are no longer held or sold: neither a new hold nor the checkout
+	// of an earlier one.
+	ErrEventStarted = errors.New("the event has started")
 	// ErrNotActive: the hold cannot do what was asked in its state: it expired,
 	// was released, is being checked out or was converted into an order. The
 	// error's text says which.
@@ -71,6 +75,32 @@ func (e *TooManyHeldError) Error() string {
 
 // Is makes errors.Is(err, ErrTooManyHeld) true.
 func (e *TooManyHeldError) Is(target error) bool { return target == ErrTooManyHeld }
+
+// ErrReholdCooldown is what a *CooldownError is: the buyer asked again, too
+// soon, for seats a hold of theirs gave back, and nothing was held.
+var ErrReholdCooldown = errors.New("seats given back too recently")
+
+// CooldownError lists the seats asked for that a hold of the same buyer
+// released or let expire less than the cooldown ago
+// (STAGEDOOR_REHOLD_COOLDOWN), and how long until the last of them may be
+// held by that buyer again. Anyone else may hold them now: the cooldown keeps
+// one buyer from keeping seats off sale by releasing (or letting expire) and
+// holding them again. A hold that went to checkout does not count.
+type CooldownError struct {
+	SeatIDs    []string
+	RetryAfter time.Duration
+}
+
+// Error says it in words for the buyer (the seats' ids are the problem's
+// cooldown_seat_ids).
+func (e *CooldownError) Error() string {
+	return fmt.Sprintf("you gave back %d of these seats moments ago: you may hold them again in %s, "+
+		"and anyone else may hold them now; nothing was held",
+		len(e.SeatIDs), max(e.RetryAfter.Round(time.Second), time.Second))
+}
+
+// Is makes errors.Is(err, ErrReholdCooldown) true.
+func (e *CooldownError) Is(target error) bool { return target == ErrReholdCooldown }
 
 // MaxSeats is the most seats one hold takes.
 const MaxSeats = 10
@@ -115,3 +145,9 @@ type Plan struct {
 }
 
 func invalid(format string, args ...any) error { return errkind.Invalidf(format, args...) }
+
+// startedError is ErrEventStarted, saying when the event started.
+func startedError(startsAt time.Time) error {
+	return fmt.Errorf("%w: it started at %s, and its seats are no longer held or sold", ErrEventStarted,
+		startsAt.UTC().Format(time.RFC3339))
+}

@@ -23,11 +23,12 @@ type Events interface {
 
 // Service places, reads, releases and expires holds.
 type Service struct {
-	store   store
-	events  Events
-	ttl     time.Duration
-	maxHeld int
-	now     func() time.Time
+	store    store
+	events   Events
+	ttl      time.Duration
+	maxHeld  int
+	cooldown time.Duration // how long a buyer may not hold again seats they gave back
+	now      func() time.Time
 }
 
 // NewService returns a Service whose holds last ttl (STAGEDOOR_HOLD_TTL) and
@@ -37,10 +38,21 @@ func NewService(db *pgxpool.Pool, events Events, ttl time.Duration, maxHeld int)
 	return &Service{store: store{db: db}, events: events, ttl: ttl, maxHeld: maxHeld, now: time.Now}
 }
 
+// WithReholdCooldown makes the Service refuse a buyer's hold on seats that a
+// hold of theirs released or let expire less than d ago
+// (STAGEDOOR_REHOLD_COOLDOWN; 0, the default, refuses none), and returns it.
+// Call it before the Service is used.
+func (s *Service) WithReholdCooldown(d time.Duration) *Service {
+	s.cooldown = d
+	return s
+}
+
 // Plan checks a hold request without writing anything: 1 to MaxSeats distinct
-// seat ids, a known event whose sale has opened. It returns an error wrapping
-// errkind.Invalid (saying what is wrong) or ErrNotOnSale. It reads the event
-// from a per-instance cache, so it usually costs no query.
+// seat ids, a known event whose sale has opened and that has not started. It
+// returns an error wrapping errkind.Invalid (saying what is wrong),
+// ErrNotOnSale or ErrEventStarted. It reads the event from a per-instance
+// cache, so it usually costs no query; Place checks the start again, by the
+// database's clock.
 func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []string) (Plan, error) {
 	if eventID == "" {
 		return Plan{}, invalid("event_id is required")
@@ -72,9 +84,13 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 	if err != nil {
 		return Plan{}, err
 	}
-	if now := s.now(); now.Before(info.OnSaleAt) {
+	now := s.now()
+	if now.Before(info.OnSaleAt) {
 		return Plan{}, fmt.Errorf("%w: the sale opens at %s, in %s", ErrNotOnSale,
 			info.OnSaleAt.Format(time.RFC3339), info.OnSaleAt.Sub(now).Round(time.Second))
+	}
+	if !now.Before(info.StartsAt) {
+		return Plan{}, startedError(info.StartsAt)
 	}
 	return Plan{BuyerID: buyerID, SeatIDs: canonical, Event: info}, nil
 }
@@ -84,11 +100,14 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 // hold. It returns an *UnavailableError (errors.Is ErrSeatsUnavailable) listing
 // exactly the seats that were not takeable, a *TooManyHeldError (errors.Is
 // ErrTooManyHeld) when the buyer would hold more seats of the event than the
-// cap, or an error wrapping errkind.Invalid when some seat ids are not seats of
-// the event. Seats already taken when it starts are refused by a plain read,
-// before the cap is counted; the write counts it.
+// cap, a *CooldownError (errors.Is ErrReholdCooldown) when a hold of the same
+// buyer gave back some of the seats less than the cooldown ago, or an error
+// wrapping errkind.Invalid when some seat ids are not seats of
+// the event, or ErrEventStarted when the event has started by the database's
+// clock. Seats already taken when it starts, and an event that has started,
+// are refused by a plain read, before the cap is counted; the write counts it.
 func (s *Service) Place(ctx context.Context, p Plan) (Hold, error) {
-	return s.store.place(ctx, ids.New(), p, s.ttl, s.maxHeld)
+	return s.store.place(ctx, ids.New(), p, s.ttl, s.maxHeld, s.cooldown)
 }
 
 // Get returns the buyer's hold, or an errkind.NotFound error (for another buyer's hold too).
@@ -101,7 +120,8 @@ func (s *Service) Get(ctx context.Context, buyerID, holdID string) (Hold, error)
 	return s.store.get(ctx, buyerID, id)
 }
 
-// Release ends the buyer's active hold and makes its seats available at once.
+// Release ends the buyer's active hold and makes its seats available at once
+// to everyone but the buyer, who may hold them again after the cooldown.
 // Releasing a hold that already expired or was released changes nothing and
 // succeeds. It returns an errkind.NotFound error (for another buyer's hold too) or
 // ErrNotActive for a hold in checkout or converted into an order.

@@ -31,29 +31,49 @@ type store struct {
 //     placements never deadlock), and reads, from the newest committed version
 //     of each row, whether it is of the event and takeable now: the lock is the
 //     arbiter, the peek only spares refusals the queue;
+//   - cooling lists the seats asked for that a hold of the same buyer on the
+//     event released or let expire less than the cooldown ($8 seconds) ago,
+//     with when the buyer may hold each again; when there are any, nothing is
+//     locked or written (other buyers may hold them meanwhile). A hold that
+//     went to checkout (an order names it) never cools: a payment declined,
+//     or an order released by recovery, is no buyer's trick;
 //   - held counts the seats the buyer holds of the event now (in a checkout
 //     too), which with those asked for may not pass the cap ($7);
 //   - only when all are found, of the event and takeable, and the cap allows,
 //     taken points them at the new hold until now() + TTL, and hold inserts it;
 //     otherwise nothing is written;
 //   - the result lists each seat found with those two verdicts (the locked
-//     read's when there was one, else the peek's), and the count held, which
-//     is exactly what a refusal reports.
+//     read's when there was one, else the peek's), the count held, and the
+//     seconds until the buyer may hold it again if it is cooling, which is
+//     exactly what a refusal reports.
 //
 // peek and wanted filter on id alone, so that the primary key is the only index
 // the planner can use: a filter on event_id invites a scan of all the event's
 // seats. Rows are locked only while the statement runs; no event-wide lock is
 // taken. Two placements of one buyer on one event are serialized by
 // lockBuyerSQL, sent before it in the same transaction, so that each counts the
-// other's seats.
+// other's seats. A release racing a placement of its buyer cannot let the
+// placement past the cooldown: it frees the seats and marks its hold released
+// in one transaction, and the placement reads both in one snapshot (peek and
+// cooling), so it finds the seats still held or the hold cooling.
 const placeSQL = `
 WITH peek AS (
     SELECT id, event_id = $2 AS of_event,
            sold_at IS NULL AND (held_until IS NULL OR held_until <= now()) AS takeable
     FROM seats
     WHERE id = ANY($4::uuid[])
+), cooling AS (
+    SELECT s.id, max(coalesce(h.ended_at, h.expires_at)) + $8::float8 * interval '1 second' AS until
+    FROM holds h CROSS JOIN LATERAL unnest(h.seat_ids) AS s(id)
+    WHERE $8::float8 > 0 AND h.buyer_id = $3 AND h.event_id = $2 AND h.seat_ids && $4::uuid[]
+      AND s.id = ANY($4::uuid[])
+      AND (h.status IN ('released', 'expired') OR (h.status = 'active' AND h.expires_at <= now()))
+      AND coalesce(h.ended_at, h.expires_at) > now() - $8::float8 * interval '1 second'
+      AND NOT EXISTS (SELECT FROM orders o WHERE o.hold_id = h.id)
+    GROUP BY s.id
 ), looks_free AS (
-    SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), false) AS yes
+    SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), false)
+           AND NOT EXISTS (SELECT FROM cooling) AS yes
     FROM peek
 ), wanted AS (
     SELECT id, price_cents, event_id = $2 AS of_event,
@@ -83,8 +103,9 @@ WITH peek AS (
     RETURNING total_cents, expires_at, created_at
 )
 SELECT p.id::text, coalesce(w.of_event, p.of_event), coalesce(w.takeable, p.takeable),
-       (SELECT seats FROM held), h.total_cents, h.expires_at, h.created_at
-FROM peek p LEFT JOIN wanted w ON w.id = p.id LEFT JOIN hold h ON true`
+       (SELECT seats FROM held), h.total_cents, h.expires_at, h.created_at,
+       extract(epoch FROM c.until - now())::float8
+FROM peek p LEFT JOIN wanted w ON w.id = p.id LEFT JOIN hold h ON true LEFT JOIN cooling c ON c.id = p.id`
 
 // lockBuyerSQL takes a transaction-scoped lock on one buyer's holds of one
 // event. Sent in one batch with placeSQL (one round trip, one implicit
@@ -95,16 +116,20 @@ FROM peek p LEFT JOIN wanted w ON w.id = p.id LEFT JOIN hold h ON true`
 const lockBuyerSQL = `SELECT pg_advisory_xact_lock(hashtextextended('hold:' || $1::text || ':' || $2::text, 0))`
 
 // peekSQL reads, without a lock and outside any transaction, whether each seat
-// asked for is of the event ($1) and takeable in the statement's snapshot.
+// asked for is of the event ($1) and takeable in the statement's snapshot, and
+// when the event starts and whether it has (one probe of the event's key,
+// made once for all the rows).
 const peekSQL = `
 SELECT id::text, event_id = $1 AS of_event,
-       sold_at IS NULL AND (held_until IS NULL OR held_until <= now()) AS takeable
-FROM seats
+       sold_at IS NULL AND (held_until IS NULL OR held_until <= now()) AS takeable,
+       e.starts_at, e.starts_at <= now()
+FROM seats, (SELECT starts_at FROM events WHERE id = $1) e
 WHERE id = ANY($2::uuid[])`
 
-// peek refuses a placement that cannot succeed from one plain read: a seat
-// that is not of the event, or one held or sold in the read's snapshot (the
-// 409 of a contested seat map, most refusals in an on-sale). It returns nil
+// peek refuses a placement that cannot succeed from one plain read: an event
+// that has started (by the database's clock, as holds expire), a seat that is
+// not of the event, or one held or sold in the read's snapshot (the 409 of a
+// contested seat map, most refusals in an on-sale). It returns nil
 // when every seat looks free; placeSQL then decides, under its locks. A seat
 // that turns free between the two is refused as the placeSQL's own peek would
 // have refused it a moment earlier; one taken between them is placeSQL's to
@@ -119,11 +144,18 @@ func (s store) peek(ctx context.Context, p Plan) error {
 	found := make(map[string]verdict, len(p.SeatIDs))
 	var id string
 	var v verdict
-	if _, err := pgx.ForEachRow(rows, []any{&id, &v.ofEvent, &v.takeable}, func() error {
+	var startsAt time.Time
+	var started bool
+	if _, err := pgx.ForEachRow(rows, []any{&id, &v.ofEvent, &v.takeable, &startsAt, &started}, func() error {
 		found[id] = v
 		return nil
 	}); err != nil {
 		return fmt.Errorf("hold: place: peek: %w", err)
+	}
+	if started {
+		// A placement that passes this read as the event starts may still
+		// hold; checkout (BeginCheckout) refuses to sell it.
+		return startedError(startsAt)
 	}
 	return refusal(p, found)
 }
@@ -153,13 +185,13 @@ func refusal(p Plan, found map[string]verdict) error {
 	return nil
 }
 
-func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Duration, maxHeld int) (Hold, error) {
+func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Duration, maxHeld int, cooldown time.Duration) (Hold, error) {
 	if err := s.peek(ctx, p); err != nil {
 		return Hold{}, err
 	}
 	batch := &pgx.Batch{}
 	batch.Queue(lockBuyerSQL, p.BuyerID, p.Event.ID)
-	batch.Queue(placeSQL, holdID, p.Event.ID, p.BuyerID, p.SeatIDs, p.Event.Currency, ttl.Seconds(), maxHeld)
+	batch.Queue(placeSQL, holdID, p.Event.ID, p.BuyerID, p.SeatIDs, p.Event.Currency, ttl.Seconds(), maxHeld, cooldown.Seconds())
 	results := s.db.SendBatch(ctx, batch)
 	defer results.Close()
 	if _, err := results.Exec(); err != nil {
@@ -173,6 +205,7 @@ func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Durati
 		Status: Active, Currency: p.Event.Currency}
 	found := make(map[string]verdict, len(p.SeatIDs))
 	placed, held := false, 0
+	cooling := &CooldownError{}
 	for rows.Next() {
 		var (
 			id        string
@@ -180,12 +213,17 @@ func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Durati
 			total     *int64
 			expiresAt *time.Time
 			createdAt *time.Time
+			coolFor   *float64
 		)
-		if err := rows.Scan(&id, &v.ofEvent, &v.takeable, &held, &total, &expiresAt, &createdAt); err != nil {
+		if err := rows.Scan(&id, &v.ofEvent, &v.takeable, &held, &total, &expiresAt, &createdAt, &coolFor); err != nil {
 			rows.Close()
 			return Hold{}, fmt.Errorf("hold: place: %w", err)
 		}
 		found[id] = v
+		if coolFor != nil {
+			cooling.SeatIDs = append(cooling.SeatIDs, id)
+			cooling.RetryAfter = max(cooling.RetryAfter, time.Duration(*coolFor*float64(time.Second)))
+		}
 		if total != nil {
 			placed = true
 			h.TotalCents, h.ExpiresAt, h.CreatedAt = *total, expiresAt.UTC(), createdAt.UTC()
@@ -201,12 +239,29 @@ func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Durati
 	switch {
 	case errors.Is(err, errkind.Invalid):
 		return Hold{}, err
+	case err == nil && len(cooling.SeatIDs) > 0:
+		cooling.SeatIDs = inOrder(p.SeatIDs, cooling.SeatIDs)
+		return Hold{}, cooling
 	case held+len(p.SeatIDs) > maxHeld:
 		return Hold{}, &TooManyHeldError{Max: maxHeld, Held: held, Asked: len(p.SeatIDs)}
 	case err != nil:
 		return Hold{}, err
 	}
 	return Hold{}, errors.New("hold: place: every seat was takeable but no hold was written")
+}
+
+// inOrder is those of ids (a subset) in the order of ids.
+func inOrder(ids, those []string) []string {
+	out := make([]string, 0, len(those))
+	for _, id := range ids {
+		for _, t := range those {
+			if t == id {
+				out = append(out, id)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // get reads a hold of the buyer. An active hold past its expiry reads as

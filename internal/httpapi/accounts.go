@@ -136,10 +136,16 @@ func (s *Server) byClientAddress(limit ratelimit.Name) checksFunc {
 	}
 }
 
-// logout serves POST /v1/logout: the session stops working on every instance.
+// logout serves POST /v1/logout: the session the request was authenticated
+// with, by its bearer token or by the browser's session cookie, stops working
+// on every instance; a session cookie is cleared too.
 func (s *Server) logout(c echo.Context) error {
-	if err := s.Auth.Logout(c.Request().Context(), bearerToken(c.Request())); err != nil {
+	cred, _ := c.Get(credentialKey).(credential)
+	if err := s.Auth.Logout(c.Request().Context(), cred.token); err != nil {
 		return err
+	}
+	if cred.fromCookie {
+		s.clearSessionCookie(c)
 	}
 	return c.NoContent(http.StatusNoContent)
 }
@@ -149,7 +155,17 @@ func (s *Server) me(c echo.Context) error {
 	return c.JSON(http.StatusOK, principalJSON(principalOf(c)))
 }
 
-const principalKey = "principal"
+const (
+	principalKey  = "principal"
+	credentialKey = "credential" // the session's credential (logout ends it)
+)
+
+// credential is the session token a request was authenticated with, and
+// whether it came in the session cookie rather than Authorization: Bearer.
+type credential struct {
+	token      string
+	fromCookie bool
+}
 
 // authenticate is the authentication ring: it turns the bearer token, or the
 // browser's session cookie, into a Principal in the request context, and lets
@@ -157,12 +173,13 @@ const principalKey = "principal"
 func (s *Server) authenticate(kinds ...auth.Kind) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			token := bearerToken(c.Request())
+			token, fromCookie := bearerToken(c.Request()), false
 			if token == "" {
 				var err error
 				if token, err = s.sessionCookie(c.Request()); err != nil {
 					return err
 				}
+				fromCookie = token != ""
 			}
 			if token == "" {
 				return errkind.Unauthorizedf("send Authorization: Bearer <token>, or log in (POST /v1/login, or POST /v1/web/session in a browser)")
@@ -175,6 +192,7 @@ func (s *Server) authenticate(kinds ...auth.Kind) echo.MiddlewareFunc {
 				return errkind.Forbiddenf("this needs a %s account", kinds[0])
 			}
 			c.Set(principalKey, p)
+			c.Set(credentialKey, credential{token: token, fromCookie: fromCookie})
 			return next(c)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,64 @@ func TestLogoutIsSeenByAnotherInstanceAtOnce(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// TestCookieLogoutEndsTheSessionEverywhere: POST /v1/logout called with the
+// browser's session cookie (no bearer token) ends that session, on this
+// instance at once and on another as soon as the notification arrives, and
+// clears the cookie.
+func TestCookieLogoutEndsTheSessionEverywhere(t *testing.T) {
+	t.Parallel()
+	db := testenv.Postgres(t)
+	one := startInstance(t, instance{db: db})
+	two := startInstance(t, instance{db: db})
+	register(t, one, "buyer", "cookie@example.com")
+	b := newBrowser(t, one)
+	if a := b.do(t, "POST", "/v1/web/session", loginBody("cookie@example.com", "correct horse")); a.StatusCode != 200 {
+		t.Fatalf("web login = %d %s", a.StatusCode, a.raw)
+	}
+	var cookie string
+	for _, c := range b.client.Jar.Cookies(mustURL(t, one.http.URL)) {
+		if c.Name == "sd_session" {
+			cookie = "sd_session=" + c.Value
+		}
+	}
+	if cookie == "" {
+		t.Fatal("no session cookie after the web login")
+	}
+	if a := two.request(t, "GET", "/v1/me", "", "Cookie", cookie); a.StatusCode != 200 {
+		t.Fatalf("the second instance does not know the cookie's session: %d %s", a.StatusCode, a.raw)
+	}
+	a := b.do(t, "POST", "/v1/logout", "")
+	if a.StatusCode != 204 {
+		t.Fatalf("logout with the cookie = %d %s", a.StatusCode, a.raw)
+	}
+	cleared := false
+	for _, c := range a.Cookies() {
+		cleared = cleared || (c.Name == "sd_session" && c.MaxAge < 0)
+	}
+	if !cleared {
+		t.Errorf("the logout's answer does not clear the session cookie: %q", a.Header.Values("Set-Cookie"))
+	}
+	if a := one.request(t, "GET", "/v1/me", "", "Cookie", cookie); a.StatusCode != 401 {
+		t.Errorf("the cookie on the instance that logged out = %d, want 401 at once", a.StatusCode)
+	}
+	start := time.Now()
+	for two.request(t, "GET", "/v1/me", "", "Cookie", cookie).StatusCode != 401 {
+		if time.Since(start) > auth.CredentialTTL/2 {
+			t.Fatalf("the second instance still takes the cookie's session %v after the logout", time.Since(start))
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func mustURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
 
 // TestEleventhLoginFromOneAddress: refused with Retry-After: 6 (less the time

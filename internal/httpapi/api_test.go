@@ -28,6 +28,7 @@ type problem struct {
 	UnavailableSeatIDs []string  `json:"unavailable_seat_ids"` // seats-unavailable
 	MaxHeldSeats       int       `json:"max_held_seats"`       // too-many-seats-held
 	SeatsHeld          int       `json:"seats_held"`           // too-many-seats-held
+	CooldownSeatIDs    []string  `json:"cooldown_seat_ids"`    // rehold-cooldown
 	OrderID            string    `json:"order_id"`             // payment-declined, payment-unavailable, order-released
 	Result             string    `json:"result"`               // scan-rejected
 	FirstScannedAt     time.Time `json:"first_scanned_at"`     // scan-rejected, already_scanned

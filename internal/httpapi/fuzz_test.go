@@ -60,6 +60,7 @@ func FuzzJSONBodies(f *testing.F) {
 		`{"label":"North gate 1","event_id":""}`, `{"code":"SD1-abc"}`,
 		`{"mode":"shadow","rate":10,"period_ms":60000,"burst":10}`,
 		`{"name":"\u0000"}`, "{\"name\":\"\xff\"}", `{"a":1}`, `[]`, `{"sections":[{"rows":1e400}]}`, `{} {}`, ``,
+		`{"HOLD_ID":"x","hold_id":"y"}`, `{"sections":[{"rows":1,"rows":2}],"waiting_room":{"Admit_Per_Second":1}}`,
 	} {
 		f.Add([]byte(body))
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -17,8 +18,10 @@ import (
 
 // decodeJSON reads the request body, one JSON object in UTF-8, into v. The
 // readBody ring has already read it into memory (at most 64 KiB). Invalid
-// UTF-8, unknown fields and trailing data are 400 problems that say what is
-// wrong; the strings decoded still pass the text validator where they are used.
+// UTF-8, unknown fields, fields named in another case than the contract's,
+// fields sent twice in one object and trailing data are 400 problems that say
+// what is wrong; the strings decoded still pass the text validator where they
+// are used.
 func decodeJSON(c echo.Context, v any) error {
 	data, err := io.ReadAll(c.Request().Body)
 	if err != nil {
@@ -40,7 +43,7 @@ func decodeJSONBytes(data []byte, v any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errkind.Invalidf("the body must hold exactly one JSON object")
 	}
-	return nil
+	return checkKeys(data, reflect.TypeOf(v))
 }
 
 func jsonProblem(err error) error {

@@ -89,6 +89,8 @@ var errorProblems = []struct {
 	{err: hold.ErrSeatsUnavailable, slug: "seats-unavailable"}, // + unavailable_seat_ids, see problemExtensions
 	{err: hold.ErrTooManyHeld, slug: "too-many-seats-held"},    // + max_held_seats, seats_held
 	{err: hold.ErrNotOnSale, slug: "not-on-sale"},
+	{err: hold.ErrEventStarted, slug: "event-started"},
+	{err: hold.ErrReholdCooldown, slug: "rehold-cooldown"}, // + cooldown_seat_ids, Retry-After
 	{err: hold.ErrNotActive, slug: "hold-not-active"},
 	{err: waitroom.ErrNoRoom, slug: "no-waiting-room"},
 	{err: waitroom.ErrNotAdmitted, slug: "not-admitted"},
@@ -125,11 +127,25 @@ func problemExtensions(err error) map[string]any {
 	if errors.As(err, &tooMany) {
 		return map[string]any{"max_held_seats": tooMany.Max, "seats_held": tooMany.Held}
 	}
+	var cooling *hold.CooldownError
+	if errors.As(err, &cooling) {
+		return map[string]any{"cooldown_seat_ids": cooling.SeatIDs}
+	}
 	var order *checkout.OrderError
 	if errors.As(err, &order) {
 		return map[string]any{"order_id": order.OrderID}
 	}
 	return nil
+}
+
+// retryAfterOf is the wait an error names itself, for its Retry-After; 0 for
+// none (the table's then applies).
+func retryAfterOf(err error) time.Duration {
+	var cooling *hold.CooldownError
+	if errors.As(err, &cooling) {
+		return max(cooling.RetryAfter, time.Second)
+	}
+	return 0
 }
 
 // problemFor turns any error a handler returned into the problem to send.
@@ -145,7 +161,7 @@ func problemFor(err error) (*Problem, bool) {
 		if errors.Is(err, e.err) {
 			t := problemTypes[e.slug]
 			p := &Problem{Slug: e.slug, Status: cmp.Or(e.status, t.Status), Detail: err.Error(),
-				Extensions: problemExtensions(err), RetryAfter: e.retryAfter}
+				Extensions: problemExtensions(err), RetryAfter: cmp.Or(retryAfterOf(err), e.retryAfter)}
 			if p.Status >= 500 {
 				p.Detail = t.Description // the error itself may name internals; it is logged
 			}

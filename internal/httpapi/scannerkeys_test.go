@@ -139,6 +139,16 @@ func TestScannerKeyAuthentication(t *testing.T) {
 			t.Errorf("scan with %q = %d %s, want 401", h, a.StatusCode, a.raw)
 		}
 	}
+	// The key was verified a moment ago, so this instance trusts it from its
+	// cache for a second: it is still no session token.
+	if a := scanWith(one, "X-Api-Key", key); a.StatusCode != 404 {
+		t.Fatalf("a live key = %d %s, want 404 invalid", a.StatusCode, a.raw)
+	}
+	for _, path := range []string{"/v1/me", "/v1/scanner-keys"} {
+		if a := one.request(t, "GET", path, "", "Authorization", "Bearer "+key); a.StatusCode != 401 || !a.problem(t).is("unauthorized") {
+			t.Errorf("GET %s with the scanner key as a bearer token = %d %s, want 401", path, a.StatusCode, a.raw)
+		}
+	}
 
 	if a := one.request(t, "DELETE", "/v1/scanner-keys/"+id, "", org.bearer()...); a.StatusCode != 204 {
 		t.Fatalf("revoke = %d %s", a.StatusCode, a.raw)

@@ -66,10 +66,15 @@ func (s *Server) webLogout(c echo.Context) error {
 			return err
 		}
 	}
+	s.clearSessionCookie(c)
+	return c.NoContent(http.StatusNoContent)
+}
+
+// clearSessionCookie tells the browser to forget its session cookie.
+func (s *Server) clearSessionCookie(c echo.Context) {
 	gone := s.cookie(sessionCookieName, "", "/", time.Time{}, s.isHTTPS(c.Request()))
 	gone.MaxAge = -1
 	c.SetCookie(gone)
-	return c.NoContent(http.StatusNoContent)
 }
 
 func (s *Server) cookie(name, value, path string, expires time.Time, secure bool) *http.Cookie {

@@ -1,9 +1,12 @@
 // Package text is the one validator of text a client chooses: names, venues,
 // labels, emails, tokens and header values. Every handler's input passes it
 // before it is stored, used as a key or sent on, so that no NUL byte reaches
-// PostgreSQL (which refuses it: a 500), no invalid UTF-8 is stored, and no
+// PostgreSQL (which refuses it: a 500), no invalid UTF-8 is stored, no
 // control or bidirectional-override character makes a label read differently
-// on screen than it is (U+202E turns "gate 1.exe" around).
+// on screen than it is (U+202E turns "gate 1.exe" around), and no invisible
+// character (U+200B, U+2060, U+FEFF) makes two names that look alike differ.
+// Names are stored in NFC (Name); emails are normalized and checked further,
+// so that look-alike addresses are one address or none (Email).
 //
 // It owns no table; its errors are errkind.Invalid errors that name the field.
 package text
@@ -17,9 +20,10 @@ import (
 )
 
 // Check reports an errkind.Invalid error naming field unless value is valid
-// UTF-8, holds no control character (C0, DEL, C1) and no bidirectional
-// formatting character, and is at most maxRunes characters long. An empty
-// value passes: Required refuses it.
+// UTF-8, holds no control character (C0, DEL, C1), no bidirectional
+// formatting character and no invisible (default-ignorable) character but a
+// joiner or variation selector where it joins (see invisibleAt), and is at
+// most maxRunes characters long. An empty value passes: Required refuses it.
 func Check(field, value string, maxRunes int) error {
 	if !utf8.ValidString(value) {
 		return errkind.Invalidf("%s is not valid UTF-8", field)
@@ -32,6 +36,9 @@ func Check(field, value string, maxRunes int) error {
 		if reason := forbidden(r); reason != "" {
 			return errkind.Invalidf("%s must not contain %s (%U at byte %d)", field, reason, r, i)
 		}
+	}
+	if i, r := invisibleAt(value); i >= 0 {
+		return errkind.Invalidf("%s must not contain invisible characters (%U at byte %d)", field, r, i)
 	}
 	return nil
 }
