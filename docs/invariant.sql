@@ -54,6 +54,12 @@ WHERE c.status = 'succeeded' AND c.refund_id IS NULL
   AND (o.id IS NULL OR o.status <> 'confirmed')
   AND NOT (o.status = 'pending' AND o.created_at > now() - interval '15 minutes')
 UNION ALL
+-- A failed order told its buyer "certainly no charge" (a retry with its key pays
+-- again): Payrail must hold no succeeded charge for it, refunded or not.
+SELECT 'failed order ("certainly no charge") that Payrail charged', o.id::text
+FROM orders o JOIN payrail.charges c ON c.idempotency_key = o.id::text
+WHERE o.status = 'failed' AND c.status = 'succeeded'
+UNION ALL
 -- A refund is recorded on its order.
 SELECT 'refunded charge not recorded on its order', c.id
 FROM payrail.charges c JOIN orders o ON o.id::text = c.idempotency_key

@@ -23,7 +23,7 @@ func newMetrics(reg prometheus.Registerer) *checkoutMetrics {
 		}, []string{"outcome"})),
 		recovered: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stagedoor_recovery_orders_total",
-			Help: "Pending orders recovery looked at, by result: confirmed (Payrail has the charge), released (Payrail proves there is none) or unknown (Payrail cannot tell yet, or could not be asked; the order waits).",
+			Help: "Pending orders recovery looked at, by result: confirmed (Payrail has the charge), declined (Payrail declined it), released (Payrail proves there is none) or unknown (Payrail cannot tell yet, or could not be asked; the order waits).",
 		}, []string{"result"})),
 		refunds: metrics.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "stagedoor_reconciliation_refunds_total",
@@ -37,7 +37,7 @@ func newMetrics(reg prometheus.Registerer) *checkoutMetrics {
 	for _, outcome := range []string{Confirmed, Declined, Failed, Pending} {
 		m.attempts.WithLabelValues(outcome)
 	}
-	for _, result := range []string{"confirmed", "released", "unknown"} {
+	for _, result := range []string{"confirmed", "declined", "released", "unknown"} {
 		m.recovered.WithLabelValues(result)
 	}
 	return m

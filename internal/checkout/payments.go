@@ -164,9 +164,11 @@ const (
 	FindingUnknown Finding = iota
 	// FindingCharged: a succeeded charge.
 	FindingCharged
-	// FindingNotCharged: certainly no charge: declined, or no record where the
-	// ledger covers the attempt.
+	// FindingNotCharged: certainly no charge: no record where the ledger
+	// covers the attempt.
 	FindingNotCharged
+	// FindingDeclined: Payrail declined the charge; no money moved.
+	FindingDeclined
 )
 
 // ClockSkew is how far apart Stagedoor's and Payrail's clocks may be. A
@@ -175,7 +177,8 @@ const (
 const ClockSkew = time.Second
 
 // Find asks Payrail about the charge attempted with key, which could reach
-// Payrail between started and deadline. A "no such charge" is FindingNotCharged
+// Payrail between started and deadline: FindingCharged or FindingDeclined when
+// Payrail has it. A "no such charge" is FindingNotCharged
 // only when Payrail's ledger covered that whole window; otherwise it is
 // FindingUnknown. An error means Payrail could not be asked.
 func (p *Payments) Find(ctx context.Context, key string, started, deadline time.Time) (Charge, Finding, error) {
@@ -196,7 +199,7 @@ func (p *Payments) Find(ctx context.Context, key string, started, deadline time.
 	case status == http.StatusOK && found.succeeded():
 		return found.Charge, FindingCharged, nil
 	case status == http.StatusOK:
-		return found.Charge, FindingNotCharged, nil // declined: no money moved
+		return found.Charge, FindingDeclined, nil
 	case status != http.StatusNotFound:
 		return Charge{}, FindingUnknown, fmt.Errorf("%w: Payrail answered %d: %s", ErrPaymentUnavailable, status, raw)
 	case found.Since.IsZero() || found.CompleteThrough.IsZero():
@@ -258,12 +261,14 @@ func (p *Payments) RefundCharge(ctx context.Context, chargeID string) (Refund, e
 }
 
 // do sends req and decodes a JSON answer into v. A transport failure is
-// ErrPaymentUnavailable, wrapping errNotCharged when the connection was refused
-// (the request never reached Payrail).
+// ErrPaymentUnavailable, wrapping errNotCharged only when the connection was
+// refused and no try of the request ever had one (so it never reached
+// Payrail: see tracked).
 func (p *Payments) do(req *http.Request, v any) (int, []byte, error) {
+	req, reached := tracked(req)
 	resp, err := p.client.Do(req)
 	if err != nil {
-		if isRefused(err) {
+		if isRefused(err) && !reached() {
 			return 0, nil, fmt.Errorf("%w: %w: %v", ErrPaymentUnavailable, errNotCharged, err)
 		}
 		return 0, nil, fmt.Errorf("%w: %v", ErrPaymentUnavailable, err)

@@ -16,6 +16,7 @@ const recoveryBatch = 100
 // Recovery is what one pass of Recover did.
 type Recovery struct {
 	Confirmed int // pending orders confirmed: Payrail has their charge
+	Declined  int // pending orders declined: Payrail declined their charge
 	Released  int // pending orders released: Payrail proves there is no charge
 	Unknown   int // pending orders left pending: Payrail cannot tell yet, or could not be asked
 	Refunded  int // late charges refunded by reconciliation
@@ -26,8 +27,9 @@ type Recovery struct {
 // others return at once with a zero Recovery):
 //
 //   - every order pending longer than the recovery age that no checkout holds a
-//     lease on is confirmed when Payrail has its charge, and released with its
-//     hold when Payrail proves there is none; otherwise it waits, counted;
+//     lease on is confirmed when Payrail has its charge, declined (its hold
+//     active again) when Payrail declined it, and released with its hold when
+//     Payrail proves there is none; otherwise it waits, counted;
 //   - then reconciliation reads the charges Payrail recorded since the last
 //     pass and refunds those whose order was not confirmed.
 func (s *Service) Recover(ctx context.Context) (Recovery, error) {
@@ -83,6 +85,8 @@ func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery)
 		switch finding {
 		case FindingCharged:
 			_, err = s.store.confirm(ctx, o, charge.ID)
+		case FindingDeclined:
+			err = s.store.endUncharged(ctx, o, Declined)
 		case FindingNotCharged:
 			err = s.store.endUncharged(ctx, o, Released)
 		}
@@ -100,6 +104,10 @@ func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery)
 		r.Confirmed++
 		s.metrics.recovered.WithLabelValues("confirmed").Inc()
 		s.logger.Info("recovery: pending order confirmed", "order_id", o.ID, "charge_id", charge.ID)
+	case finding == FindingDeclined:
+		r.Declined++
+		s.metrics.recovered.WithLabelValues("declined").Inc()
+		s.logger.Info("recovery: pending order's charge was declined; its hold is active again", "order_id", o.ID, "hold_id", o.HoldID)
 	default:
 		r.Released++
 		s.metrics.recovered.WithLabelValues("released").Inc()
