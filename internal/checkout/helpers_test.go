@@ -29,6 +29,7 @@ type setup struct {
 	// freshLedger keeps Payrail's ledger as new as the world; otherwise it has
 	// been recording for a day, so that orders aged by a test are covered.
 	freshLedger bool
+	cooldown    time.Duration // the payment breaker's; default PaymentRetryAfter
 }
 
 // world is a database with a buyer, an on-sale event of 10 seats, a hold
@@ -90,7 +91,7 @@ func (w *world) newService(payrailURL string, s setup) *Service {
 		s.recoverAfter = time.Minute
 	}
 	logger := slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	return NewService(w.db, NewPayments(PaymentsOptions{BaseURL: payrailURL, Timeout: s.timeout}),
+	return NewService(w.db, NewPayments(PaymentsOptions{BaseURL: payrailURL, Timeout: s.timeout, BreakerCooldown: s.cooldown}),
 		Options{RecoverAfter: s.recoverAfter, Logger: logger})
 }
 
@@ -165,7 +166,7 @@ func (w *world) crashAfterCharge(t *testing.T, h hold.Hold, charge bool) pending
 		t.Fatal(err)
 	}
 	if charge {
-		if _, err := w.checkout.payments.Charge(ctx, o.ID, o.TotalCents, o.Currency, payrail.TokenVisa); err != nil {
+		if _, err := w.checkout.payments.Charge(ctx, o.BuyerID, o.ID, o.TotalCents, o.Currency, payrail.TokenVisa); err != nil {
 			t.Fatal(err)
 		}
 	}

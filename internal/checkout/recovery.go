@@ -79,7 +79,7 @@ func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery)
 	if err != nil {
 		s.payrail.Failed(err)
 	} else {
-		s.payrail.Succeeded()
+		s.payrailAnswered()
 	}
 	if err == nil {
 		switch finding {

@@ -125,7 +125,7 @@ func TestReconciliationRefundsALateCharge(t *testing.T) {
 	if r, err := w.checkout.Recover(ctx); err != nil || r.Released != 1 {
 		t.Fatalf("Recover = %+v, %v; want the order released", r, err)
 	}
-	late, err := w.checkout.payments.Charge(ctx, o.ID, o.TotalCents, o.Currency, payrail.TokenVisa)
+	late, err := w.checkout.payments.Charge(ctx, o.BuyerID, o.ID, o.TotalCents, o.Currency, payrail.TokenVisa)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestRecoveryEndsAFoundDeclineAsDeclined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.checkout.payments.Charge(ctx, o.ID, o.TotalCents, o.Currency, payrail.TokenDeclined); !errors.Is(err, ErrPaymentDeclined) {
+	if _, err := w.checkout.payments.Charge(ctx, o.BuyerID, o.ID, o.TotalCents, o.Currency, payrail.TokenDeclined); !errors.Is(err, ErrPaymentDeclined) {
 		t.Fatalf("the charge = %v, want declined", err)
 	}
 	w.age(t, o.ID, 2*time.Minute) // the process died here
