@@ -109,6 +109,10 @@ func (r Request) Check() error {
 	if err := text.Check("payment_token", r.PaymentToken, MaxTokenLength); err != nil {
 		return err
 	}
+	if looksLikeCardNumber(r.PaymentToken) {
+		// The detail never repeats it.
+		return errkind.Invalidf("payment_token looks like a card number: send the token Payrail gave for the card, never the card's number")
+	}
 	return text.Check("Idempotency-Key", r.IdempotencyKey, MaxKeyLength)
 }
 
