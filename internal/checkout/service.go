@@ -138,31 +138,11 @@ type Result struct {
 // Once the charge is under way the caller's cancellation no longer stops it: a
 // buyer who hangs up mid-payment still gets a settled order.
 func (s *Service) Checkout(ctx context.Context, r Request) (Result, error) {
-	if err := r.Check(); err != nil {
-		return Result{}, err
+	a, res, err := s.Claim(ctx, r)
+	if a == nil {
+		return res, err
 	}
-	holdID, _ := ids.Parse(r.HoldID)
-	token := strings.TrimSpace(r.PaymentToken)
-	if r.IdempotencyKey == "" {
-		return s.attempt(ctx, r.BuyerID, holdID, token, nil)
-	}
-	key, orderID, err := s.store.claimKey(ctx, r.BuyerID, r.IdempotencyKey, requestHash(holdID, token), s.lease)
-	if err != nil {
-		return Result{}, err
-	}
-	if key == nil {
-		o, err := s.Order(ctx, r.BuyerID, orderID)
-		if err != nil {
-			return Result{}, err
-		}
-		return Result{Order: o, Replayed: true}, o.settledError()
-	}
-	defer func() {
-		if err := s.store.finishKey(context.WithoutCancel(ctx), key); err != nil {
-			s.database.Failed(err) // the claim lapses with its lease
-		}
-	}()
-	return s.attempt(ctx, r.BuyerID, holdID, token, key)
+	return a.Run(ctx)
 }
 
 // Order returns one of the buyer's orders, or an errkind.NotFound error.
