@@ -206,10 +206,16 @@ func (w *world) charges(t *testing.T) []payrail.Charge {
 	return all
 }
 
+// violations are the rows of the money invariant.
+func (w *world) violations(t *testing.T) []string {
+	t.Helper()
+	return testenv.MoneyViolations(t, w.db)
+}
+
 // noViolations fails the test when the money invariant does not hold.
 func (w *world) noViolations(t *testing.T) {
 	t.Helper()
-	if v := testenv.MoneyViolations(t, w.db); len(v) > 0 {
+	if v := w.violations(t); len(v) > 0 {
 		t.Errorf("the money invariant is violated:\n%s", strings.Join(v, "\n"))
 	}
 }

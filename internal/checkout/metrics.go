@@ -13,6 +13,8 @@ type checkoutMetrics struct {
 	recovered *prometheus.CounterVec
 	refunds   prometheus.Counter
 	unsettled prometheus.Gauge
+	// providerRefunds counts confirmed orders found refunded at Payrail.
+	providerRefunds prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *checkoutMetrics {
@@ -28,6 +30,10 @@ func newMetrics(reg prometheus.Registerer) *checkoutMetrics {
 		refunds: metrics.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "stagedoor_reconciliation_refunds_total",
 			Help: "Charges found at Payrail for orders that were not confirmed (late charges), refunded.",
+		})),
+		providerRefunds: metrics.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "stagedoor_reconciliation_refunded_orders_total",
+			Help: "Confirmed orders whose charge reconciliation found refunded at Payrail (not by Stagedoor): each became refunded, its tickets revoked.",
 		})),
 		unsettled: metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "stagedoor_orders_unsettled",

@@ -26,7 +26,10 @@ type Charge struct {
 
 // Refund is a charge given back.
 type Refund struct {
-	ID string `json:"id"`
+	ID             string    `json:"id"`
+	ChargeID       string    `json:"charge_id"`
+	IdempotencyKey string    `json:"idempotency_key"` // the charge's: its order's id
+	CreatedAt      time.Time `json:"created_at"`
 }
 
 // succeeded reports whether money moved and has not been given back.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // recoveryLock is the advisory lock that lets one instance at a time recover.
@@ -20,7 +22,10 @@ type Recovery struct {
 	Released  int // pending orders released: Payrail proves there is no charge
 	Unknown   int // pending orders left pending: Payrail cannot tell yet, or could not be asked
 	Refunded  int // late charges refunded by reconciliation
-	Unsettled int // pending orders older than the recovery age after the pass
+	// RefundedAtPayrail counts the confirmed orders found refunded at Payrail,
+	// by reconciliation or recovery: each is refunded now, its tickets revoked.
+	RefundedAtPayrail int
+	Unsettled         int // pending orders older than the recovery age after the pass
 }
 
 // Recover settles what checkouts left unsettled, on one instance at a time (the
@@ -31,7 +36,9 @@ type Recovery struct {
 //     active again) when Payrail declined it, and released with its hold when
 //     Payrail proves there is none; otherwise it waits, counted;
 //   - then reconciliation reads the charges Payrail recorded since the last
-//     pass and refunds those whose order was not confirmed.
+//     pass and refunds those whose order was not confirmed, and the refunds
+//     Payrail made since its last pass: a confirmed order whose charge was
+//     refunded at Payrail becomes refunded, its tickets revoked.
 func (s *Service) Recover(ctx context.Context) (Recovery, error) {
 	var r Recovery
 	conn, err := s.store.db.Acquire(ctx)
@@ -58,6 +65,10 @@ func (s *Service) Recover(ctx context.Context) (Recovery, error) {
 	if r.Refunded, err = s.reconcile(ctx); err != nil {
 		return r, err
 	}
+	n, err := s.reconcileRefunds(ctx)
+	if r.RefundedAtPayrail += n; err != nil {
+		return r, err
+	}
 	if r.Unsettled, err = s.store.unsettled(ctx, s.recoverAfter); err != nil {
 		return r, fmt.Errorf("checkout: recover: %w", err)
 	}
@@ -82,12 +93,23 @@ func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery)
 		s.payrailAnswered()
 	}
 	if err == nil {
-		switch finding {
-		case FindingCharged:
+		switch {
+		case finding == FindingCharged && charge.Refund != nil:
+			// Refunded at Payrail before anyone here knew it was charged:
+			// confirmed and refunded at once, its tickets never admitting.
+			_, err = s.store.confirmThen(ctx, o, charge.ID, func(tx pgx.Tx) error {
+				_, err := refundOrderIn(ctx, tx, o.ID, charge.ID, charge.Refund.ID)
+				return err
+			})
+			if err == nil {
+				r.RefundedAtPayrail++
+				s.metrics.providerRefunds.Inc()
+			}
+		case finding == FindingCharged:
 			_, err = s.store.confirm(ctx, o, charge.ID)
-		case FindingDeclined:
+		case finding == FindingDeclined:
 			err = s.store.endUncharged(ctx, o, Declined)
-		case FindingNotCharged:
+		case finding == FindingNotCharged:
 			err = s.store.endUncharged(ctx, o, Released)
 		}
 	}

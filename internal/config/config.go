@@ -35,6 +35,7 @@ type Config struct {
 	PayrailJitter   time.Duration // PAYRAIL_LATENCY_JITTER: up to this much more, at random
 	PayrailFailures float64       // PAYRAIL_FAILURE_RATE: the stub's share of 500s
 	PayrailRecord   time.Duration // PAYRAIL_RECORD_DELAY: charges recorded up to this late, at random
+	PayrailAPIKey   string        // PAYRAIL_API_KEY: Payrail's API key; Stagedoor sends it, "stagedoor payrail" requires it
 	AdminToken      string        // STAGEDOOR_ADMIN_TOKEN: empty turns the admin API off
 	BcryptCost      int           // STAGEDOOR_BCRYPT_COST
 	TrustedProxies  []netip.Prefix
@@ -106,6 +107,7 @@ func Load(getenv func(string) string) (Config, error) {
 		PayrailJitter:   r.durationOrZero("PAYRAIL_LATENCY_JITTER", 0),
 		PayrailFailures: r.fraction("PAYRAIL_FAILURE_RATE", 0),
 		PayrailRecord:   r.durationOrZero("PAYRAIL_RECORD_DELAY", 0),
+		PayrailAPIKey:   r.str("PAYRAIL_API_KEY", ""),
 		AdminToken:      r.str("STAGEDOOR_ADMIN_TOKEN", ""),
 		BcryptCost:      r.integer("STAGEDOOR_BCRYPT_COST", 12, 4, 31),
 		TrustedProxies:  r.prefixes("STAGEDOOR_TRUSTED_PROXIES"),
@@ -132,6 +134,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		r.fail("STAGEDOOR_ADMIN_TOKEN", "(hidden)", "must be at least 16 characters")
+	}
+	if c.PayrailAPIKey != "" && !visibleASCII(c.PayrailAPIKey, 16, 256) {
+		r.fail("PAYRAIL_API_KEY", "(hidden)", "must be 16 to 256 visible ASCII characters")
 	}
 	if c.CheckoutSlots >= c.DBPool && r.ok("STAGEDOOR_CHECKOUT_SLOTS") && r.ok("STAGEDOOR_DB_POOL") {
 		r.fail("STAGEDOOR_CHECKOUT_SLOTS", strconv.Itoa(c.CheckoutSlots),
@@ -306,4 +311,18 @@ func (r *reader) prefixes(variable string) []netip.Prefix {
 		return nil
 	}
 	return out
+}
+
+// visibleASCII reports whether s is min to max printable ASCII characters,
+// spaces excluded: a secret that travels in a header as it is.
+func visibleASCII(s string, min, max int) bool {
+	if len(s) < min || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }

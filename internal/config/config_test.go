@@ -36,6 +36,8 @@ func TestDefaults(t *testing.T) {
 		"signup-address": {Rate: 5, Period: time.Hour, Burst: 5},
 		"event-create":   {Rate: 30, Period: time.Hour, Burst: 30},
 		"login-device":   {Rate: 10, Period: time.Hour, Burst: 10},
+		"checkout-buyer": {Rate: 5, Period: 10 * time.Minute, Burst: 5},
+		"checkout-hold":  {Rate: 3, Period: time.Hour, Burst: 3},
 	}
 	for name, l := range want {
 		if c.Limits[name] != l {
@@ -84,6 +86,9 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 		{"STAGEDOOR_PAYMENT_TIMEOUT", "0s"},
 		{"STAGEDOOR_CHECKOUT_SLOTS", "24"},
 		{"STAGEDOOR_ADMIN_TOKEN", "short"},
+		{"PAYRAIL_API_KEY", "short"},
+		{"PAYRAIL_API_KEY", "a key with spaces in it"},
+		{"STAGEDOOR_LIMIT_CHECKOUT_BUYER", "5 a minute"},
 		{"STAGEDOOR_LOG_LEVEL", "loud"},
 		{"STAGEDOOR_BODY_TIMEOUT", "0s"},
 		{"STAGEDOOR_MAX_HELD_SEATS", "0"},

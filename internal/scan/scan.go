@@ -9,7 +9,9 @@
 //
 // It owns the scans table (the audit), a ticket's scanned_at (the admission,
 // one statement with its audit row), its revoked_at and the ticket_revocations
-// list; it reads tickets, events and seats and changes nothing else of theirs.
+// list (RevokeOrder is how internal/checkout revokes a refunded order's
+// tickets, in its own transaction); it reads tickets, events and seats and
+// changes nothing else of theirs.
 // Devices that scanned offline upload their scans (Upload); the earliest
 // admission of a ticket wins, and a later one becomes a conflict in the audit.
 package scan
@@ -37,7 +39,8 @@ const (
 	// WrongEvent: the ticket is the organizer's, but for another event than the
 	// one the scanner key is bound to. Nothing was admitted.
 	WrongEvent Result = "wrong_event"
-	// Revoked: the organizer revoked the ticket; it admits no one.
+	// Revoked: the ticket was revoked (by its organizer, or because its order
+	// was refunded); it admits no one.
 	Revoked Result = "revoked"
 	// Conflict: a scan a device admitted offline, uploaded after the ticket had
 	// been admitted earlier elsewhere: someone got in twice. Only uploads
@@ -55,7 +58,7 @@ var (
 	ErrAlreadyScanned = errors.New("the ticket was already scanned")
 	ErrInvalid        = errors.New("no ticket of yours has this code")
 	ErrWrongEvent     = errors.New("the ticket is for another event than this scanner key's")
-	ErrRevoked        = errors.New("the ticket was revoked by its organizer")
+	ErrRevoked        = errors.New("the ticket was revoked (by its organizer, or its order was refunded)")
 )
 
 // Scanner is the device that scans, as its scanner key says.

@@ -34,6 +34,12 @@ export async function ticketsPage({ main, signal }) {
     tickets.map((t) => ticketCard(t, events.get(t.event_id)))));
 }
 
+/** A ticket's status in words; "valid" is the rest. */
+const TICKET_STATUS = {
+  scanned: "Used: scanned at the door",
+  refunded: "Refunded: this ticket no longer admits anyone",
+};
+
 function ticketCard(ticket, { event, seats }) {
   const seat = seats.get(ticket.seat_id);
   const where = seat ? seatName(seat) : "Seat";
@@ -43,10 +49,11 @@ function ticketCard(ticket, { event, seats }) {
       h("h2", { id: headingId }, event.name),
       h("p", {}, event.venue, " · ", h("time", { datetime: event.starts_at }, formatDateTime(event.starts_at))),
       h("p", { class: "ticket-seat" }, where),
-      h("p", { class: "ticket-status" }, ticket.status === "scanned" ? "Used: scanned at the door" : "Valid"),
-      h("p", {}, "Code: ", h("code", { class: "ticket-code" }, ticket.code))),
-    h("img", {
+      h("p", { class: "ticket-status" }, TICKET_STATUS[ticket.status] || "Valid"),
+      ticket.status === "refunded" ? null : h("p", {}, "Code: ", h("code", { class: "ticket-code" }, ticket.code))),
+    ticket.status === "refunded" ? null : h("img", {
       class: "qr", src: `/v1/tickets/${ticket.id}/qr`, width: 220, height: 220,
       alt: `QR code of ticket ${ticket.code} (${where})`,
     }));
 }
+
