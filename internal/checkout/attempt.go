@@ -48,11 +48,11 @@ func (s *Service) attempt(ctx context.Context, buyerID, holdID, token string, ke
 
 // chargeFailed reports a charge that Payrail failed or did not answer in time.
 // It is an outage of Payrail, logged as one, only once the breaker holds
-// Payrail to be down (failures of several buyers): one failure, or one
-// buyer's many, is a line at debug level.
+// Payrail to be down (failures of many buyers): one failure, or one buyer's
+// many, is a line at debug level.
 func (s *Service) chargeFailed(o pendingOrder, err error) {
 	if s.payments.Unavailable() {
-		s.payrail.Failed(err)
+		s.payrail.Down(err)
 		return
 	}
 	s.logger.Debug("checkout: Payrail failed a charge", "order_id", o.ID, "buyer_id", o.BuyerID, "error", err)

@@ -11,21 +11,24 @@ import (
 // a card Payrail chokes on) say nothing about Payrail; failures of many
 // buyers at once do.
 //
-// Closed, it keeps each buyer's latest charge outcome of the last Window
-// (a decline is an answer, so a success). It opens when at least MinBuyers
-// buyers' latest charges failed and they are at least half of the buyers
-// seen: a failure ratio over several buyers, so one buyer counts once however
-// often it fails, and a busy instance at a 10 % failure rate never opens.
-// Open, it refuses every charge for Cooldown. Then it is half-open: it lets
-// one probe through per buyer, up to MinBuyers at once; the first that
-// Payrail answers closes it, and only MinBuyers failed probes of as many
-// buyers open it again, so one buyer whose probe fails cannot keep it open.
-// A success seen while open closes it as well: Payrail answered.
+// Closed, it keeps each buyer's latest charge outcome of the last window (a
+// decline is an answer, so a success). It opens on a failure ratio over a
+// volume of buyers: when at least volume buyers were seen in the window, at
+// least half of them failed last, and at least breakerFailing (3) did. One
+// buyer counts once however often it fails; a busy instance at a 10 % failure
+// rate never opens; and while fewer buyers than the volume pay, it stays
+// closed (each checkout then finds out for itself: a refused connection at
+// once, a timeout in STAGEDOOR_PAYMENT_TIMEOUT). Open, it refuses every charge
+// for the cooldown. Then it is half-open: it lets one probe through per buyer,
+// up to breakerProbes at once; the first that Payrail answers closes it, and
+// only breakerProbes failed probes of as many buyers open it again, so one
+// buyer whose probe fails cannot keep it open. A success seen while open
+// closes it as well: Payrail answered.
 type breaker struct {
-	window    time.Duration
-	minBuyers int
-	cooldown  time.Duration
-	now       func() time.Time
+	window   time.Duration
+	volume   int
+	cooldown time.Duration
+	now      func() time.Time
 
 	mu        sync.Mutex
 	state     breakerState
@@ -36,6 +39,13 @@ type breaker struct {
 	probes    map[string]bool
 	failed    int // half-open: probes that failed
 }
+
+// The breaker's fixed numbers: how many buyers' failures are "several", and
+// how many probes it lets through at once when half-open.
+const (
+	breakerFailing = 3
+	breakerProbes  = 3
+)
 
 type breakerState int
 
@@ -57,12 +67,12 @@ type seenAt struct {
 
 // The breaker's defaults.
 const (
-	DefaultBreakerWindow    = 10 * time.Second
-	DefaultBreakerMinBuyers = 3
+	DefaultBreakerWindow = 10 * time.Second
+	DefaultBreakerBuyers = 20 // STAGEDOOR_PAYMENT_BREAKER_BUYERS
 )
 
-func newBreaker(window time.Duration, minBuyers int, cooldown time.Duration) *breaker {
-	return &breaker{window: window, minBuyers: minBuyers, cooldown: cooldown, now: time.Now,
+func newBreaker(window time.Duration, volume int, cooldown time.Duration) *breaker {
+	return &breaker{window: window, volume: max(volume, breakerFailing), cooldown: cooldown, now: time.Now,
 		latest: map[string]outcomeAt{}, probes: map[string]bool{}}
 }
 
@@ -98,7 +108,7 @@ func (b *breaker) admits(buyer string) bool {
 		return false
 	case breakerHalfOpen:
 		_, probing := b.probes[buyer]
-		return !probing && len(b.probes) < b.minBuyers
+		return !probing && len(b.probes) < breakerProbes
 	}
 	return true
 }
@@ -124,7 +134,7 @@ func (b *breaker) record(buyer string, failed bool) {
 		if _, probe := b.probes[buyer]; probe {
 			b.failed++
 		}
-		if b.failed >= b.minBuyers {
+		if b.failed >= breakerProbes {
 			b.open(now)
 		}
 	case b.state == breakerClosed:
@@ -137,7 +147,8 @@ func (b *breaker) record(buyer string, failed bool) {
 		}
 		b.latest[buyer] = outcomeAt{failed: failed, at: now}
 		b.seen = append(b.seen, seenAt{buyer: buyer, at: now})
-		if b.failing >= b.minBuyers && 2*b.failing >= len(b.latest) {
+		seen := len(b.latest)
+		if failed && seen >= b.volume && b.failing >= breakerFailing && 2*b.failing >= seen {
 			b.open(now)
 		}
 	}

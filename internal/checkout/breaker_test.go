@@ -80,7 +80,7 @@ func (p payer) pay(token string) (Result, error) { return p.w.pay(p.h, token, ""
 func TestOneBuyersFailuresDoNotOpenTheBreaker(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, setup{})
-	p := w.counted(t, setup{})
+	p := w.counted(t, setup{volume: 3})
 	for _, attacker := range []payer{w.payer(t, 0), w.payer(t, 1)} {
 		for i := range 10 {
 			res, err := attacker.pay(payrail.TokenError)
@@ -109,7 +109,7 @@ func TestAPayrailOutageOpensTheBreaker(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t, setup{})
-	p := w.counted(t, setup{})
+	p := w.counted(t, setup{volume: 3})
 	clock := w.clock()
 	failing := []payer{w.payer(t, 0), w.payer(t, 1), w.payer(t, 2)}
 	late, later := w.payer(t, 3), w.payer(t, 4)
@@ -171,7 +171,7 @@ func TestAPayrailOutageOpensTheBreaker(t *testing.T) {
 func TestOneBuyerCannotHoldTheBreakerOpen(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, setup{})
-	p := w.counted(t, setup{})
+	p := w.counted(t, setup{volume: 3})
 	clock := w.clock()
 	p.down.Store(true)
 	for i := range 3 {
@@ -211,7 +211,7 @@ func TestAFlakyPayrailIsNoOutage(t *testing.T) {
 		return 0.5
 	}
 	w := newWorld(t, setup{stub: payrail.Config{FailureRate: 0.1, Rand: every10th}})
-	p := w.counted(t, setup{})
+	p := w.counted(t, setup{volume: 3})
 	buyers := make([]payer, 10)
 	for i := range buyers {
 		buyers[i] = w.payer(t, i)
@@ -239,39 +239,50 @@ func TestAFlakyPayrailIsNoOutage(t *testing.T) {
 }
 
 // TestBreakerRule: the breaker's arithmetic, on its own clock. It opens on
-// the latest outcomes of several buyers within its window, not on how often
-// one buyer failed.
+// the latest outcomes of many buyers within its window (a volume of 10 here),
+// half of them failing, not on how often one buyer failed.
 func TestBreakerRule(t *testing.T) {
 	t.Parallel()
 	clock := &fakeClock{t: time.Now()}
 	fresh := func() *breaker {
-		b := newBreaker(10*time.Second, 3, 5*time.Second)
+		b := newBreaker(10*time.Second, 10, 5*time.Second)
 		b.now = clock.now
 		return b
 	}
 	buyer := func(i int) string { return string(rune('a' + i)) }
 	for _, c := range []struct {
-		name              string
-		succeed, fail     int
-		failAgain         int // buyers among the failing whose failure repeats
-		wantUnavailable   bool
-		expireBeforeFails bool
+		name            string
+		succeed, fail   int  // successes first (of buyers 0…), then failures (of the next buyers)
+		failAgain       int  // buyers among the failing whose failure repeats
+		failuresFirst   bool // the failures first instead
+		expireSucceeded bool // the successes expire before the failures come
+		wantUnavailable bool
 	}{
-		{name: "two buyers failing, however often", fail: 2, failAgain: 2},
-		{name: "three buyers failing of three", fail: 3, wantUnavailable: true},
-		{name: "three of seven: under half", succeed: 4, fail: 3},
-		{name: "four of seven: over half", succeed: 3, fail: 4, wantUnavailable: true},
-		{name: "the successes expired: three of three", succeed: 4, fail: 3, expireBeforeFails: true, wantUnavailable: true},
+		{name: "two buyers failing, however often, among ten", succeed: 8, fail: 2, failAgain: 2},
+		{name: "nine buyers failing of nine: under the volume", fail: 9, failAgain: 9},
+		{name: "ten buyers failing of ten", fail: 10, wantUnavailable: true},
+		{name: "six of thirteen: under half", succeed: 7, fail: 6},
+		{name: "seven of thirteen: over half", succeed: 6, fail: 7, wantUnavailable: true},
+		{name: "the successes expired: seven of seven, under the volume", succeed: 10, fail: 7, expireSucceeded: true},
+		{name: "a success never opens it", succeed: 5, fail: 5, failuresFirst: true},
 	} {
 		b := fresh()
-		for i := range c.succeed {
-			b.record(buyer(i), false)
+		succeed := func() {
+			for i := range c.succeed {
+				b.record(buyer(i), false)
+			}
 		}
-		if c.expireBeforeFails {
+		if !c.failuresFirst {
+			succeed()
+		}
+		if c.expireSucceeded {
 			clock.advance(11 * time.Second)
 		}
 		for i := range c.fail {
 			b.record(buyer(c.succeed+i), true)
+		}
+		if c.failuresFirst {
+			succeed()
 		}
 		for i := range c.failAgain {
 			for range 10 {
@@ -284,7 +295,7 @@ func TestBreakerRule(t *testing.T) {
 	}
 
 	b := fresh()
-	for i := range 3 {
+	for i := range 10 {
 		b.record(buyer(i), true)
 	}
 	if !b.refusing("z") || b.admit("z") {

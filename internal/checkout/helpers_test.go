@@ -30,6 +30,7 @@ type setup struct {
 	// been recording for a day, so that orders aged by a test are covered.
 	freshLedger bool
 	cooldown    time.Duration // the payment breaker's; default PaymentRetryAfter
+	volume      int           // the payment breaker's buyers; default DefaultBreakerBuyers
 }
 
 // world is a database with a buyer, an on-sale event of 10 seats, a hold
@@ -91,7 +92,8 @@ func (w *world) newService(payrailURL string, s setup) *Service {
 		s.recoverAfter = time.Minute
 	}
 	logger := slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	return NewService(w.db, NewPayments(PaymentsOptions{BaseURL: payrailURL, Timeout: s.timeout, BreakerCooldown: s.cooldown}),
+	return NewService(w.db, NewPayments(PaymentsOptions{BaseURL: payrailURL, Timeout: s.timeout,
+		BreakerCooldown: s.cooldown, BreakerBuyers: s.volume}),
 		Options{RecoverAfter: s.recoverAfter, Logger: logger})
 }
 

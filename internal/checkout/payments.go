@@ -59,8 +59,9 @@ const DefaultPaymentTimeout = 5 * time.Second
 
 // Payments charges through Payrail with an idempotency key, a deadline and a
 // circuit breaker that no one buyer can open (breaker): while Payrail fails
-// for several buyers it stops calling Payrail for BreakerCooldown and answers
-// ErrPaymentUnavailable at once, then lets a few probes through. It also
+// for half of the buyers paying, and enough of them, it stops calling Payrail
+// for BreakerCooldown and answers ErrPaymentUnavailable at once, then lets a
+// few probes through. It also
 // finds, lists and refunds charges, for recovery and reconciliation (without
 // the breaker: they run on one instance, seldom).
 type Payments struct {
@@ -76,10 +77,10 @@ type PaymentsOptions struct {
 	BaseURL string        // PAYRAIL_URL
 	APIKey  string        // PAYRAIL_API_KEY, sent with every request; none when empty
 	Timeout time.Duration // deadline of one charge (STAGEDOOR_PAYMENT_TIMEOUT); default 5 s
-	// BreakerBuyers is how many buyers' latest charges must have failed, and
-	// at least half of the buyers seen within BreakerWindow, to open the
-	// breaker; default DefaultBreakerMinBuyers (3). Half-open, as many failed
-	// probes of as many buyers open it again.
+	// BreakerBuyers is the breaker's volume: it opens only when at least this
+	// many buyers paid within BreakerWindow, half of them or more (and at
+	// least 3) failing (STAGEDOOR_PAYMENT_BREAKER_BUYERS; default
+	// DefaultBreakerBuyers, 20; at least 3).
 	BreakerBuyers   int
 	BreakerWindow   time.Duration // default DefaultBreakerWindow (10 s)
 	BreakerCooldown time.Duration // how long it stays open; default PaymentRetryAfter
@@ -91,7 +92,7 @@ func NewPayments(o PaymentsOptions) *Payments {
 		o.Timeout = DefaultPaymentTimeout
 	}
 	if o.BreakerBuyers <= 0 {
-		o.BreakerBuyers = DefaultBreakerMinBuyers
+		o.BreakerBuyers = DefaultBreakerBuyers
 	}
 	if o.BreakerWindow <= 0 {
 		o.BreakerWindow = DefaultBreakerWindow
@@ -103,9 +104,19 @@ func NewPayments(o PaymentsOptions) *Payments {
 		baseURL: o.BaseURL,
 		apiKey:  o.APIKey,
 		timeout: o.Timeout,
-		client:  &http.Client{Timeout: o.Timeout},
+		client:  &http.Client{Transport: keepAlive()},
 		breaker: newBreaker(o.BreakerWindow, o.BreakerBuyers, o.BreakerCooldown),
 	}
+}
+
+// keepAlive is the transport to Payrail: Go's default, keeping up to 64 idle
+// connections (not 2), so that the checkouts of a busy instance reuse their
+// connections instead of dialing one a charge. A reused connection is why a
+// refusal proves nothing on its own (see tracked).
+func keepAlive() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	return t
 }
 
 // Timeout is the deadline of one charge.
@@ -132,6 +143,8 @@ func (p *Payments) Charge(ctx context.Context, buyerID, key string, amountCents 
 	if !p.breaker.admit(buyerID) {
 		return Charge{}, errBreakerOpen
 	}
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
 	ch, err := p.charge(ctx, key, amountCents, currency, token)
 	// A decline is Payrail working as it should.
 	p.breaker.record(buyerID, err != nil && !errors.Is(err, ErrPaymentDeclined))
@@ -163,6 +176,10 @@ func (p *Payments) charge(ctx context.Context, key string, amountCents int64, cu
 		return Charge{}, fmt.Errorf("%w: Payrail answered %d: %s", ErrPaymentUnavailable, status, raw)
 	}
 }
+
+// lookupTimeout is the deadline of a request of recovery or reconciliation:
+// a payment's, but at least 5 s (they hold up no buyer).
+func (p *Payments) lookupTimeout() time.Duration { return max(p.timeout, 5*time.Second) }
 
 // request is a request to Payrail's path, with the API key.
 func (p *Payments) request(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
@@ -204,6 +221,8 @@ const ClockSkew = time.Second
 // only when Payrail's ledger covered that whole window; otherwise it is
 // FindingUnknown. An error means Payrail could not be asked.
 func (p *Payments) Find(ctx context.Context, key string, started, deadline time.Time) (Charge, Finding, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.lookupTimeout())
+	defer cancel()
 	req, err := p.request(ctx, http.MethodGet, "/charges?idempotency_key="+url.QueryEscape(key), nil)
 	if err != nil {
 		return Charge{}, FindingUnknown, err
@@ -239,6 +258,8 @@ const chargesPage = 500
 // recorded at afterTime with id afterID (zero values: from the first), in the
 // order they were recorded.
 func (p *Payments) Charges(ctx context.Context, afterTime time.Time, afterID string, limit int) ([]Charge, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.lookupTimeout())
+	defer cancel()
 	q := url.Values{"limit": {strconv.Itoa(limit)}}
 	if !afterTime.IsZero() {
 		q.Set("recorded_after", afterTime.UTC().Format(time.RFC3339Nano))
@@ -264,6 +285,8 @@ func (p *Payments) Charges(ctx context.Context, afterTime time.Time, afterID str
 // RefundCharge gives a succeeded charge back, once however often it is called.
 // Any failure is ErrPaymentUnavailable: the refund is to be tried again.
 func (p *Payments) RefundCharge(ctx context.Context, chargeID string) (Refund, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.lookupTimeout())
+	defer cancel()
 	req, err := p.request(ctx, http.MethodPost, "/charges/"+url.PathEscape(chargeID)+"/refunds", nil)
 	if err != nil {
 		return Refund{}, err

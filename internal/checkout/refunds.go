@@ -34,6 +34,8 @@ import (
 // afterTime with id afterID (zero values: from the first), in the order they
 // were made.
 func (p *Payments) Refunds(ctx context.Context, afterTime time.Time, afterID string, limit int) ([]Refund, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.lookupTimeout())
+	defer cancel()
 	q := url.Values{"limit": {strconv.Itoa(limit)}}
 	if !afterTime.IsZero() {
 		q.Set("created_after", afterTime.UTC().Format(time.RFC3339Nano))

@@ -61,11 +61,17 @@ func NewService(db *pgxpool.Pool, payments *Payments, o Options) *Service {
 		lease:        leaseFor(payments.Timeout()),
 		logger:       o.Logger,
 		metrics:      newMetrics(o.Registerer),
-		payrail:      outage.New(o.Logger, "payrail", 0),
+		payrail:      outage.New(o.Logger, "payrail", 0).WithThreshold(payrailFailuresInARow),
 		database:     outage.New(o.Logger, "postgresql", 0),
 		unsettled:    outage.New(o.Logger, "payrail-ledger", 0),
 	}
 }
+
+// payrailFailuresInARow is how many of recovery's and reconciliation's calls
+// to Payrail must fail in a row, with none answered between, to make an
+// outage of Payrail in the log: one is a glitch. (A charge's failures make one
+// only once the breaker holds Payrail to be down, and then at once.)
+const payrailFailuresInARow = 3
 
 // minSettleTime is the least time a checkout keeps for writing its charge's
 // outcome, retrying, after the charge's deadline.

@@ -29,6 +29,7 @@ type Config struct {
 	RedisTimeout    time.Duration // STAGEDOOR_REDIS_TIMEOUT: deadline of one limiter call
 	PayrailURL      string        // PAYRAIL_URL: where Stagedoor finds Payrail
 	PaymentTimeout  time.Duration // STAGEDOOR_PAYMENT_TIMEOUT: deadline of one charge
+	BreakerBuyers   int           // STAGEDOOR_PAYMENT_BREAKER_BUYERS: buyers paying within 10 s before the payment breaker may open
 	PayrailAddr     string        // PAYRAIL_ADDR: where "stagedoor payrail" listens
 	PayrailDatabase string        // PAYRAIL_DATABASE_URL: the stub's ledger (default: DATABASE_URL)
 	PayrailLatency  time.Duration // PAYRAIL_LATENCY: the stub's delay per charge
@@ -102,6 +103,7 @@ func Load(getenv func(string) string) (Config, error) {
 		RedisTimeout:    r.duration("STAGEDOOR_REDIS_TIMEOUT", 50*time.Millisecond),
 		PayrailURL:      r.checked("PAYRAIL_URL", "http://127.0.0.1:8090", httpURLProblem),
 		PaymentTimeout:  r.duration("STAGEDOOR_PAYMENT_TIMEOUT", 5*time.Second),
+		BreakerBuyers:   r.integer("STAGEDOOR_PAYMENT_BREAKER_BUYERS", 20, 3, 1_000_000),
 		PayrailAddr:     r.checked("PAYRAIL_ADDR", "127.0.0.1:8090", listenAddrProblem),
 		PayrailLatency:  r.duration("PAYRAIL_LATENCY", 400*time.Millisecond),
 		PayrailJitter:   r.durationOrZero("PAYRAIL_LATENCY_JITTER", 0),

@@ -21,7 +21,7 @@ func TestDefaults(t *testing.T) {
 	if c.Addr != ":8080" || c.DBPool != 24 || c.MaxInFlight != 400 || c.CheckoutSlots != 20 ||
 		c.BcryptCost != 12 || c.HoldTTL != 10*time.Minute || c.RecoveryAfter != time.Minute ||
 		!c.AutoMigrate || c.PayrailLatency != 400*time.Millisecond || c.PayrailURL != "http://127.0.0.1:8090" ||
-		c.PaymentTimeout != 5*time.Second || c.PayrailDatabase != c.DatabaseURL || c.PayrailJitter != 0 || c.PayrailRecord != 0 ||
+		c.PaymentTimeout != 5*time.Second || c.BreakerBuyers != 20 || c.PayrailDatabase != c.DatabaseURL || c.PayrailJitter != 0 || c.PayrailRecord != 0 ||
 		c.BodyTimeout != 5*time.Second || c.MaxHeldSeats != 10 ||
 		c.BuyerConcurrency != 5 || c.OrganizerConcurrency != 20 || c.FleetCapacity != 0 || c.FleetReserve != 0.2 || c.WorkerUtilization != "enforce" {
 		t.Errorf("defaults differ from docs/configuration.md: %+v", c)
@@ -87,6 +87,7 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 		{"STAGEDOOR_CHECKOUT_SLOTS", "24"},
 		{"STAGEDOOR_ADMIN_TOKEN", "short"},
 		{"PAYRAIL_API_KEY", "short"},
+		{"STAGEDOOR_PAYMENT_BREAKER_BUYERS", "2"},
 		{"PAYRAIL_API_KEY", "a key with spaces in it"},
 		{"STAGEDOOR_LIMIT_CHECKOUT_BUYER", "5 a minute"},
 		{"STAGEDOOR_LOG_LEVEL", "loud"},

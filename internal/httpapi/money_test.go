@@ -155,7 +155,8 @@ func TestAPaymentOutageIsAWarningWithACount(t *testing.T) {
 	logs := &testenv.LogBuffer{}
 	db := testenv.Postgres(t)
 	p := startPayrailOn(t, db, payrail.Config{})
-	ts := startInstance(t, instance{env: limitEnv("PAYRAIL_URL", p.url, "STAGEDOOR_LIMIT_HOLD_BUYER", "100/1s"), db: db, logs: logs})
+	ts := startInstance(t, instance{env: limitEnv("PAYRAIL_URL", p.url, "STAGEDOOR_LIMIT_HOLD_BUYER", "100/1s",
+		"STAGEDOOR_PAYMENT_BREAKER_BUYERS", "3"), db: db, logs: logs})
 	s := &shop{testServer: ts, payrail: p}
 	org := newAccount(t, ts, auth.Organizer)
 	s.event, s.seats = newEvent(t, ts, org, eventBody(2, 5))
@@ -248,8 +249,8 @@ func (p *restartablePayrail) restart(cfg payrail.Config) {
 //     terminated mid-charge;
 //  2. Payrail is restarted slowed past the 500 ms payment deadline: 4 buyers'
 //     outcomes are unknown (202);
-//  3. Payrail is restarted as it was; one buyer pays (once the breaker,
-//     opened by four buyers' timeouts, lets a probe through);
+//  3. Payrail is restarted as it was; one buyer pays (the breaker, at four
+//     buyers' failures, under its volume of 20, stays closed);
 //  4. Payrail is killed while 4 buyers' charges are under way;
 //  5. the other 16 buyers pay.
 //

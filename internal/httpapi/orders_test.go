@@ -352,12 +352,13 @@ func TestCheckoutBulkhead(t *testing.T) {
 	}
 }
 
-// TestPaymentBreaker: Payrail failing for three buyers opens the breaker;
-// further checkouts are refused without calling Payrail until the breaker
-// lets a probe through.
+// TestPaymentBreaker: Payrail failing for three buyers (the breaker's volume
+// set to 3) opens the breaker; further checkouts are refused without calling
+// Payrail, and without spending a payment attempt, until the breaker lets a
+// probe through.
 func TestPaymentBreaker(t *testing.T) {
 	t.Parallel()
-	s := newShop(t, 0)
+	s := newShop(t, 0, "STAGEDOOR_PAYMENT_BREAKER_BUYERS", "3")
 	buyers := make([]testAccount, 3)
 	holds := make([]string, 3)
 	for i := range buyers {
@@ -377,8 +378,8 @@ func TestPaymentBreaker(t *testing.T) {
 	_ = s.DB.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&ordersBefore)
 	for i := range 5 {
 		a := s.checkout(t, buyers[i%3], orderBody(holds[i%3], "tok_visa"), fmt.Sprint("open-", i))
-		if a.StatusCode != 503 || !a.problem(t).is("payment-unavailable") {
-			t.Fatalf("checkout with the breaker open = %d %s", a.StatusCode, a.raw)
+		if a.StatusCode != 503 || !a.problem(t).is("payment-unavailable") || a.Header.Get("RateLimit") != "" {
+			t.Fatalf("checkout with the breaker open = %d %s %v; want 503 before any limit", a.StatusCode, a.raw, a.Header)
 		}
 	}
 	if n := s.payrail.posts.Load() - posts; n != 0 {
