@@ -126,11 +126,12 @@ func BenchmarkShedCheckout(b *testing.B) {
 }
 
 // BenchmarkRefusedPaymentAttempt is the server time of a payment attempt that
-// checkout-buyer refuses (429), side by side: without an Idempotency-Key (no
-// query: the denial cache answers), and with a new key each time (the key is
-// claimed, then given up: two short writes, so that a retry of the same key
-// that is still running is told 409 and spends no token).
-// BenchmarkShedCheckout, the 503 of a full bulkhead, is the scale.
+// checkout-buyer refuses (429), side by side with the floor of the HTTP stack
+// (GET /healthz through the same rings): without an Idempotency-Key (no query:
+// the denial cache answers), and with a new key each time (the key is claimed,
+// then given up: two short writes, so that a retry of the same key that is
+// still running is told 409 and spends no token). Not through the contract
+// check, which would dwarf both.
 //
 //	go test -run '^$' -bench RefusedPaymentAttempt ./internal/httpapi
 func BenchmarkRefusedPaymentAttempt(b *testing.B) {
@@ -144,20 +145,40 @@ func BenchmarkRefusedPaymentAttempt(b *testing.B) {
 		b.Fatalf("hold = %d %s", rec.Code, rec.Body)
 	}
 	body := orderBody(holdIDOf(rec), "tok_declined")
-	if rec := ts.serve("POST", "/v1/orders", body, tester.bearer()...); rec.Code != 402 {
-		b.Fatalf("the attempt the bucket allows = %d %s", rec.Code, rec.Body)
+	pay := func(key string) int {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/v1/orders", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tester.token)
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		ts.Handler.ServeHTTP(rec, req)
+		return rec.Code
 	}
+	if code := pay(""); code != 402 {
+		b.Fatalf("the attempt the bucket allows = %d", code)
+	}
+	pay("") // refused: the denial is cached from here on
+	b.Run("healthz", func(b *testing.B) {
+		for b.Loop() {
+			rec := httptest.NewRecorder()
+			ts.Handler.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+			if rec.Code != 200 {
+				b.Fatal(rec.Code)
+			}
+		}
+	})
 	for _, keyed := range []bool{false, true} {
-		b.Run(map[bool]string{false: "without-key", true: "with-key"}[keyed], func(b *testing.B) {
+		b.Run(map[bool]string{false: "429-without-key", true: "429-with-key"}[keyed], func(b *testing.B) {
 			n := 0
 			for b.Loop() {
-				header := tester.bearer()
+				key := ""
 				if keyed {
 					n++
-					header = append(header, "Idempotency-Key", fmt.Sprint("card-", n))
+					key = fmt.Sprint("card-", n)
 				}
-				if rec := ts.serve("POST", "/v1/orders", body, header...); rec.Code != 429 {
-					b.Fatalf("status %d, want 429", rec.Code)
+				if code := pay(key); code != 429 {
+					b.Fatalf("status %d, want 429", code)
 				}
 			}
 		})
