@@ -15,6 +15,8 @@
 #   PAYRAIL_ADDR              default 127.0.0.1:8090; PAYRAIL_URL follows it
 #   STAGEDOOR_ADMIN_TOKEN     default: the one in .env.demo, else a new random one (kept
 #                             in .env.demo by seed, so it stays the same run after run)
+#   PAYRAIL_API_KEY           default: a new random one each run (Payrail asks for it,
+#                             Stagedoor sends it; both are this script's children)
 #   STAGEDOOR_DEMO_ENV_FILE   default .env.demo
 #   STAGEDOOR_BIN             default bin/stagedoor (make run builds it)
 set -euo pipefail
@@ -36,6 +38,8 @@ payrail_host=${PAYRAIL_ADDR%:*}
 case $payrail_host in '' | 0.0.0.0 | '[::]') payrail_host=127.0.0.1 ;; esac
 export PAYRAIL_URL=${PAYRAIL_URL:-http://$payrail_host:${PAYRAIL_ADDR##*:}}
 export PAYRAIL_DATABASE_URL=${PAYRAIL_DATABASE_URL:-$DATABASE_URL}
+# Payrail's API key: as given, else 192 random bits for this run.
+export PAYRAIL_API_KEY=${PAYRAIL_API_KEY:-prk_$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')}
 export STAGEDOOR_DEMO_ENV_FILE=$env_file
 
 # The admin token: as given, else the one seed wrote to the demo file last time

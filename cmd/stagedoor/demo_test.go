@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
@@ -97,13 +98,14 @@ func TestDemoRunsTheWholeFlow(t *testing.T) {
 func startSeededStack(t *testing.T, env map[string]string) (base, envFile string) {
 	t.Helper()
 	payrailAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	key := "prk_" + ids.New()
 	_, payrailLog := startProgram(t, map[string]string{
 		"PAYRAIL_ADDR": payrailAddr, "PAYRAIL_DATABASE_URL": env["DATABASE_URL"],
-		"PAYRAIL_LATENCY": "10ms", "STAGEDOOR_LOG_LEVEL": "warn",
+		"PAYRAIL_LATENCY": "10ms", "STAGEDOOR_LOG_LEVEL": "warn", "PAYRAIL_API_KEY": key,
 	}, "payrail")
 	go io.Copy(io.Discard, payrailLog)
 	waitHealthy(t, "http://"+payrailAddr)
-	env["PAYRAIL_URL"] = "http://" + payrailAddr
+	env["PAYRAIL_URL"], env["PAYRAIL_API_KEY"] = "http://"+payrailAddr, key
 	_, serveLog := startProgram(t, env, "serve")
 	base = listeningAddr(t, serveLog)
 	waitHealthy(t, base)

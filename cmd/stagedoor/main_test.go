@@ -270,6 +270,17 @@ func TestBadAddressStopsBeforeMigrating(t *testing.T) {
 	}
 }
 
+// TestPayrailNeedsAnAPIKey: the Payrail stub does not start without
+// PAYRAIL_API_KEY (exit code 2, naming it), so that it never serves anyone
+// who asks.
+func TestPayrailNeedsAnAPIKey(t *testing.T) {
+	t.Parallel()
+	err := run(context.Background(), []string{"payrail"}, func(string) string { return "" }, io.Discard, io.Discard)
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "PAYRAIL_API_KEY") {
+		t.Errorf("run payrail without a key = %v, want exit code 2 naming PAYRAIL_API_KEY", err)
+	}
+}
+
 func TestUnknownCommandExits2(t *testing.T) {
 	t.Parallel()
 	err := run(context.Background(), []string{"fly"}, func(string) string { return "" }, io.Discard, io.Discard)

@@ -14,8 +14,11 @@ import (
 const payrailPool = 16
 
 // servePayrail serves the Payrail payment stub on PAYRAIL_ADDR until ctx ends,
-// its ledger in PAYRAIL_DATABASE_URL.
+// its ledger in PAYRAIL_DATABASE_URL, to clients with PAYRAIL_API_KEY.
 func servePayrail(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
+	if cfg.PayrailAPIKey == "" {
+		return &config.Error{Variable: "PAYRAIL_API_KEY", Problem: "must be set: Payrail serves no one without an API key (Stagedoor sends the same value)"}
+	}
 	db, err := conn.Postgres(ctx, cfg.PayrailDatabase, payrailPool)
 	if err != nil {
 		return err
@@ -26,6 +29,7 @@ func servePayrail(ctx context.Context, cfg config.Config, logger *slog.Logger) e
 		LatencyJitter: cfg.PayrailJitter,
 		FailureRate:   cfg.PayrailFailures,
 		RecordDelay:   cfg.PayrailRecord,
+		APIKey:        cfg.PayrailAPIKey,
 	}, logger)
 	if err != nil {
 		return err

@@ -157,7 +157,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	a.Holds = hold.NewService(a.DB, a.Events, cfg.HoldTTL, cfg.MaxHeldSeats).WithReholdCooldown(cfg.ReholdCooldown)
 	a.TicketKeys = ticketsign.NewKeys(a.DB)
 	a.Checkout = checkout.NewService(a.DB,
-		checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL, Timeout: cfg.PaymentTimeout}),
+		checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL, APIKey: cfg.PayrailAPIKey, Timeout: cfg.PaymentTimeout,
+			BreakerBuyers: cfg.BreakerBuyers}),
 		checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: a.Registry, TicketKeys: a.TicketKeys})
 	a.Scans = scan.NewService(a.DB, a.TicketKeys)
 	a.WaitRoom = waitroom.New(a.Redis, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout,

@@ -11,7 +11,7 @@ import (
 // an outcome is retried until the checkout's lease is nearly over; an outcome
 // that could not be learned or written leaves the order pending, for recovery.
 func (s *Service) attempt(ctx context.Context, buyerID, holdID, token string, key *claim) (Result, error) {
-	if s.payments.refusing() {
+	if s.payments.Refusing(buyerID) {
 		return Result{}, errBreakerOpen // nothing written: refusing costs no write
 	}
 	start := time.Now()
@@ -26,7 +26,7 @@ func (s *Service) attempt(ctx context.Context, buyerID, holdID, token string, ke
 		return Result{}, err
 	}
 	ctx = context.WithoutCancel(ctx)
-	charge, err := s.payments.Charge(chargeCtx, o.ID, o.TotalCents, o.Currency, token)
+	charge, err := s.payments.Charge(chargeCtx, buyerID, o.ID, o.TotalCents, o.Currency, token)
 	switch {
 	case err == nil:
 		s.payrail.Succeeded()
@@ -37,12 +37,32 @@ func (s *Service) attempt(ctx context.Context, buyerID, holdID, token string, ke
 		s.payrail.Succeeded()
 		return s.settleUncharged(ctx, o, settleBy, Declined)
 	case errors.Is(err, errNotCharged):
-		s.payrail.Failed(err)
+		s.chargeFailed(o, err)
 		return s.settleUncharged(ctx, o, settleBy, Failed)
 	default:
-		s.payrail.Failed(err)
+		s.chargeFailed(o, err)
 		s.logger.Debug("checkout: charge outcome unknown; the order stays pending", "order_id", o.ID, "error", err)
 		return s.leavePending(ctx, o)
+	}
+}
+
+// chargeFailed reports a charge that Payrail failed or did not answer in time.
+// It is an outage of Payrail, logged as one, only once the breaker holds
+// Payrail to be down (failures of many buyers): one failure, or one buyer's
+// many, is a line at debug level.
+func (s *Service) chargeFailed(o pendingOrder, err error) {
+	if s.payments.Unavailable() {
+		s.payrail.Down(err)
+		return
+	}
+	s.logger.Debug("checkout: Payrail failed a charge", "order_id", o.ID, "buyer_id", o.BuyerID, "error", err)
+}
+
+// payrailAnswered ends an outage of Payrail that recovery or reconciliation
+// saw, unless the breaker still holds Payrail to be down for charges.
+func (s *Service) payrailAnswered() {
+	if !s.payments.Unavailable() {
+		s.payrail.Succeeded()
 	}
 }
 

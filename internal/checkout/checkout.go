@@ -15,13 +15,17 @@
 // key its lease says so; a dead instance's lease lapses by itself.
 //
 // Recovery (one instance at a time) settles orders left pending: confirmed when
-// Payrail has the charge, released only when Payrail's ledger proves there is
-// none; anything else waits, counted. Reconciliation reads Payrail's charges
-// and refunds any that belong to an order that was not confirmed.
+// Payrail has the charge, declined when Payrail declined it, released only when
+// Payrail's ledger proves there is none; anything else waits, counted.
+// Reconciliation reads Payrail's charges and refunds any that belong to an
+// order that was not confirmed; and it reads Payrail's refunds, so that a
+// confirmed order whose charge was refunded at Payrail becomes refunded, its
+// tickets revoked (through internal/scan, in the same transaction).
 //
-// It owns the orders, tickets, idempotency_keys and payment_reconciliation
-// tables (internal/scan marks a ticket scanned, in one statement with its audit
-// row). It changes holds and seats only through internal/hold, in its own
+// It owns the orders, tickets, idempotency_keys, payment_reconciliation and
+// refund_reconciliation tables (internal/scan marks a ticket scanned, in one
+// statement with its audit row, and revokes tickets: a refunded order's
+// through scan.RevokeOrder, in this package's transaction). It changes holds and seats only through internal/hold, in its own
 // transactions, and reaches Payrail only over HTTP, as it would a real provider.
 package checkout
 
@@ -47,6 +51,9 @@ var (
 	// the seats went back on sale. Nothing stays charged (a charge that arrives
 	// later is refunded).
 	ErrOrderReleased = errors.New("the order was released: no charge was found for it, and its seats went back on sale")
+	// ErrOrderRefunded: the order was paid, then its charge was refunded at
+	// Payrail; its tickets admit no one.
+	ErrOrderRefunded = errors.New("the order's payment was refunded, and its tickets admit no one")
 )
 
 // OrderError is the failure of a checkout that wrote an order: errors.Is
@@ -68,6 +75,7 @@ const (
 	Declined  = "declined"  // Payrail declined; the hold is active again
 	Failed    = "failed"    // Payrail certainly made no charge; the hold is active again
 	Released  = "released"  // found uncharged by recovery; the hold released
+	Refunded  = "refunded"  // confirmed, then its charge was refunded at Payrail; its tickets revoked
 )
 
 // Order is a buyer's purchase of a hold's seats.
@@ -80,8 +88,9 @@ type Order struct {
 	TotalCents int64
 	Currency   string
 	CreatedAt  time.Time
-	// RefundedAt is set when a charge that reached Payrail for this order,
-	// which was not confirmed, was refunded.
+	// RefundedAt is set when the order's charge was refunded: a charge that
+	// reached Payrail for an order that was not confirmed (refunded by
+	// reconciliation), or the charge of a Refunded order.
 	RefundedAt *time.Time
 	Tickets    []Ticket
 }
@@ -97,6 +106,8 @@ func (o Order) settledError() error {
 		err = ErrPaymentUnavailable
 	case Released:
 		err = ErrOrderReleased
+	case Refunded:
+		err = ErrOrderRefunded
 	default:
 		return nil
 	}
@@ -111,11 +122,17 @@ type Ticket struct {
 	SeatID    string
 	Code      string
 	ScannedAt *time.Time
+	// Refunded: the ticket's order was refunded; it admits no one.
+	Refunded bool
 }
 
-// Status is "valid" until the ticket is scanned, then "scanned".
+// Status is "valid" until the ticket is scanned, then "scanned"; "refunded"
+// once its order was refunded, scanned or not.
 func (t Ticket) Status() string {
-	if t.ScannedAt != nil {
+	switch {
+	case t.Refunded:
+		return "refunded"
+	case t.ScannedAt != nil:
 		return "scanned"
 	}
 	return "valid"

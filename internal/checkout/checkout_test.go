@@ -3,6 +3,7 @@ package checkout
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -158,4 +159,39 @@ func TestConcurrentCheckoutsOfOneHold(t *testing.T) {
 		t.Errorf("%d tickets and %d keys (%v); want 2 tickets and only the winner's key kept", tickets, keys, err)
 	}
 	w.noViolations(t)
+}
+
+// TestACardNumberIsRefused: a payment_token that looks like a card number
+// (13 to 19 digits, spaces or dashes between them, passing Luhn) is refused
+// before anything is written or charged, and the error does not repeat it.
+// Digits that fail Luhn, or are too few or too many, are just a token.
+func TestACardNumberIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, pan := range []string{
+		"4242424242424242", "4242 4242 4242 4242", "4242-4242-4242-4242", " 4242424242424242 ",
+		"4222222222222",       // 13 digits
+		"6011000990139424",    // Discover
+		"378282246310005",     // Amex, 15
+		"6759649826438453",    // Maestro
+		"4000000000000000006", // 19
+	} {
+		err := Request{BuyerID: "b", HoldID: "00000000-0000-4000-8000-000000000001", PaymentToken: pan}.Check()
+		if !errors.Is(err, errkind.Invalid) || strings.ContainsAny(err.Error(), "0123456789") {
+			t.Errorf("Check(%q) = %v; want errkind.Invalid, without the number", pan, err)
+		}
+	}
+	for _, token := range []string{"tok_visa", "4242424242424241", "424242424242", "42424242424242424242", "4242x4242424242424242", "tok_4242424242424242"} {
+		if err := (Request{BuyerID: "b", HoldID: "00000000-0000-4000-8000-000000000001", PaymentToken: token}).Check(); err != nil {
+			t.Errorf("Check(%q) = %v; want it accepted (not a card number)", token, err)
+		}
+	}
+	w := newWorld(t, setup{})
+	if _, err := w.pay(w.hold(t, 0), "4242424242424242", "k"); !errors.Is(err, errkind.Invalid) {
+		t.Fatalf("a checkout with a card number = %v, want errkind.Invalid", err)
+	}
+	var orders, keys int
+	_ = w.db.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM orders), (SELECT count(*) FROM idempotency_keys)`).Scan(&orders, &keys)
+	if orders != 0 || keys != 0 || len(w.charges(t)) != 0 {
+		t.Errorf("%d orders, %d keys, %d charges after a card number; want none", orders, keys, len(w.charges(t)))
+	}
 }

@@ -29,6 +29,8 @@ type setup struct {
 	// freshLedger keeps Payrail's ledger as new as the world; otherwise it has
 	// been recording for a day, so that orders aged by a test are covered.
 	freshLedger bool
+	cooldown    time.Duration // the payment breaker's; default PaymentRetryAfter
+	volume      int           // the payment breaker's buyers; default DefaultBreakerBuyers
 }
 
 // world is a database with a buyer, an on-sale event of 10 seats, a hold
@@ -90,7 +92,8 @@ func (w *world) newService(payrailURL string, s setup) *Service {
 		s.recoverAfter = time.Minute
 	}
 	logger := slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	return NewService(w.db, NewPayments(PaymentsOptions{BaseURL: payrailURL, Timeout: s.timeout}),
+	return NewService(w.db, NewPayments(PaymentsOptions{BaseURL: payrailURL, Timeout: s.timeout,
+		BreakerCooldown: s.cooldown, BreakerBuyers: s.volume}),
 		Options{RecoverAfter: s.recoverAfter, Logger: logger})
 }
 
@@ -165,7 +168,7 @@ func (w *world) crashAfterCharge(t *testing.T, h hold.Hold, charge bool) pending
 		t.Fatal(err)
 	}
 	if charge {
-		if _, err := w.checkout.payments.Charge(ctx, o.ID, o.TotalCents, o.Currency, payrail.TokenVisa); err != nil {
+		if _, err := w.checkout.payments.Charge(ctx, o.BuyerID, o.ID, o.TotalCents, o.Currency, payrail.TokenVisa); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -205,10 +208,16 @@ func (w *world) charges(t *testing.T) []payrail.Charge {
 	return all
 }
 
+// violations are the rows of the money invariant.
+func (w *world) violations(t *testing.T) []string {
+	t.Helper()
+	return testenv.MoneyViolations(t, w.db)
+}
+
 // noViolations fails the test when the money invariant does not hold.
 func (w *world) noViolations(t *testing.T) {
 	t.Helper()
-	if v := testenv.MoneyViolations(t, w.db); len(v) > 0 {
+	if v := w.violations(t); len(v) > 0 {
 		t.Errorf("the money invariant is violated:\n%s", strings.Join(v, "\n"))
 	}
 }

@@ -13,6 +13,8 @@ type checkoutMetrics struct {
 	recovered *prometheus.CounterVec
 	refunds   prometheus.Counter
 	unsettled prometheus.Gauge
+	// providerRefunds counts confirmed orders found refunded at Payrail.
+	providerRefunds prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *checkoutMetrics {
@@ -23,11 +25,15 @@ func newMetrics(reg prometheus.Registerer) *checkoutMetrics {
 		}, []string{"outcome"})),
 		recovered: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stagedoor_recovery_orders_total",
-			Help: "Pending orders recovery looked at, by result: confirmed (Payrail has the charge), released (Payrail proves there is none) or unknown (Payrail cannot tell yet, or could not be asked; the order waits).",
+			Help: "Pending orders recovery looked at, by result: confirmed (Payrail has the charge), declined (Payrail declined it), released (Payrail proves there is none) or unknown (Payrail cannot tell yet, or could not be asked; the order waits).",
 		}, []string{"result"})),
 		refunds: metrics.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "stagedoor_reconciliation_refunds_total",
 			Help: "Charges found at Payrail for orders that were not confirmed (late charges), refunded.",
+		})),
+		providerRefunds: metrics.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "stagedoor_reconciliation_refunded_orders_total",
+			Help: "Confirmed orders whose charge reconciliation found refunded at Payrail (not by Stagedoor): each became refunded, its tickets revoked.",
 		})),
 		unsettled: metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "stagedoor_orders_unsettled",
@@ -37,7 +43,7 @@ func newMetrics(reg prometheus.Registerer) *checkoutMetrics {
 	for _, outcome := range []string{Confirmed, Declined, Failed, Pending} {
 		m.attempts.WithLabelValues(outcome)
 	}
-	for _, result := range []string{"confirmed", "released", "unknown"} {
+	for _, result := range []string{"confirmed", "declined", "released", "unknown"} {
 		m.recovered.WithLabelValues(result)
 	}
 	return m

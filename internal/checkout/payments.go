@@ -11,8 +11,6 @@ import (
 	"net/url"
 	"strconv"
 	"time"
-
-	"github.com/sony/gobreaker/v2"
 )
 
 // Charge is a payment as Payrail records it.
@@ -28,7 +26,10 @@ type Charge struct {
 
 // Refund is a charge given back.
 type Refund struct {
-	ID string `json:"id"`
+	ID             string    `json:"id"`
+	ChargeID       string    `json:"charge_id"`
+	IdempotencyKey string    `json:"idempotency_key"` // the charge's: its order's id
+	CreatedAt      time.Time `json:"created_at"`
 }
 
 // succeeded reports whether money moved and has not been given back.
@@ -44,8 +45,9 @@ var (
 )
 
 // errNotCharged marks a failure after which Payrail certainly made no charge:
-// the breaker refused to call, the connection was refused, or Payrail answered
-// 500 (which records nothing).
+// the breaker refused to call, the connection was refused before any try of
+// the request had one, or Payrail answered 500 (which records nothing) or 401
+// (which looks at nothing).
 var errNotCharged = errors.New("no charge was made")
 
 // PaymentRetryAfter is the default time the breaker stays open, and so the
@@ -56,22 +58,31 @@ const PaymentRetryAfter = 5 * time.Second
 const DefaultPaymentTimeout = 5 * time.Second
 
 // Payments charges through Payrail with an idempotency key, a deadline and a
-// circuit breaker: after 5 failures in a row it stops calling Payrail for
-// BreakerCooldown and answers ErrPaymentUnavailable at once, then lets one
-// probe through. It also finds, lists and refunds charges, for recovery and
-// reconciliation (without the breaker: they run on one instance, seldom).
+// circuit breaker that no one buyer can open (breaker): while Payrail fails
+// for half of the buyers paying, and enough of them, it stops calling Payrail
+// for BreakerCooldown and answers ErrPaymentUnavailable at once, then lets a
+// few probes through. It also
+// finds, lists and refunds charges, for recovery and reconciliation (without
+// the breaker: they run on one instance, seldom).
 type Payments struct {
 	baseURL string
+	apiKey  string
 	timeout time.Duration
 	client  *http.Client
-	breaker *gobreaker.CircuitBreaker[Charge]
+	breaker *breaker
 }
 
 // PaymentsOptions configure Payments.
 type PaymentsOptions struct {
-	BaseURL         string        // PAYRAIL_URL
-	Timeout         time.Duration // deadline of one charge (STAGEDOOR_PAYMENT_TIMEOUT); default 5 s
-	BreakerFailures uint32        // failures in a row that open the breaker; default 5
+	BaseURL string        // PAYRAIL_URL
+	APIKey  string        // PAYRAIL_API_KEY, sent with every request; none when empty
+	Timeout time.Duration // deadline of one charge (STAGEDOOR_PAYMENT_TIMEOUT); default 5 s
+	// BreakerBuyers is the breaker's volume: it opens only when at least this
+	// many buyers paid within BreakerWindow, half of them or more (and at
+	// least 3) failing (STAGEDOOR_PAYMENT_BREAKER_BUYERS; default
+	// DefaultBreakerBuyers, 20; at least 3).
+	BreakerBuyers   int
+	BreakerWindow   time.Duration // default DefaultBreakerWindow (10 s)
 	BreakerCooldown time.Duration // how long it stays open; default PaymentRetryAfter
 }
 
@@ -80,25 +91,32 @@ func NewPayments(o PaymentsOptions) *Payments {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultPaymentTimeout
 	}
-	if o.BreakerFailures == 0 {
-		o.BreakerFailures = 5
+	if o.BreakerBuyers <= 0 {
+		o.BreakerBuyers = DefaultBreakerBuyers
+	}
+	if o.BreakerWindow <= 0 {
+		o.BreakerWindow = DefaultBreakerWindow
 	}
 	if o.BreakerCooldown <= 0 {
 		o.BreakerCooldown = PaymentRetryAfter
 	}
 	return &Payments{
 		baseURL: o.BaseURL,
+		apiKey:  o.APIKey,
 		timeout: o.Timeout,
-		client:  &http.Client{Timeout: o.Timeout},
-		breaker: gobreaker.NewCircuitBreaker[Charge](gobreaker.Settings{
-			Name:        "payrail",
-			MaxRequests: 1,
-			Timeout:     o.BreakerCooldown,
-			ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= o.BreakerFailures },
-			// A decline is Payrail working as it should.
-			IsSuccessful: func(err error) bool { return err == nil || errors.Is(err, ErrPaymentDeclined) },
-		}),
+		client:  &http.Client{Transport: keepAlive()},
+		breaker: newBreaker(o.BreakerWindow, o.BreakerBuyers, o.BreakerCooldown),
 	}
+}
+
+// keepAlive is the transport to Payrail: Go's default, keeping up to 64 idle
+// connections (not 2), so that the checkouts of a busy instance reuse their
+// connections instead of dialing one a charge. A reused connection is why a
+// refusal proves nothing on its own (see tracked).
+func keepAlive() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	return t
 }
 
 // Timeout is the deadline of one charge.
@@ -107,51 +125,72 @@ func (p *Payments) Timeout() time.Duration { return p.timeout }
 // errBreakerOpen is ErrPaymentUnavailable while the breaker refuses every call.
 var errBreakerOpen = fmt.Errorf("%w: circuit breaker open: %w", ErrPaymentUnavailable, errNotCharged)
 
-// refusing reports whether Charge would refuse at once: the breaker is open,
-// or half-open with its one probe already out. A checkout then refuses before
-// writing an order. (The breaker itself stays the judge: this only saves the
-// writes.)
-func (p *Payments) refusing() bool {
-	switch p.breaker.State() {
-	case gobreaker.StateOpen:
-		return true
-	case gobreaker.StateHalfOpen:
-		return p.breaker.Counts().Requests >= 1
-	}
-	return false
-}
+// Refusing reports whether Charge would refuse the buyer at once: the breaker
+// is open, or half-open with no probe's place for this buyer. A checkout then
+// refuses before writing an order or spending a limit's token. (The breaker
+// itself stays the judge: this only saves the work.)
+func (p *Payments) Refusing(buyerID string) bool { return p.breaker.refusing(buyerID) }
 
-// Charge charges amountCents once per key, ever, before ctx's deadline. It
-// returns the charge, or ErrPaymentDeclined, or ErrPaymentUnavailable (wrapping
-// errNotCharged when Payrail certainly made no charge; otherwise the outcome is
-// unknown).
-func (p *Payments) Charge(ctx context.Context, key string, amountCents int64, currency, token string) (Charge, error) {
-	body, _ := json.Marshal(map[string]any{"amount_cents": amountCents, "currency": currency, "token": token})
-	ch, err := p.breaker.Execute(func() (Charge, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.baseURL+"/charges", bytes.NewReader(body))
-		if err != nil {
-			return Charge{}, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Idempotency-Key", key)
-		var c Charge
-		switch status, raw, err := p.do(req, &c); {
-		case err != nil:
-			return Charge{}, err
-		case (status == http.StatusOK || status == http.StatusCreated) && c.ID != "":
-			return c, nil
-		case status == http.StatusPaymentRequired:
-			return Charge{}, ErrPaymentDeclined
-		case status == http.StatusInternalServerError:
-			return Charge{}, fmt.Errorf("%w: %w: Payrail answered 500", ErrPaymentUnavailable, errNotCharged)
-		default:
-			return Charge{}, fmt.Errorf("%w: Payrail answered %d: %s", ErrPaymentUnavailable, status, raw)
-		}
-	})
-	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
+// Unavailable reports whether the breaker holds Payrail to be down (open or
+// half-open): an outage, as the log reports it.
+func (p *Payments) Unavailable() bool { return p.breaker.unavailable() }
+
+// Charge charges amountCents once per key, ever, before ctx's deadline, for
+// the buyer (whose outcome the breaker counts). It returns the charge, or
+// ErrPaymentDeclined, or ErrPaymentUnavailable (wrapping errNotCharged when
+// Payrail certainly made no charge; otherwise the outcome is unknown).
+func (p *Payments) Charge(ctx context.Context, buyerID, key string, amountCents int64, currency, token string) (Charge, error) {
+	if !p.breaker.admit(buyerID) {
 		return Charge{}, errBreakerOpen
 	}
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	ch, err := p.charge(ctx, key, amountCents, currency, token)
+	// A decline is Payrail working as it should.
+	p.breaker.record(buyerID, err != nil && !errors.Is(err, ErrPaymentDeclined))
 	return ch, err
+}
+
+func (p *Payments) charge(ctx context.Context, key string, amountCents int64, currency, token string) (Charge, error) {
+	body, _ := json.Marshal(map[string]any{"amount_cents": amountCents, "currency": currency, "token": token})
+	req, err := p.request(ctx, http.MethodPost, "/charges", bytes.NewReader(body))
+	if err != nil {
+		return Charge{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	var c Charge
+	switch status, raw, err := p.do(req, &c); {
+	case err != nil:
+		return Charge{}, err
+	case (status == http.StatusOK || status == http.StatusCreated) && c.ID != "":
+		return c, nil
+	case status == http.StatusPaymentRequired:
+		return Charge{}, ErrPaymentDeclined
+	case status == http.StatusInternalServerError:
+		return Charge{}, fmt.Errorf("%w: %w: Payrail answered 500", ErrPaymentUnavailable, errNotCharged)
+	case status == http.StatusUnauthorized:
+		// Refused before anything was looked at: PAYRAIL_API_KEY is wrong.
+		return Charge{}, fmt.Errorf("%w: %w: Payrail refused the API key (401): check PAYRAIL_API_KEY", ErrPaymentUnavailable, errNotCharged)
+	default:
+		return Charge{}, fmt.Errorf("%w: Payrail answered %d: %s", ErrPaymentUnavailable, status, raw)
+	}
+}
+
+// lookupTimeout is the deadline of a request of recovery or reconciliation:
+// a payment's, but at least 5 s (they hold up no buyer).
+func (p *Payments) lookupTimeout() time.Duration { return max(p.timeout, 5*time.Second) }
+
+// request is a request to Payrail's path, with the API key.
+func (p *Payments) request(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, p.baseURL+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if p.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+p.apiKey)
+	}
+	return req, nil
 }
 
 // Finding is what Payrail can say about a charge attempt.
@@ -164,9 +203,11 @@ const (
 	FindingUnknown Finding = iota
 	// FindingCharged: a succeeded charge.
 	FindingCharged
-	// FindingNotCharged: certainly no charge: declined, or no record where the
-	// ledger covers the attempt.
+	// FindingNotCharged: certainly no charge: no record where the ledger
+	// covers the attempt.
 	FindingNotCharged
+	// FindingDeclined: Payrail declined the charge; no money moved.
+	FindingDeclined
 )
 
 // ClockSkew is how far apart Stagedoor's and Payrail's clocks may be. A
@@ -175,12 +216,14 @@ const (
 const ClockSkew = time.Second
 
 // Find asks Payrail about the charge attempted with key, which could reach
-// Payrail between started and deadline. A "no such charge" is FindingNotCharged
+// Payrail between started and deadline: FindingCharged or FindingDeclined when
+// Payrail has it. A "no such charge" is FindingNotCharged
 // only when Payrail's ledger covered that whole window; otherwise it is
 // FindingUnknown. An error means Payrail could not be asked.
 func (p *Payments) Find(ctx context.Context, key string, started, deadline time.Time) (Charge, Finding, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-		p.baseURL+"/charges?idempotency_key="+url.QueryEscape(key), nil)
+	ctx, cancel := context.WithTimeout(ctx, p.lookupTimeout())
+	defer cancel()
+	req, err := p.request(ctx, http.MethodGet, "/charges?idempotency_key="+url.QueryEscape(key), nil)
 	if err != nil {
 		return Charge{}, FindingUnknown, err
 	}
@@ -196,7 +239,7 @@ func (p *Payments) Find(ctx context.Context, key string, started, deadline time.
 	case status == http.StatusOK && found.succeeded():
 		return found.Charge, FindingCharged, nil
 	case status == http.StatusOK:
-		return found.Charge, FindingNotCharged, nil // declined: no money moved
+		return found.Charge, FindingDeclined, nil
 	case status != http.StatusNotFound:
 		return Charge{}, FindingUnknown, fmt.Errorf("%w: Payrail answered %d: %s", ErrPaymentUnavailable, status, raw)
 	case found.Since.IsZero() || found.CompleteThrough.IsZero():
@@ -215,12 +258,14 @@ const chargesPage = 500
 // recorded at afterTime with id afterID (zero values: from the first), in the
 // order they were recorded.
 func (p *Payments) Charges(ctx context.Context, afterTime time.Time, afterID string, limit int) ([]Charge, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.lookupTimeout())
+	defer cancel()
 	q := url.Values{"limit": {strconv.Itoa(limit)}}
 	if !afterTime.IsZero() {
 		q.Set("recorded_after", afterTime.UTC().Format(time.RFC3339Nano))
 		q.Set("after_id", afterID)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.baseURL+"/charges?"+q.Encode(), nil)
+	req, err := p.request(ctx, http.MethodGet, "/charges?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -240,8 +285,9 @@ func (p *Payments) Charges(ctx context.Context, afterTime time.Time, afterID str
 // RefundCharge gives a succeeded charge back, once however often it is called.
 // Any failure is ErrPaymentUnavailable: the refund is to be tried again.
 func (p *Payments) RefundCharge(ctx context.Context, chargeID string) (Refund, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
-		p.baseURL+"/charges/"+url.PathEscape(chargeID)+"/refunds", nil)
+	ctx, cancel := context.WithTimeout(ctx, p.lookupTimeout())
+	defer cancel()
+	req, err := p.request(ctx, http.MethodPost, "/charges/"+url.PathEscape(chargeID)+"/refunds", nil)
 	if err != nil {
 		return Refund{}, err
 	}
@@ -258,12 +304,14 @@ func (p *Payments) RefundCharge(ctx context.Context, chargeID string) (Refund, e
 }
 
 // do sends req and decodes a JSON answer into v. A transport failure is
-// ErrPaymentUnavailable, wrapping errNotCharged when the connection was refused
-// (the request never reached Payrail).
+// ErrPaymentUnavailable, wrapping errNotCharged only when the connection was
+// refused and no try of the request ever had one (so it never reached
+// Payrail: see tracked).
 func (p *Payments) do(req *http.Request, v any) (int, []byte, error) {
+	req, reached := tracked(req)
 	resp, err := p.client.Do(req)
 	if err != nil {
-		if isRefused(err) {
+		if isRefused(err) && !reached() {
 			return 0, nil, fmt.Errorf("%w: %w: %v", ErrPaymentUnavailable, errNotCharged, err)
 		}
 		return 0, nil, fmt.Errorf("%w: %v", ErrPaymentUnavailable, err)

@@ -43,15 +43,16 @@ func (s store) orders(ctx context.Context, buyerID, orderID string) ([]Order, er
 // it is not empty.
 func (s store) tickets(ctx context.Context, buyerID, orderID string) ([]Ticket, error) {
 	rows, err := s.db.Query(ctx, `
-		SELECT t.id::text, t.order_id::text, t.event_id::text, t.seat_id::text, t.code, t.scanned_at
-		FROM tickets t WHERE t.buyer_id = $1 AND ($2 = '' OR t.order_id::text = $2)
+		SELECT t.id::text, t.order_id::text, t.event_id::text, t.seat_id::text, t.code, t.scanned_at, o.status = 'refunded'
+		FROM tickets t JOIN orders o ON o.id = t.order_id
+		WHERE t.buyer_id = $1 AND ($2 = '' OR t.order_id::text = $2)
 		ORDER BY t.created_at, t.id`, buyerID, orderID)
 	if err != nil {
 		return nil, fmt.Errorf("checkout: list tickets: %w", err)
 	}
 	tickets, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Ticket, error) {
 		var t Ticket
-		err := row.Scan(&t.ID, &t.OrderID, &t.EventID, &t.SeatID, &t.Code, &t.ScannedAt)
+		err := row.Scan(&t.ID, &t.OrderID, &t.EventID, &t.SeatID, &t.Code, &t.ScannedAt, &t.Refunded)
 		return t, err
 	})
 	if err != nil {

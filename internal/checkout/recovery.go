@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // recoveryLock is the advisory lock that lets one instance at a time recover.
@@ -16,20 +18,27 @@ const recoveryBatch = 100
 // Recovery is what one pass of Recover did.
 type Recovery struct {
 	Confirmed int // pending orders confirmed: Payrail has their charge
+	Declined  int // pending orders declined: Payrail declined their charge
 	Released  int // pending orders released: Payrail proves there is no charge
 	Unknown   int // pending orders left pending: Payrail cannot tell yet, or could not be asked
 	Refunded  int // late charges refunded by reconciliation
-	Unsettled int // pending orders older than the recovery age after the pass
+	// RefundedAtPayrail counts the confirmed orders found refunded at Payrail,
+	// by reconciliation or recovery: each is refunded now, its tickets revoked.
+	RefundedAtPayrail int
+	Unsettled         int // pending orders older than the recovery age after the pass
 }
 
 // Recover settles what checkouts left unsettled, on one instance at a time (the
 // others return at once with a zero Recovery):
 //
 //   - every order pending longer than the recovery age that no checkout holds a
-//     lease on is confirmed when Payrail has its charge, and released with its
-//     hold when Payrail proves there is none; otherwise it waits, counted;
+//     lease on is confirmed when Payrail has its charge, declined (its hold
+//     active again) when Payrail declined it, and released with its hold when
+//     Payrail proves there is none; otherwise it waits, counted;
 //   - then reconciliation reads the charges Payrail recorded since the last
-//     pass and refunds those whose order was not confirmed.
+//     pass and refunds those whose order was not confirmed, and the refunds
+//     Payrail made since its last pass: a confirmed order whose charge was
+//     refunded at Payrail becomes refunded, its tickets revoked.
 func (s *Service) Recover(ctx context.Context) (Recovery, error) {
 	var r Recovery
 	conn, err := s.store.db.Acquire(ctx)
@@ -56,6 +65,10 @@ func (s *Service) Recover(ctx context.Context) (Recovery, error) {
 	if r.Refunded, err = s.reconcile(ctx); err != nil {
 		return r, err
 	}
+	n, err := s.reconcileRefunds(ctx)
+	if r.RefundedAtPayrail += n; err != nil {
+		return r, err
+	}
 	if r.Unsettled, err = s.store.unsettled(ctx, s.recoverAfter); err != nil {
 		return r, fmt.Errorf("checkout: recover: %w", err)
 	}
@@ -77,13 +90,26 @@ func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery)
 	if err != nil {
 		s.payrail.Failed(err)
 	} else {
-		s.payrail.Succeeded()
+		s.payrailAnswered()
 	}
 	if err == nil {
-		switch finding {
-		case FindingCharged:
+		switch {
+		case finding == FindingCharged && charge.Refund != nil:
+			// Refunded at Payrail before anyone here knew it was charged:
+			// confirmed and refunded at once, its tickets never admitting.
+			_, err = s.store.confirmThen(ctx, o, charge.ID, func(tx pgx.Tx) error {
+				_, err := refundOrderIn(ctx, tx, o.ID, charge.ID, charge.Refund.ID)
+				return err
+			})
+			if err == nil {
+				r.RefundedAtPayrail++
+				s.metrics.providerRefunds.Inc()
+			}
+		case finding == FindingCharged:
 			_, err = s.store.confirm(ctx, o, charge.ID)
-		case FindingNotCharged:
+		case finding == FindingDeclined:
+			err = s.store.endUncharged(ctx, o, Declined)
+		case finding == FindingNotCharged:
 			err = s.store.endUncharged(ctx, o, Released)
 		}
 	}
@@ -100,6 +126,10 @@ func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery)
 		r.Confirmed++
 		s.metrics.recovered.WithLabelValues("confirmed").Inc()
 		s.logger.Info("recovery: pending order confirmed", "order_id", o.ID, "charge_id", charge.ID)
+	case finding == FindingDeclined:
+		r.Declined++
+		s.metrics.recovered.WithLabelValues("declined").Inc()
+		s.logger.Info("recovery: pending order's charge was declined; its hold is active again", "order_id", o.ID, "hold_id", o.HoldID)
 	default:
 		r.Released++
 		s.metrics.recovered.WithLabelValues("released").Inc()

@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -124,7 +125,7 @@ func TestReconciliationRefundsALateCharge(t *testing.T) {
 	if r, err := w.checkout.Recover(ctx); err != nil || r.Released != 1 {
 		t.Fatalf("Recover = %+v, %v; want the order released", r, err)
 	}
-	late, err := w.checkout.payments.Charge(ctx, o.ID, o.TotalCents, o.Currency, payrail.TokenVisa)
+	late, err := w.checkout.payments.Charge(ctx, o.BuyerID, o.ID, o.TotalCents, o.Currency, payrail.TokenVisa)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,4 +151,45 @@ func TestReconciliationRefundsALateCharge(t *testing.T) {
 	if got := testCounter(t, w.checkout.metrics.refunds); got != 1 {
 		t.Errorf("stagedoor_reconciliation_refunds_total = %v, want 1", got)
 	}
+}
+
+// TestRecoveryEndsAFoundDeclineAsDeclined: a checkout died after Payrail
+// declined its charge. Recovery finds the decline and settles the order as
+// declined, with the hold active again, so the buyer's same-key retry learns
+// what happened (402, pay another way), not that the order was released.
+func TestRecoveryEndsAFoundDeclineAsDeclined(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, setup{})
+	h := w.hold(t, 0)
+	key, _, err := w.checkout.store.claimKey(ctx, w.buyer, "k", requestHash(h.ID, payrail.TokenDeclined), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := w.checkout.store.begin(ctx, w.buyer, h.ID, key, time.Second, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.checkout.payments.Charge(ctx, o.BuyerID, o.ID, o.TotalCents, o.Currency, payrail.TokenDeclined); !errors.Is(err, ErrPaymentDeclined) {
+		t.Fatalf("the charge = %v, want declined", err)
+	}
+	w.age(t, o.ID, 2*time.Minute) // the process died here
+	if _, err := w.db.Exec(ctx, `UPDATE idempotency_keys SET claim = NULL, lease_until = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	r, err := w.checkout.Recover(ctx)
+	if err != nil || r.Declined != 1 || r.Released != 0 {
+		t.Fatalf("Recover = %+v, %v; want the order declined", r, err)
+	}
+	res, err := w.pay(h, payrail.TokenDeclined, "k")
+	if !errors.Is(err, ErrPaymentDeclined) || !res.Replayed || res.Order.ID != o.ID {
+		t.Errorf("the same-key retry = %+v, %v; want the declined order (402)", res, err)
+	}
+	if got, _ := w.holds.Get(ctx, w.buyer, h.ID); got.Status != hold.Active {
+		t.Errorf("the hold is %s, want active again: the buyer may pay another way", got.Status)
+	}
+	if res, err := w.pay(h, payrail.TokenVisa, "another"); err != nil || res.Order.Status != Confirmed {
+		t.Errorf("paying the hold another way = %+v, %v; want confirmed", res, err)
+	}
+	w.noViolations(t)
 }

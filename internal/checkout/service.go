@@ -61,11 +61,17 @@ func NewService(db *pgxpool.Pool, payments *Payments, o Options) *Service {
 		lease:        leaseFor(payments.Timeout()),
 		logger:       o.Logger,
 		metrics:      newMetrics(o.Registerer),
-		payrail:      outage.New(o.Logger, "payrail", 0),
+		payrail:      outage.New(o.Logger, "payrail", 0).WithThreshold(payrailFailuresInARow),
 		database:     outage.New(o.Logger, "postgresql", 0),
 		unsettled:    outage.New(o.Logger, "payrail-ledger", 0),
 	}
 }
+
+// payrailFailuresInARow is how many of recovery's and reconciliation's calls
+// to Payrail must fail in a row, with none answered between, to make an
+// outage of Payrail in the log: one is a glitch. (A charge's failures make one
+// only once the breaker holds Payrail to be down, and then at once.)
+const payrailFailuresInARow = 3
 
 // minSettleTime is the least time a checkout keeps for writing its charge's
 // outcome, retrying, after the charge's deadline.
@@ -109,6 +115,10 @@ func (r Request) Check() error {
 	if err := text.Check("payment_token", r.PaymentToken, MaxTokenLength); err != nil {
 		return err
 	}
+	if looksLikeCardNumber(r.PaymentToken) {
+		// The detail never repeats it.
+		return errkind.Invalidf("payment_token looks like a card number: send the token Payrail gave for the card, never the card's number")
+	}
 	return text.Check("Idempotency-Key", r.IdempotencyKey, MaxKeyLength)
 }
 
@@ -134,31 +144,11 @@ type Result struct {
 // Once the charge is under way the caller's cancellation no longer stops it: a
 // buyer who hangs up mid-payment still gets a settled order.
 func (s *Service) Checkout(ctx context.Context, r Request) (Result, error) {
-	if err := r.Check(); err != nil {
-		return Result{}, err
+	a, res, err := s.Claim(ctx, r)
+	if a == nil {
+		return res, err
 	}
-	holdID, _ := ids.Parse(r.HoldID)
-	token := strings.TrimSpace(r.PaymentToken)
-	if r.IdempotencyKey == "" {
-		return s.attempt(ctx, r.BuyerID, holdID, token, nil)
-	}
-	key, orderID, err := s.store.claimKey(ctx, r.BuyerID, r.IdempotencyKey, requestHash(holdID, token), s.lease)
-	if err != nil {
-		return Result{}, err
-	}
-	if key == nil {
-		o, err := s.Order(ctx, r.BuyerID, orderID)
-		if err != nil {
-			return Result{}, err
-		}
-		return Result{Order: o, Replayed: true}, o.settledError()
-	}
-	defer func() {
-		if err := s.store.finishKey(context.WithoutCancel(ctx), key); err != nil {
-			s.database.Failed(err) // the claim lapses with its lease
-		}
-	}()
-	return s.attempt(ctx, r.BuyerID, holdID, token, key)
+	return a.Run(ctx)
 }
 
 // Order returns one of the buyer's orders, or an errkind.NotFound error.

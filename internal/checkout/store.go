@@ -106,6 +106,12 @@ var errNotPending = errors.New("the order is no longer pending")
 // (its seats sold), and one ticket issued a seat. It returns the confirmed
 // order, or errNotPending when the order was already settled.
 func (s store) confirm(ctx context.Context, o pendingOrder, chargeID string) (Order, error) {
+	return s.confirmThen(ctx, o, chargeID, nil)
+}
+
+// confirmThen is confirm, with then run in the same transaction after it
+// (nil: nothing).
+func (s store) confirmThen(ctx context.Context, o pendingOrder, chargeID string, then func(pgx.Tx) error) (Order, error) {
 	confirmed := o.Order
 	code := func(string) (string, error) { return newTicketCode(), nil }
 	if s.keys != nil {
@@ -143,7 +149,10 @@ func (s store) confirm(ctx context.Context, o pendingOrder, chargeID string) (Or
 			SELECT t.id, $1, $2, $3, t.seat_id, t.code
 			FROM unnest($4::uuid[], $5::uuid[], $6::text[]) AS t (id, seat_id, code)`,
 			o.ID, o.BuyerID, o.EventID, ticketIDs, seatIDs, codes)
-		return err
+		if err != nil || then == nil {
+			return err
+		}
+		return then(tx)
 	})
 	switch {
 	case errors.Is(err, errNotPending):

@@ -30,12 +30,14 @@ type Config struct {
 	RedisTimeout    time.Duration // STAGEDOOR_REDIS_TIMEOUT: deadline of one limiter call
 	PayrailURL      string        // PAYRAIL_URL: where Stagedoor finds Payrail
 	PaymentTimeout  time.Duration // STAGEDOOR_PAYMENT_TIMEOUT: deadline of one charge
+	BreakerBuyers   int           // STAGEDOOR_PAYMENT_BREAKER_BUYERS: buyers paying within 10 s before the payment breaker may open
 	PayrailAddr     string        // PAYRAIL_ADDR: where "stagedoor payrail" listens
 	PayrailDatabase string        // PAYRAIL_DATABASE_URL: the stub's ledger (default: DATABASE_URL)
 	PayrailLatency  time.Duration // PAYRAIL_LATENCY: the stub's delay per charge
 	PayrailJitter   time.Duration // PAYRAIL_LATENCY_JITTER: up to this much more, at random
 	PayrailFailures float64       // PAYRAIL_FAILURE_RATE: the stub's share of 500s
 	PayrailRecord   time.Duration // PAYRAIL_RECORD_DELAY: charges recorded up to this late, at random
+	PayrailAPIKey   string        // PAYRAIL_API_KEY: Payrail's API key; Stagedoor sends it, "stagedoor payrail" requires it
 	AdminToken      string        // STAGEDOOR_ADMIN_TOKEN: empty turns the admin API off
 	BcryptCost      int           // STAGEDOOR_BCRYPT_COST
 	TrustedProxies  []netip.Prefix
@@ -106,11 +108,13 @@ func Load(getenv func(string) string) (Config, error) {
 		RedisTimeout:    r.duration("STAGEDOOR_REDIS_TIMEOUT", 50*time.Millisecond),
 		PayrailURL:      r.checked("PAYRAIL_URL", "http://127.0.0.1:8090", httpURLProblem),
 		PaymentTimeout:  r.duration("STAGEDOOR_PAYMENT_TIMEOUT", 5*time.Second),
+		BreakerBuyers:   r.integer("STAGEDOOR_PAYMENT_BREAKER_BUYERS", 20, 3, 1_000_000),
 		PayrailAddr:     r.checked("PAYRAIL_ADDR", "127.0.0.1:8090", listenAddrProblem),
 		PayrailLatency:  r.duration("PAYRAIL_LATENCY", 400*time.Millisecond),
 		PayrailJitter:   r.durationOrZero("PAYRAIL_LATENCY_JITTER", 0),
 		PayrailFailures: r.fraction("PAYRAIL_FAILURE_RATE", 0),
 		PayrailRecord:   r.durationOrZero("PAYRAIL_RECORD_DELAY", 0),
+		PayrailAPIKey:   r.str("PAYRAIL_API_KEY", ""),
 		AdminToken:      r.str("STAGEDOOR_ADMIN_TOKEN", ""),
 		BcryptCost:      r.integer("STAGEDOOR_BCRYPT_COST", 12, 4, 31),
 		TrustedProxies:  r.prefixes("STAGEDOOR_TRUSTED_PROXIES"),
@@ -140,6 +144,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		r.fail("STAGEDOOR_ADMIN_TOKEN", "(hidden)", "must be at least 16 characters")
+	}
+	if c.PayrailAPIKey != "" && !visibleASCII(c.PayrailAPIKey, 16, 256) {
+		r.fail("PAYRAIL_API_KEY", "(hidden)", "must be 16 to 256 visible ASCII characters")
 	}
 	if c.CheckoutSlots >= c.DBPool && r.ok("STAGEDOOR_CHECKOUT_SLOTS") && r.ok("STAGEDOOR_DB_POOL") {
 		r.fail("STAGEDOOR_CHECKOUT_SLOTS", strconv.Itoa(c.CheckoutSlots),
@@ -318,4 +325,18 @@ func (r *reader) prefixes(variable string) []netip.Prefix {
 		return nil
 	}
 	return out
+}
+
+// visibleASCII reports whether s is min to max printable ASCII characters,
+// spaces excluded: a secret that travels in a header as it is.
+func visibleASCII(s string, min, max int) bool {
+	if len(s) < min || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }

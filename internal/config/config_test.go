@@ -21,7 +21,7 @@ func TestDefaults(t *testing.T) {
 	if c.Addr != ":8080" || c.DBPool != 24 || c.MaxInFlight != 400 || c.CheckoutSlots != 20 ||
 		c.BcryptCost != 12 || c.HoldTTL != 10*time.Minute || c.RecoveryAfter != time.Minute ||
 		!c.AutoMigrate || c.PayrailLatency != 400*time.Millisecond || c.PayrailURL != "http://127.0.0.1:8090" ||
-		c.PaymentTimeout != 5*time.Second || c.PayrailDatabase != c.DatabaseURL || c.PayrailJitter != 0 || c.PayrailRecord != 0 ||
+		c.PaymentTimeout != 5*time.Second || c.BreakerBuyers != 20 || c.PayrailDatabase != c.DatabaseURL || c.PayrailJitter != 0 || c.PayrailRecord != 0 ||
 		c.BodyTimeout != 5*time.Second || c.MaxHeldSeats != 10 || c.ReholdCooldown != time.Minute ||
 		c.BuyerConcurrency != 5 || c.OrganizerConcurrency != 20 || c.FleetCapacity != 0 || c.FleetReserve != 0.2 || c.WorkerUtilization != "enforce" ||
 		c.MetricsAddr != "127.0.0.1:9091" || c.MaxConnections != 10_000 || c.WriteTimeout != 10*time.Second {
@@ -37,6 +37,8 @@ func TestDefaults(t *testing.T) {
 		"signup-address": {Rate: 5, Period: time.Hour, Burst: 5},
 		"event-create":   {Rate: 30, Period: time.Hour, Burst: 30},
 		"login-device":   {Rate: 10, Period: time.Hour, Burst: 10},
+		"checkout-buyer": {Rate: 5, Period: 10 * time.Minute, Burst: 5},
+		"checkout-hold":  {Rate: 3, Period: time.Hour, Burst: 3},
 	}
 	for name, l := range want {
 		if c.Limits[name] != l {
@@ -85,6 +87,10 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 		{"STAGEDOOR_PAYMENT_TIMEOUT", "0s"},
 		{"STAGEDOOR_CHECKOUT_SLOTS", "24"},
 		{"STAGEDOOR_ADMIN_TOKEN", "short"},
+		{"PAYRAIL_API_KEY", "short"},
+		{"STAGEDOOR_PAYMENT_BREAKER_BUYERS", "2"},
+		{"PAYRAIL_API_KEY", "a key with spaces in it"},
+		{"STAGEDOOR_LIMIT_CHECKOUT_BUYER", "5 a minute"},
 		{"STAGEDOOR_LOG_LEVEL", "loud"},
 		{"STAGEDOOR_BODY_TIMEOUT", "0s"},
 		{"STAGEDOOR_MAX_HELD_SEATS", "0"},

@@ -19,7 +19,8 @@ import (
 // active and a retry buys them).
 func TestTenSlowCheckoutsFromOneBuyer(t *testing.T) {
 	t.Parallel()
-	s := newShop(t, time.Second, "STAGEDOOR_LIMIT_BUYER_CONCURRENCY", "5")
+	// Ten payment attempts of one buyer: checkout-buyer is out of the way.
+	s := newShop(t, time.Second, "STAGEDOOR_LIMIT_BUYER_CONCURRENCY", "5", "STAGEDOOR_LIMIT_CHECKOUT_BUYER", "100/1s")
 	buyer := newAccount(t, s.testServer, auth.Buyer)
 	holds := make([]string, 10)
 	for i := range holds {

@@ -147,23 +147,29 @@ func TestOneKeyFromTwoInstancesAtOnceChargesOnce(t *testing.T) {
 	a.noViolations(t)
 }
 
-// TestAPaymentOutageIsAWarningWithACount: thirty checkouts while Payrail
-// fails are thirty 503s, and in the log one WARN line about Payrail, not an
-// ERROR line each.
+// TestAPaymentOutageIsAWarningWithACount: thirty checkouts of six buyers
+// while Payrail fails are thirty 503s, and in the log one WARN line about
+// Payrail, not an ERROR line each.
 func TestAPaymentOutageIsAWarningWithACount(t *testing.T) {
 	t.Parallel()
 	logs := &testenv.LogBuffer{}
 	db := testenv.Postgres(t)
 	p := startPayrailOn(t, db, payrail.Config{})
-	ts := startInstance(t, instance{env: limitEnv("PAYRAIL_URL", p.url, "STAGEDOOR_LIMIT_HOLD_BUYER", "100/1s"), db: db, logs: logs})
+	ts := startInstance(t, instance{env: limitEnv("PAYRAIL_URL", p.url, "STAGEDOOR_LIMIT_HOLD_BUYER", "100/1s",
+		"STAGEDOOR_PAYMENT_BREAKER_BUYERS", "3"), db: db, logs: logs})
 	s := &shop{testServer: ts, payrail: p}
 	org := newAccount(t, ts, auth.Organizer)
-	s.event, s.seats = newEvent(t, ts, org, eventBody(1, 5))
-	ada := newAccount(t, ts, auth.Buyer)
-	holdID := s.hold(t, ada, s.seats[0])
+	s.event, s.seats = newEvent(t, ts, org, eventBody(2, 5))
+	buyers := make([]testAccount, 6)
+	holds := make([]string, len(buyers))
+	for i := range buyers {
+		buyers[i] = newAccount(t, ts, auth.Buyer)
+		holds[i] = s.hold(t, buyers[i], s.seats[i])
+	}
 	p.down.Store(true)
 	for i := range 30 {
-		if a := s.checkout(t, ada, orderBody(holdID, "tok_visa"), fmt.Sprint("k", i)); a.StatusCode != 503 || !a.problem(t).is("payment-unavailable") {
+		b := i % len(buyers)
+		if a := s.checkout(t, buyers[b], orderBody(holds[b], "tok_visa"), fmt.Sprint("k", i)); a.StatusCode != 503 || !a.problem(t).is("payment-unavailable") {
 			t.Fatalf("checkout %d while Payrail fails = %d %s", i, a.StatusCode, a.raw)
 		}
 	}
@@ -243,8 +249,8 @@ func (p *restartablePayrail) restart(cfg payrail.Config) {
 //     terminated mid-charge;
 //  2. Payrail is restarted slowed past the 500 ms payment deadline: 4 buyers'
 //     outcomes are unknown (202);
-//  3. Payrail is restarted as it was; one buyer pays (the breaker, at 4
-//     failures in a row, stays closed);
+//  3. Payrail is restarted as it was; one buyer pays (the breaker, at four
+//     buyers' failures, under its volume of 20, stays closed);
 //  4. Payrail is killed while 4 buyers' charges are under way;
 //  5. the other 16 buyers pay.
 //

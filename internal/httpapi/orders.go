@@ -2,11 +2,14 @@ package httpapi
 
 import (
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/stagedoor/stagedoor/internal/checkout"
+	"github.com/stagedoor/stagedoor/internal/limits"
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
 type orderRequest struct {
@@ -62,47 +65,120 @@ func utc(t *time.Time) *time.Time {
 // checkoutRetryAfter is the Retry-After of a checkout refused for want of a slot.
 const checkoutRetryAfter = 2 * time.Second
 
+// bulkhead is the instance's checkout slots: a counter, not a queue.
+type bulkhead struct {
+	used atomic.Int64
+	size int64
+}
+
+func newBulkhead(slots int) *bulkhead { return &bulkhead{size: int64(slots)} }
+
+// full reports whether every slot is taken now, without taking one.
+func (b *bulkhead) full() bool { return b.used.Load() >= b.size }
+
+// tryTake takes a slot if one is free.
+func (b *bulkhead) tryTake() bool {
+	for {
+		u := b.used.Load()
+		if u >= b.size {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+1) {
+			return true
+		}
+	}
+}
+
+func (b *bulkhead) give() { b.used.Add(-1) }
+
+// checkoutShed is the refusal of a checkout for want of a slot, counted.
+func (s *Server) checkoutShed() error {
+	s.metrics.shed.WithLabelValues("checkout").Inc()
+	return &Problem{
+		Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
+		Detail:     "every checkout slot of this instance is taken; retry shortly",
+		RetryAfter: checkoutRetryAfter,
+	}
+}
+
 // takeCheckoutSlot takes one of the instance's checkout slots, or refuses at
 // once with 503 and Retry-After: there is no queue, so the checkouts inside
 // keep their connections and finish.
 func (s *Server) takeCheckoutSlot() (release func(), err error) {
-	if !s.checkoutSlots.TryAcquire(1) {
-		s.metrics.shed.WithLabelValues("checkout").Inc()
-		return nil, &Problem{
-			Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
-			Detail:     "every checkout slot of this instance is taken; retry shortly",
-			RetryAfter: checkoutRetryAfter,
-		}
+	if !s.checkoutSlots.tryTake() {
+		return nil, s.checkoutShed()
 	}
-	return func() { s.checkoutSlots.Release(1) }, nil
+	return s.checkoutSlots.give, nil
 }
 
 // createOrder serves POST /v1/orders: 201 with the confirmed order, 202 with
 // the pending one while the charge's outcome is unknown (Location names it
-// either way), or a problem. The request is checked before a checkout slot is
-// taken. With an Idempotency-Key, a retry answers the key's order as it stands
-// now, marked Idempotent-Replayed (problems included: a declined or released
-// order).
+// either way), or a problem. In order, each before what it protects:
+//
+//  1. the body is checked (a card number as payment_token is a 400);
+//  2. the Idempotency-Key is claimed: a retry whose key already has its answer
+//     is answered with the key's order as it stands now, marked
+//     Idempotent-Replayed (problems included: a declined or released order);
+//     it attempts nothing, so it spends no token and takes no slot, however
+//     often a buyer asks;
+//  3. admitPayment: the payment breaker, checkout-buyer and checkout-hold,
+//     then a checkout slot;
+//  4. the checkout.
+//
+// A refusal at 3 gives the key up: nothing was written or charged.
 func (s *Server) createOrder(c echo.Context) error {
 	var in orderRequest
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
+	ctx := c.Request().Context()
+	buyer := principalOf(c).AccountID
 	req := checkout.Request{
-		BuyerID:        principalOf(c).AccountID,
+		BuyerID:        buyer,
 		HoldID:         in.HoldID,
 		PaymentToken:   in.PaymentToken,
 		IdempotencyKey: c.Request().Header.Get("Idempotency-Key"),
 	}
-	if err := req.Check(); err != nil {
-		return err
+	attempt, res, err := s.Checkout.Claim(ctx, req)
+	if attempt == nil {
+		return answerOrder(c, res, err)
 	}
-	release, err := s.takeCheckoutSlot()
+	release, err := s.admitPayment(c, buyer, attempt.HoldID())
 	if err != nil {
+		attempt.Abandon(ctx)
 		return err
 	}
 	defer release()
-	res, err := s.Checkout.Checkout(c.Request().Context(), req)
+	res, err = attempt.Run(ctx)
+	return answerOrder(c, res, err)
+}
+
+// admitPayment lets a payment attempt of the buyer on the hold into a
+// checkout slot, or refuses it; release gives the slot back. A refusal spends
+// nothing another would: while the payment breaker holds Payrail to be down,
+// 503 at once; when every slot is taken, 503 (no token spent: the buyer's
+// retry after Retry-After must not cost a second one); then checkout-buyer
+// and checkout-hold, as one decision, before the slot is taken (a card tester
+// past its limit never holds one); then the slot (lost in between: 503).
+func (s *Server) admitPayment(c echo.Context, buyer, holdID string) (release func(), err error) {
+	if err := s.Checkout.PaymentRefused(buyer); err != nil {
+		return nil, err
+	}
+	if s.checkoutSlots.full() {
+		return nil, s.checkoutShed()
+	}
+	if err := s.enforce(c,
+		ratelimit.Check{Limit: limits.CheckoutBuyer, Key: buyer},
+		ratelimit.Check{Limit: limits.CheckoutHold, Key: buyer + "/" + holdID},
+	); err != nil {
+		return nil, err
+	}
+	return s.takeCheckoutSlot()
+}
+
+// answerOrder writes a checkout's answer: 201 with a confirmed order, 202 with
+// a pending one, or its problem; Idempotent-Replayed when it is the key's.
+func answerOrder(c echo.Context, res checkout.Result, err error) error {
 	if res.Replayed {
 		c.Response().Header().Set("Idempotent-Replayed", "true")
 	}

@@ -33,7 +33,8 @@ func BenchmarkCheckoutThroughput(b *testing.B) {
 func benchmarkCheckoutThroughput(b *testing.B, keyed bool) {
 	p := startPayrailTB(b, 400*time.Millisecond)
 	ts := startInstance(b, instance{env: limitEnv("PAYRAIL_URL", p.url,
-		"STAGEDOOR_LIMIT_HOLD_BUYER", "100000/1s", "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "100000/1s")})
+		"STAGEDOOR_LIMIT_HOLD_BUYER", "100000/1s", "STAGEDOOR_LIMIT_HOLD_ORGANIZER", "100000/1s",
+		"STAGEDOOR_LIMIT_CHECKOUT_BUYER", "100000/1s")})
 	org := newAccount(b, ts, auth.Organizer)
 	event, seats := newEvent(b, ts, org, eventBody(100, 50))
 	var next atomic.Int64
@@ -86,7 +87,8 @@ func holdIDOf(rec *httptest.ResponseRecorder) string {
 func BenchmarkShedCheckout(b *testing.B) {
 	p := startPayrailTB(b, time.Minute)
 	ts := startInstance(b, instance{env: limitEnv("PAYRAIL_URL", p.url, "STAGEDOOR_CHECKOUT_SLOTS", "1",
-		"STAGEDOOR_PAYMENT_TIMEOUT", "2s", "STAGEDOOR_RECOVERY_AFTER", "6s")})
+		"STAGEDOOR_PAYMENT_TIMEOUT", "2s", "STAGEDOOR_RECOVERY_AFTER", "6s",
+		"STAGEDOOR_LIMIT_CHECKOUT_BUYER", "1000000/1s", "STAGEDOOR_LIMIT_CHECKOUT_HOLD", "1000000/1s")})
 	org, buyer := newAccount(b, ts, auth.Organizer), newAccount(b, ts, auth.Buyer)
 	event, seats := newEvent(b, ts, org, eventBody(1, 2))
 	rec := ts.serve("POST", "/v1/holds", holdBody(event, seats[0]), buyer.bearer()...)
@@ -121,4 +123,64 @@ func BenchmarkShedCheckout(b *testing.B) {
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkRefusedPaymentAttempt is the server time of a payment attempt that
+// checkout-buyer refuses (429), side by side with the floor of the HTTP stack
+// (GET /healthz through the same rings): without an Idempotency-Key (no query:
+// the denial cache answers), and with a new key each time (the key is claimed,
+// then given up: two short writes, so that a retry of the same key that is
+// still running is told 409 and spends no token). Not through the contract
+// check, which would dwarf both.
+//
+//	go test -run '^$' -bench RefusedPaymentAttempt ./internal/httpapi
+func BenchmarkRefusedPaymentAttempt(b *testing.B) {
+	p := startPayrailTB(b, 0)
+	ts := startInstance(b, instance{env: limitEnv("PAYRAIL_URL", p.url, "STAGEDOOR_LIMIT_CHECKOUT_BUYER", "1/1h",
+		"STAGEDOOR_LIMIT_HOLD_BUYER", "1000000/1s", "STAGEDOOR_LIMIT_BUYER_CONCURRENCY", "1000")})
+	org, tester := newAccount(b, ts, auth.Organizer), newAccount(b, ts, auth.Buyer)
+	event, seats := newEvent(b, ts, org, eventBody(1, 2))
+	rec := ts.serve("POST", "/v1/holds", holdBody(event, seats[0]), tester.bearer()...)
+	if rec.Code != 201 {
+		b.Fatalf("hold = %d %s", rec.Code, rec.Body)
+	}
+	body := orderBody(holdIDOf(rec), "tok_declined")
+	pay := func(key string) int {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/v1/orders", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tester.token)
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		ts.Handler.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	if code := pay(""); code != 402 {
+		b.Fatalf("the attempt the bucket allows = %d", code)
+	}
+	pay("") // refused: the denial is cached from here on
+	b.Run("healthz", func(b *testing.B) {
+		for b.Loop() {
+			rec := httptest.NewRecorder()
+			ts.Handler.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+			if rec.Code != 200 {
+				b.Fatal(rec.Code)
+			}
+		}
+	})
+	for _, keyed := range []bool{false, true} {
+		b.Run(map[bool]string{false: "429-without-key", true: "429-with-key"}[keyed], func(b *testing.B) {
+			n := 0
+			for b.Loop() {
+				key := ""
+				if keyed {
+					n++
+					key = fmt.Sprint("card-", n)
+				}
+				if code := pay(key); code != 429 {
+					b.Fatalf("status %d, want 429", code)
+				}
+			}
+		})
+	}
 }

@@ -352,16 +352,23 @@ func TestCheckoutBulkhead(t *testing.T) {
 	}
 }
 
-// TestPaymentBreaker: Payrail failing opens the breaker; further checkouts are
-// refused without calling Payrail until the breaker lets a probe through.
+// TestPaymentBreaker: Payrail failing for three buyers (the breaker's volume
+// set to 3) opens the breaker; further checkouts are refused without calling
+// Payrail, and without spending a payment attempt, until the breaker lets a
+// probe through.
 func TestPaymentBreaker(t *testing.T) {
 	t.Parallel()
-	s := newShop(t, 0)
-	ada := newAccount(t, s.testServer, auth.Buyer)
-	holdID := s.hold(t, ada, s.seats[0])
+	s := newShop(t, 0, "STAGEDOOR_PAYMENT_BREAKER_BUYERS", "3")
+	buyers := make([]testAccount, 3)
+	holds := make([]string, 3)
+	for i := range buyers {
+		buyers[i] = newAccount(t, s.testServer, auth.Buyer)
+		holds[i] = s.hold(t, buyers[i], s.seats[i])
+	}
+	ada, holdID := buyers[0], holds[0]
 	s.payrail.down.Store(true)
-	for i := 1; i <= 5; i++ {
-		a := s.checkout(t, ada, orderBody(holdID, "tok_visa"), fmt.Sprint("fail-", i))
+	for i := range buyers {
+		a := s.checkout(t, buyers[i], orderBody(holds[i], "tok_visa"), fmt.Sprint("fail-", i))
 		if a.StatusCode != 503 || !a.problem(t).is("payment-unavailable") || a.Header.Get("Retry-After") == "" {
 			t.Fatalf("checkout %d with Payrail down = %d %s Retry-After %q", i, a.StatusCode, a.raw, a.Header.Get("Retry-After"))
 		}
@@ -370,9 +377,9 @@ func TestPaymentBreaker(t *testing.T) {
 	var ordersBefore, ordersAfter int
 	_ = s.DB.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&ordersBefore)
 	for i := range 5 {
-		a := s.checkout(t, ada, orderBody(holdID, "tok_visa"), fmt.Sprint("open-", i))
-		if a.StatusCode != 503 || !a.problem(t).is("payment-unavailable") {
-			t.Fatalf("checkout with the breaker open = %d %s", a.StatusCode, a.raw)
+		a := s.checkout(t, buyers[i%3], orderBody(holds[i%3], "tok_visa"), fmt.Sprint("open-", i))
+		if a.StatusCode != 503 || !a.problem(t).is("payment-unavailable") || a.Header.Get("RateLimit") != "" {
+			t.Fatalf("checkout with the breaker open = %d %s %v; want 503 before any limit", a.StatusCode, a.raw, a.Header)
 		}
 	}
 	if n := s.payrail.posts.Load() - posts; n != 0 {

@@ -98,6 +98,7 @@ var errorProblems = []struct {
 	{err: checkout.ErrPaymentDeclined, slug: "payment-declined"}, // + order_id
 	{err: checkout.ErrPaymentUnavailable, slug: "payment-unavailable", retryAfter: checkout.PaymentRetryAfter},
 	{err: checkout.ErrOrderReleased, slug: "order-released"},
+	{err: checkout.ErrOrderRefunded, slug: "order-refunded"}, // + order_id
 	{err: checkout.ErrIdempotencyInProgress, slug: "idempotency-in-progress"},
 	{err: checkout.ErrIdempotencyMismatch, slug: "idempotency-mismatch"},
 	{err: scan.ErrAlreadyScanned, slug: "scan-rejected"},                       // + result, first_scanned_at

@@ -31,7 +31,8 @@ type ticket struct{ id, code string }
 func newVenue(t testing.TB, db *pgxpool.Pool, kv ...string) *venue {
 	t.Helper()
 	p := startPayrailTB(t, 0)
-	env := limitEnv(append([]string{"PAYRAIL_URL", p.url, "STAGEDOOR_LIMIT_HOLD_BUYER", "100000/1s"}, kv...)...)
+	env := limitEnv(append([]string{"PAYRAIL_URL", p.url, "STAGEDOOR_LIMIT_HOLD_BUYER", "100000/1s",
+		"STAGEDOOR_LIMIT_CHECKOUT_BUYER", "100000/1s"}, kv...)...)
 	ts := startInstance(t, instance{env: env, db: db})
 	v := &venue{testServer: ts, org: newAccount(t, ts, auth.Organizer), buyer: newAccount(t, ts, auth.Buyer)}
 	v.event, v.seats = newEvent(t, ts, v.org, eventBody(10, 10))

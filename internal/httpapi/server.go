@@ -74,7 +74,7 @@ type Server struct {
 	dbOutage *outage.Reporter // requests refused because PostgreSQL dropped them
 
 	seatMapBodies seatMapBodies
-	checkoutSlots *semaphore.Weighted     // the checkout bulkhead
+	checkoutSlots *bulkhead               // the checkout bulkhead
 	streamSlots   *semaphore.Weighted     // the bound on live seat-map streams
 	classes       map[routeKey]shed.Class // each route's class (routes.go); read-only once New returns
 	inFlight      inFlight                // requests in flight on this instance
@@ -93,7 +93,7 @@ func New(d Deps) *Server {
 		metrics:       newHTTPMetrics(d.Registry),
 		echo:          echo.New(),
 		dbOutage:      outage.New(d.Logger, "postgresql", 0),
-		checkoutSlots: semaphore.NewWeighted(int64(d.Config.CheckoutSlots)),
+		checkoutSlots: newBulkhead(d.Config.CheckoutSlots),
 		streamSlots:   semaphore.NewWeighted(int64(d.Config.MaxStreams)),
 		classes:       map[routeKey]shed.Class{},
 		static:        newStaticFiles(web.Static),

@@ -19,6 +19,8 @@ const (
 	EventCreate   ratelimit.Name = "event-create"   // organizer id, on creating an event
 	ScannerKey    ratelimit.Name = "scanner-key"    // scanner key id, on a scan
 	QueueJoin     ratelimit.Name = "queue-join"     // buyer and event, on joining a waiting room
+	CheckoutBuyer ratelimit.Name = "checkout-buyer" // buyer id, on a payment attempt (card testing)
+	CheckoutHold  ratelimit.Name = "checkout-hold"  // buyer and hold, on a payment attempt: a cap per hold
 )
 
 // Definition is one limit: its name, the variable that sets it at start, that
@@ -31,7 +33,8 @@ type Definition struct {
 }
 
 // All lists every limit, in the order of the contract's table. The limits in
-// front of bcrypt (logins, signups) protect its CPU, so they fall back to
+// front of bcrypt (logins, signups) protect its CPU, and those in front of
+// Payrail (payment attempts) stop card testing, so they fall back to
 // in-process buckets; the others protect fairness and fail open.
 var All = []Definition{
 	{LoginAddress, "STAGEDOOR_LIMIT_LOGIN_ADDRESS", "10/1m", ratelimit.Fallback},
@@ -43,4 +46,6 @@ var All = []Definition{
 	{SignupAddress, "STAGEDOOR_LIMIT_SIGNUP_ADDRESS", "5/1h burst 5", ratelimit.Fallback},
 	{EventCreate, "STAGEDOOR_LIMIT_EVENT_CREATE", "30/1h", ratelimit.FailOpen},
 	{LoginDevice, "STAGEDOOR_LIMIT_LOGIN_DEVICE", "10/1h", ratelimit.Fallback},
+	{CheckoutBuyer, "STAGEDOOR_LIMIT_CHECKOUT_BUYER", "5/10m burst 5", ratelimit.Fallback},
+	{CheckoutHold, "STAGEDOOR_LIMIT_CHECKOUT_HOLD", "3/1h burst 3", ratelimit.Fallback},
 }

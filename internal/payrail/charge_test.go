@@ -1,6 +1,8 @@
 package payrail
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"regexp"
 	"strings"
 	"sync"
@@ -159,7 +161,8 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// A real payment token is a secret: the log shows it only as a fingerprint.
+// A real payment token is a secret: the log never shows it, nor any hash of
+// it (a short hash of a card number can be brute-forced).
 func TestTheLogNeverHoldsAPaymentToken(t *testing.T) {
 	t.Parallel()
 	_, ts, logs := start(t, Config{})
@@ -168,10 +171,13 @@ func TestTheLogNeverHoldsAPaymentToken(t *testing.T) {
 	mustPost(t, ts, "k-secret", chargeBody(secret)) // replayed: logged again
 	mustPost(t, ts, "k-visa", chargeBody(TokenVisa))
 	out := logs.String()
-	if strings.Contains(out, secret) || strings.Contains(out, "4242424242424242") {
-		t.Errorf("the log holds the payment token:\n%s", out)
+	sum := sha256.Sum256([]byte(secret))
+	digest := hex.EncodeToString(sum[:])
+	if strings.Contains(out, secret) || strings.Contains(out, "4242424242424242") ||
+		strings.Contains(out, "sha256") || strings.Contains(out, digest[:6]) {
+		t.Errorf("the log holds the payment token or a hash of it:\n%s", out)
 	}
-	if !strings.Contains(out, redactToken(secret)) || !strings.Contains(out, "token="+TokenVisa) {
-		t.Errorf("the log does not name the tokens by fingerprint and test name:\n%s", out)
+	if strings.Count(out, "token=other") != 2 || !strings.Contains(out, "token="+TokenVisa) {
+		t.Errorf("the log does not name the test token, and only say of the others that they are not one:\n%s", out)
 	}
 }

@@ -18,12 +18,18 @@
 //	GET  /charges[?recorded_after=T&after_id=ID&limit=N]
 //	                                   200 {"charges":[...],"ledger_since","complete_through"} in recording order
 //	POST /charges/{id}/refunds         201 the refund; 200 it again (Idempotent-Replayed: true)
+//	GET  /refunds[?created_after=T&after_id=ID&limit=N]
+//	                                   200 {"refunds":[...]} in the order they were made
 //	GET  /healthz                      200 {"status":"ok"}
+//
+// With an API key (Config.APIKey, PAYRAIL_API_KEY; `stagedoor payrail` needs
+// one), every route but GET /healthz needs "Authorization: Bearer <key>", and
+// answers 401 without it, having looked at nothing.
 //
 // A charge is a JSON object {"id","status","amount_cents","currency",
 // "idempotency_key","created_at","recorded_at"} plus "decline_reason" when
 // declined and "refund" once refunded. A refund is {"id","charge_id",
-// "amount_cents","currency","created_at"}. Ids are "ch_" or "re_" and 32 hex
+// "idempotency_key","amount_cents","currency","created_at"} (the charge's key). Ids are "ch_" or "re_" and 32 hex
 // digits (128 random bits); times are RFC 3339 in UTC. Errors are {"error":"..."}.
 //
 // # Tokens
@@ -72,6 +78,11 @@
 // POST /charges/{id}/refunds gives a succeeded charge's whole amount back, once:
 // the first call answers 201 with the refund, every later one 200 with the same
 // refund. A declined charge answers 409 and an unknown id 404; nothing changes.
+// GET /refunds lists every refund, whoever asked for it, so that a client
+// learns of refunds it did not make.
+//
+// A payment token is never logged, nor a hash of one (a test token by its
+// name, any other as "other"); the API key neither.
 //
 // Bad input answers 400 and charges nothing: a missing or over-long
 // Idempotency-Key, malformed JSON, unknown fields, trailing data, a body over

@@ -47,11 +47,13 @@ type Charge struct {
 
 // Refund gives a succeeded charge's whole amount back. A charge has at most one.
 type Refund struct {
-	ID          string    `json:"id"`
-	ChargeID    string    `json:"charge_id"`
-	AmountCents int64     `json:"amount_cents"`
-	Currency    string    `json:"currency"`
-	CreatedAt   time.Time `json:"created_at"`
+	ID       string `json:"id"`
+	ChargeID string `json:"charge_id"`
+	// IdempotencyKey is the refunded charge's.
+	IdempotencyKey string    `json:"idempotency_key"`
+	AmountCents    int64     `json:"amount_cents"`
+	Currency       string    `json:"currency"`
+	CreatedAt      time.Time `json:"created_at"`
 }
 
 // Coverage says which charge attempts the ledger can answer for: every request
@@ -89,7 +91,8 @@ CREATE TABLE IF NOT EXISTS payrail.charges (
     CHECK (refund_id IS NULL OR status = 'succeeded'),
     CHECK ((refund_id IS NULL) = (refunded_at IS NULL))
 );
-CREATE INDEX IF NOT EXISTS charges_recorded_at ON payrail.charges (recorded_at, id);`
+CREATE INDEX IF NOT EXISTS charges_recorded_at ON payrail.charges (recorded_at, id);
+CREATE INDEX IF NOT EXISTS charges_refunded_at ON payrail.charges (refunded_at, refund_id) WHERE refund_id IS NOT NULL;`
 
 // schemaLock serializes the schema statements of Payrails starting at once.
 const schemaLock = 0x5eed_7a11
@@ -272,6 +275,30 @@ func (l ledger) refund(ctx context.Context, chargeID string) (r Refund, created 
 	return r, created, err
 }
 
+// refundsAfter returns up to limit refunds made after the one made at
+// createdAt with id (zero values: from the first), in the order they were
+// made.
+func (l ledger) refundsAfter(ctx context.Context, createdAt time.Time, id string, limit int) ([]Refund, error) {
+	rows, err := l.db.Query(ctx, `
+		SELECT `+chargeColumns+` FROM payrail.charges
+		WHERE refund_id IS NOT NULL AND (refunded_at, refund_id) > ($1, $2)
+		ORDER BY refunded_at, refund_id LIMIT $3`, createdAt, id, limit)
+	if err != nil {
+		return nil, fmt.Errorf("payrail: list refunds: %w", err)
+	}
+	refunds, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Refund, error) {
+		c, err := scanCharge(row)
+		if err != nil {
+			return Refund{}, err
+		}
+		return *c.Refund, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("payrail: list refunds: %w", err)
+	}
+	return refunds, nil
+}
+
 func scanCharge(row pgx.Row) (Charge, error) {
 	var c Charge
 	var refundID *string
@@ -282,8 +309,8 @@ func scanCharge(row pgx.Row) (Charge, error) {
 	}
 	c.CreatedAt, c.RecordedAt = c.CreatedAt.UTC(), c.RecordedAt.UTC()
 	if refundID != nil {
-		c.Refund = &Refund{ID: *refundID, ChargeID: c.ID, AmountCents: c.AmountCents, Currency: c.Currency,
-			CreatedAt: refundedAt.UTC()}
+		c.Refund = &Refund{ID: *refundID, ChargeID: c.ID, IdempotencyKey: c.IdempotencyKey, AmountCents: c.AmountCents,
+			Currency: c.Currency, CreatedAt: refundedAt.UTC()}
 	}
 	return c, nil
 }

@@ -2,6 +2,8 @@ package payrail
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +41,11 @@ type Config struct {
 	// Rand returns a number in [0, 1); it rolls the failures, the jitter and the
 	// record delays. Nil means math/rand/v2.Float64. Calls are serialized.
 	Rand func() float64
+	// APIKey, when set, is the key every request but GET /healthz must carry,
+	// as "Authorization: Bearer <key>" (PAYRAIL_API_KEY; `stagedoor payrail`
+	// requires one). Others are answered 401 and nothing is looked at. Empty:
+	// no key is asked for (an in-process stub of a test).
+	APIKey string
 }
 
 // Validate reports whether the config can be served, naming the bad field.
@@ -63,6 +71,7 @@ type Server struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	ledger ledger
+	key    *[sha256.Size]byte // the API key's SHA-256; nil: none asked for
 
 	randMu sync.Mutex
 }
@@ -84,16 +93,38 @@ func Open(ctx context.Context, db *pgxpool.Pool, cfg Config, logger *slog.Logger
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: logger, mux: http.NewServeMux(), ledger: l}
+	if cfg.APIKey != "" {
+		sum := sha256.Sum256([]byte(cfg.APIKey))
+		s.key = &sum
+	}
 	s.mux.HandleFunc("POST /charges", s.handleCreateCharge)
 	s.mux.HandleFunc("GET /charges", s.handleGetCharges)
 	s.mux.HandleFunc("POST /charges/{id}/refunds", s.handleRefund)
+	s.mux.HandleFunc("GET /refunds", s.handleGetRefunds)
 	s.mux.HandleFunc("GET /healthz", s.handleHealthz)
 	return s, nil
 }
 
-// ServeHTTP serves the Payrail routes listed in the package doc.
+// ServeHTTP serves the Payrail routes listed in the package doc. With an API
+// key, a request without it is answered 401 before anything is read.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.key != nil && r.URL.Path != "/healthz" && !s.authorized(r) {
+		s.log.Info("payrail: request refused: no valid API key", "method", r.Method, "path", r.URL.Path)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="payrail"`)
+		writeJSON(w, http.StatusUnauthorized, errorBody("payrail: a valid API key is required (Authorization: Bearer <PAYRAIL_API_KEY>); nothing was done"))
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// authorized reports whether r carries the API key, compared in constant time.
+func (s *Server) authorized(r *http.Request) bool {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	sum := sha256.Sum256([]byte(token))
+	return subtle.ConstantTimeCompare(sum[:], s.key[:]) == 1
 }
 
 // Charges returns every charge made (succeeded and declined, recorded or still
@@ -285,6 +316,27 @@ func (s *Server) handleRefund(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Idempotent-Replayed", "true")
 		writeJSON(w, http.StatusOK, refund)
 	}
+}
+
+func (s *Server) handleGetRefunds(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	after, afterID, limit, err := listParams(q.Get("created_after"), q.Get("after_id"), q.Get("limit"))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody(strings.Replace(err.Error(), "recorded_after", "created_after", 1)))
+		return
+	}
+	refunds, err := s.ledger.refundsAfter(r.Context(), after, afterID, limit)
+	if err != nil {
+		s.log.Error("payrail: listing refunds failed", "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody("payrail: internal error (ledger unavailable)"))
+		return
+	}
+	if refunds == nil {
+		refunds = []Refund{}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Refunds []Refund `json:"refunds"`
+	}{refunds})
 }
 
 func (s *Server) handleHealthz(w http.ResponseWriter, _ *http.Request) {

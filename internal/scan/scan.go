@@ -9,8 +9,10 @@
 //
 // It owns the scans table (the audit), a ticket's scanned_at (the admission,
 // one statement with its audit row), its revoked_at and the ticket_revocations
-// list; it reads tickets, events, seats and scanner keys and changes nothing
-// else of theirs. A ticket has at most one admitted row in the audit, always.
+// list (RevokeOrder is how internal/checkout revokes a refunded order's
+// tickets, in its own transaction); it reads tickets, events, seats and scanner
+// keys and changes nothing else of theirs. A ticket has at most one admitted
+// row in the audit, always.
 // Devices that scanned offline upload their scans (Upload); the earliest
 // admission a device made offline wins, and a later one becomes a conflict in
 // the audit. A scan of a code that is no ticket of the key's organizer is
@@ -42,7 +44,8 @@ const (
 	// WrongEvent: the ticket is the organizer's, but for another event than the
 	// one the scanner key is bound to. Nothing was admitted.
 	WrongEvent Result = "wrong_event"
-	// Revoked: the organizer revoked the ticket; it admits no one.
+	// Revoked: the ticket was revoked (by its organizer, or because its order
+	// was refunded); it admits no one.
 	Revoked Result = "revoked"
 	// Conflict: a scan a device admitted offline, uploaded after the ticket had
 	// been admitted earlier elsewhere: someone got in twice. Only uploads
@@ -65,7 +68,7 @@ var (
 	ErrAlreadyScanned = errors.New("the ticket was already scanned")
 	ErrInvalid        = errors.New("no ticket of yours has this code")
 	ErrWrongEvent     = errors.New("the ticket is for another event than this scanner key's")
-	ErrRevoked        = errors.New("the ticket was revoked by its organizer")
+	ErrRevoked        = errors.New("the ticket was revoked (by its organizer, or its order was refunded)")
 )
 
 // Scanner is the device that scans, as its scanner key says.

@@ -25,6 +25,7 @@
 #   DATABASE_URL            default: the local PostgreSQL, database stagedoor
 #                           (scripts/ensure-services.sh, as make run)
 #   STAGEDOOR_ADMIN_TOKEN   default: the one in .env.demo, else a new one (as make run)
+#   PAYRAIL_API_KEY         default: a new random one (in the state's env file afterwards)
 #   STAGEDOOR_*, PAYRAIL_*  passed on to the instances and Payrail (STAGEDOOR_LOG_LEVEL=debug…)
 #   STAGEDOOR_BIN           default bin/stagedoor (make cluster builds it)
 #   STAGEDOOR_CLUSTER_DIR   default .cluster
@@ -116,6 +117,10 @@ if [[ -z ${STAGEDOOR_ADMIN_TOKEN:-} ]]; then
   say "made a new admin token (kept in $env_file from now on)"
 fi
 
+# Payrail's API key, which the instances send: as given, else 192 random bits
+# (kept in the run scripts, so that revive.sh starts them with the same one).
+PAYRAIL_API_KEY=${PAYRAIL_API_KEY:-prk_$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')}
+
 cluster_addrs=()
 for port in "${REDIS_PORTS[@]}"; do cluster_addrs+=("127.0.0.1:$port"); done
 cluster_url=$(
@@ -129,7 +134,7 @@ cluster_url=$(
 passed=()
 while IFS= read -r var; do
   case $var in
-    STAGEDOOR_ADDR | STAGEDOOR_METRICS_ADDR | STAGEDOOR_TRUSTED_PROXIES | STAGEDOOR_ADMIN_TOKEN | STAGEDOOR_BIN | STAGEDOOR_CLUSTER_DIR | PAYRAIL_ADDR | PAYRAIL_URL) ;;
+    STAGEDOOR_ADDR | STAGEDOOR_METRICS_ADDR | STAGEDOOR_TRUSTED_PROXIES | STAGEDOOR_ADMIN_TOKEN | STAGEDOOR_BIN | STAGEDOOR_CLUSTER_DIR | PAYRAIL_ADDR | PAYRAIL_URL | PAYRAIL_API_KEY) ;;
     STAGEDOOR_* | PAYRAIL_*) passed+=("$var=${!var}") ;;
   esac
 done < <(compgen -e)
@@ -212,7 +217,7 @@ env "${passed[@]}" DATABASE_URL="$DATABASE_URL" REDIS_URL="$cluster_url" \
 }
 
 say "starting Payrail on $PAYRAIL_LISTEN"
-launch payrail env "${passed[@]}" PAYRAIL_ADDR="$PAYRAIL_LISTEN" \
+launch payrail env "${passed[@]}" PAYRAIL_ADDR="$PAYRAIL_LISTEN" PAYRAIL_API_KEY="$PAYRAIL_API_KEY" \
   DATABASE_URL="$DATABASE_URL" PAYRAIL_DATABASE_URL="${PAYRAIL_DATABASE_URL:-$DATABASE_URL}" \
   "$bin" payrail
 
@@ -221,7 +226,7 @@ for i in "${INSTANCES[@]}"; do
   launch "stagedoor-$i" env "${passed[@]}" STAGEDOOR_ADDR="127.0.0.1:$(instance_port "$i")" \
     STAGEDOOR_METRICS_ADDR="127.0.0.1:$(metrics_port "$i")" \
     DATABASE_URL="$DATABASE_URL" REDIS_URL="$cluster_url" \
-    PAYRAIL_URL="http://$PAYRAIL_LISTEN" STAGEDOOR_TRUSTED_PROXIES="$BALANCER_CIDR" \
+    PAYRAIL_URL="http://$PAYRAIL_LISTEN" PAYRAIL_API_KEY="$PAYRAIL_API_KEY" STAGEDOOR_TRUSTED_PROXIES="$BALANCER_CIDR" \
     STAGEDOOR_ADMIN_TOKEN="$STAGEDOOR_ADMIN_TOKEN" "$bin" serve
 done
 
@@ -296,6 +301,7 @@ wait_until 30 "Prometheus on $PROMETHEUS_ADDR" http_ok "http://$PROMETHEUS_ADDR/
   printf 'export REDIS_URL=%q\n' "$cluster_url"
   printf 'export DATABASE_URL=%q\n' "$DATABASE_URL"
   printf 'export PAYRAIL_URL=%q\n' "http://$PAYRAIL_LISTEN"
+  printf 'export PAYRAIL_API_KEY=%q\n' "$PAYRAIL_API_KEY"
   printf 'export PROMETHEUS_URL=%q\n' "http://$PROMETHEUS_ADDR"
   printf 'export STAGEDOOR_ADMIN_TOKEN=%q\n' "$STAGEDOOR_ADMIN_TOKEN"
 } >"$state/env"

@@ -8,6 +8,7 @@
 //   201 confirmed, with tickets  → the tickets page
 //   402 payment-declined         → the hold is kept; choose another card (a new attempt, a new key)
 //   503 payment-unavailable …    → nothing charged: wait Retry-After, retry with the same key
+//   429 rate-limited             → too many attempts to pay: nothing charged; wait, then choose again
 //   202 pending                  → the outcome is unknown: poll GET /v1/orders/{id} until it settles
 
 import { api, ApiError, get, retrying } from "../api.js";
@@ -168,6 +169,11 @@ async function checkout(holdId, token, ui, signal) {
         case "payment-declined":
           showProblem(err, "Your seats are still held: choose another card and try again.");
           return null;
+        case "rate-limited": // too many attempts to pay: nothing was tried or charged
+          showProblem({ problem: { title: "Too many payment attempts",
+            detail: "Nothing was charged. Please wait before you try to pay again; your seats stay held until the hold's time runs out." } });
+          if (err.retryAfterMs) countdown(err.retryAfterMs, "You can try again", signal).catch(() => {});
+          return null;
         case "payment-unavailable":
         case "service-overloaded":
         case "service-unavailable":
@@ -212,6 +218,7 @@ async function settle(order, ui, signal) {
     declined: "The payment was declined. Your seats are still held: choose another card.",
     failed: "The payment failed and nothing was charged. Your seats are still held: try again.",
     released: "The payment could not be confirmed, so nothing stays charged and the seats went back on sale. Choose seats again.",
+    refunded: "The payment was refunded, so these tickets admit no one. Choose seats again.",
   };
   if (order.status !== "confirmed") {
     showProblem({ problem: { title: "Payment not completed", detail: words[order.status] || `The order is ${order.status}.` } });

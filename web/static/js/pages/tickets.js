@@ -36,6 +36,12 @@ export async function ticketsPage({ main, signal }) {
     tickets.map((t) => ticketCard(t, events.get(t.event_id), signal))));
 }
 
+/** A ticket's status in words; "valid" is the rest. */
+const TICKET_STATUS = {
+  scanned: "Used: scanned at the door",
+  refunded: "Refunded: this ticket no longer admits anyone",
+};
+
 function ticketCard(ticket, { event, seats }, signal) {
   const seat = seats.get(ticket.seat_id);
   const where = seat ? seatName(seat) : "Seat";
@@ -45,9 +51,9 @@ function ticketCard(ticket, { event, seats }, signal) {
       h("h2", { id: headingId }, event.name),
       h("p", {}, event.venue, " · ", h("time", { datetime: event.starts_at }, formatDateTime(event.starts_at))),
       h("p", { class: "ticket-seat" }, where),
-      h("p", { class: "ticket-status" }, ticket.status === "scanned" ? "Used: scanned at the door" : "Valid"),
-      h("p", {}, "Code: ", h("code", { class: "ticket-code" }, ticket.code))),
-    qrImage(ticket, where, signal));
+      h("p", { class: "ticket-status" }, TICKET_STATUS[ticket.status] || "Valid"),
+      ticket.status === "refunded" ? null : h("p", {}, "Code: ", h("code", { class: "ticket-code" }, ticket.code))),
+    ticket.status === "refunded" ? null : qrImage(ticket, where, signal));
 }
 
 // How many times a QR image is asked for before the card says it did not load.
@@ -80,3 +86,4 @@ function qrImage(ticket, where, signal) {
   });
   return img;
 }
+

@@ -1,0 +1,134 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stagedoor/stagedoor/internal/payrail"
+)
+
+// refundAtPayrail refunds a charge at Payrail directly, as an operator or the
+// provider's dispute desk would: Stagedoor is not told.
+func (w *world) refundAtPayrail(t *testing.T, chargeID string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, w.checkout.payments.baseURL+"/charges/"+chargeID+"/refunds", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("refund at Payrail: %v %v", resp, err)
+	}
+	resp.Body.Close()
+}
+
+// ticketsAdmitting counts the order's tickets that are not revoked, and those
+// on the doors' revocations list.
+func (w *world) ticketsAdmitting(t *testing.T, orderID string) (admitting, listed int) {
+	t.Helper()
+	if err := w.db.QueryRow(context.Background(), `
+		SELECT count(*) FILTER (WHERE t.revoked_at IS NULL), count(r.id)
+		FROM tickets t LEFT JOIN ticket_revocations r ON r.ticket_id = t.id
+		WHERE t.order_id = $1`, orderID).Scan(&admitting, &listed); err != nil {
+		t.Fatal(err)
+	}
+	return admitting, listed
+}
+
+// TestARefundAtPayrailRefundsTheOrder: a confirmed order's charge is refunded
+// at Payrail, behind Stagedoor's back. Until reconciliation notices, the
+// invariant says so; after its pass the order is refunded (refunded_at set),
+// its tickets are refunded and revoked (on the doors' list), its key answers
+// ErrOrderRefunded, and the invariant holds. The seats stay sold; a second
+// pass changes nothing.
+func TestARefundAtPayrailRefundsTheOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, setup{})
+	h := w.hold(t, 0, 1)
+	res, err := w.pay(h, payrail.TokenVisa, "k")
+	if err != nil || res.Order.Status != Confirmed {
+		t.Fatalf("checkout = %+v, %v", res, err)
+	}
+	w.refundAtPayrail(t, w.charges(t)[0].ID)
+	if v := strings.Join(w.violations(t), "\n"); !strings.Contains(v, "confirmed order without its one succeeded charge") {
+		t.Errorf("before reconciliation the invariant says %q; want the refunded charge of a confirmed order", v)
+	}
+
+	r, err := w.checkout.Recover(ctx)
+	if err != nil || r.RefundedAtPayrail != 1 {
+		t.Fatalf("Recover = %+v, %v; want the order found refunded", r, err)
+	}
+	o, err := w.checkout.Order(ctx, w.buyer, res.Order.ID)
+	if err != nil || o.Status != Refunded || o.RefundedAt == nil || len(o.Tickets) != 2 {
+		t.Fatalf("the order = %+v, %v; want refunded, with refunded_at and its 2 tickets", o, err)
+	}
+	for _, tk := range o.Tickets {
+		if tk.Status() != "refunded" {
+			t.Errorf("ticket %s is %s, want refunded", tk.ID, tk.Status())
+		}
+	}
+	if admitting, listed := w.ticketsAdmitting(t, o.ID); admitting != 0 || listed != 2 {
+		t.Errorf("%d tickets still admit, %d on the revocations list; want 0 and 2", admitting, listed)
+	}
+	if again, err := w.pay(h, payrail.TokenVisa, "k"); !errors.Is(err, ErrOrderRefunded) || again.Order.ID != o.ID {
+		t.Errorf("the key = %+v, %v; want ErrOrderRefunded for the order", again, err)
+	}
+	var sold int
+	_ = w.db.QueryRow(ctx, `SELECT count(*) FROM seats WHERE sold_at IS NOT NULL`).Scan(&sold)
+	if sold != 2 {
+		t.Errorf("%d seats sold, want 2: a refunded order keeps its seats", sold)
+	}
+	if r, err := w.checkout.Recover(ctx); err != nil || r.RefundedAtPayrail != 0 {
+		t.Errorf("a second pass = %+v, %v; want nothing more", r, err)
+	}
+	if got := testCounter(t, w.checkout.metrics.providerRefunds); got != 1 {
+		t.Errorf("stagedoor_reconciliation_refunded_orders_total = %v, want 1", got)
+	}
+	w.noViolations(t)
+}
+
+// TestARefundOfAPendingOrdersCharge: a checkout died after Payrail charged,
+// and the charge was refunded at Payrail before recovery came by. Recovery
+// confirms and refunds the order at once: its tickets never admit.
+func TestARefundOfAPendingOrdersCharge(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, setup{})
+	o := w.crashAfterBegin(t, w.hold(t, 0), true)
+	w.refundAtPayrail(t, w.charges(t)[0].ID)
+	r, err := w.checkout.Recover(ctx)
+	if err != nil || r.RefundedAtPayrail != 1 {
+		t.Fatalf("Recover = %+v, %v; want the order confirmed and refunded", r, err)
+	}
+	if s := w.orderStatus(t, o.ID); s != Refunded {
+		t.Errorf("the order is %s, want refunded", s)
+	}
+	if admitting, listed := w.ticketsAdmitting(t, o.ID); admitting != 0 || listed != 1 {
+		t.Errorf("%d tickets admit, %d listed; want 0 and 1", admitting, listed)
+	}
+	w.noViolations(t)
+}
+
+// TestAFailedOrdersRefundIsRecorded: a refund Payrail lists for an order that
+// was never confirmed (here a late charge that reconciliation refunded
+// itself) is recorded once, and changes no order's status.
+func TestAFailedOrdersRefundIsRecorded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, setup{})
+	o := w.crashAfterBegin(t, w.hold(t, 0), false)
+	if r, err := w.checkout.Recover(ctx); err != nil || r.Released != 1 {
+		t.Fatalf("Recover = %+v, %v", r, err)
+	}
+	if _, err := w.checkout.payments.Charge(ctx, o.BuyerID, o.ID, o.TotalCents, o.Currency, payrail.TokenVisa); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := w.checkout.Recover(ctx); err != nil || r.Refunded != 1 || r.RefundedAtPayrail != 0 {
+		t.Fatalf("Recover = %+v, %v; want the late charge refunded, no order refunded", r, err)
+	}
+	if s := w.orderStatus(t, o.ID); s != Released {
+		t.Errorf("the order is %s, want released still", s)
+	}
+	w.noViolations(t)
+}
