@@ -56,6 +56,10 @@ func (a *Attempt) Run(ctx context.Context) (Result, error) {
 	return a.s.attempt(ctx, a.buyerID, a.holdID, a.token, a.key)
 }
 
+// Again reports whether the attempt tries again what its Idempotency-Key
+// tried before and certainly did not charge: the same card on the same hold.
+func (a *Attempt) Again() bool { return a.key != nil && a.key.again }
+
 // Abandon gives the attempt up before it wrote anything: its key is
 // forgotten, so that a retry with it runs anew. Nothing changed.
 func (a *Attempt) Abandon(ctx context.Context) { a.finish(ctx) }

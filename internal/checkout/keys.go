@@ -27,6 +27,9 @@ const keyTTL = 24 * time.Hour
 // lapses. Only the request whose claim id is on the key may bind it to an order.
 type claim struct {
 	buyerID, key, id string
+	// again: the key's earlier attempt certainly made no charge (its order
+	// failed), and this claim tries the same card on the same hold again.
+	again bool
 }
 
 // requestHash identifies a checkout request's body: a key reused with another
@@ -82,6 +85,7 @@ func (s store) claimKey(ctx context.Context, buyerID, key string, hash []byte, l
 			orderID = *bound
 			return nil
 		}
+		c.again = bound != nil
 		_, err = tx.Exec(ctx, `
 			UPDATE idempotency_keys SET claim = $3, lease_until = now() + $4::bigint * interval '1 microsecond'
 			WHERE buyer_id = $1 AND key = $2`, buyerID, key, c.id, lease.Microseconds())

@@ -106,6 +106,34 @@ func TestAttemptsPerHoldAreCapped(t *testing.T) {
 	}
 }
 
+// TestARetryOfAFailedPaymentSpendsNoAttemptOfTheHold: a card that fails
+// (tok_error: Payrail answers 500, certainly no charge) retried five times
+// with its key, as a client is invited to, reaches Payrail five times:
+// checkout-hold caps the cards tried on a hold, and a retry is the same card,
+// so it spends checkout-buyer only (raised out of the way here). The hold
+// still has two attempts of its own: a new card declines, another pays.
+func TestARetryOfAFailedPaymentSpendsNoAttemptOfTheHold(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, 0, "STAGEDOOR_LIMIT_CHECKOUT_BUYER", "100/1s")
+	ada := newAccount(t, s.testServer, auth.Buyer)
+	holdID := s.hold(t, ada, s.seats[0])
+	for i := range 5 {
+		if a := s.checkout(t, ada, orderBody(holdID, "tok_error"), "failing-card"); a.StatusCode != 503 || !a.problem(t).is("payment-unavailable") {
+			t.Fatalf("try %d of the failing card = %d %s, want 503 payment-unavailable", i, a.StatusCode, a.raw)
+		}
+	}
+	if n := s.payrail.posts.Load(); n != 5 {
+		t.Errorf("Payrail was asked %d times, want 5: each retry of a failed attempt is tried", n)
+	}
+	if a := s.checkout(t, ada, orderBody(holdID, "tok_declined"), "second-card"); a.StatusCode != 402 {
+		t.Errorf("a second card on the hold = %d %s, want 402", a.StatusCode, a.raw)
+	}
+	if a := s.checkout(t, ada, orderBody(holdID, "tok_visa"), "third-card"); a.StatusCode != 201 {
+		t.Errorf("a third card on the hold = %d %s, want 201: retries spent none of its attempts", a.StatusCode, a.raw)
+	}
+	s.noViolations(t)
+}
+
 // TestACardTesterPastItsLimitHoldsNoSlot: an instance with one checkout slot.
 // A buyer past checkout-buyer sends thirty attempts at once while another
 // buyer checks out: every one of the thirty is refused (429, or 503 while the

@@ -143,7 +143,7 @@ func (s *Server) createOrder(c echo.Context) error {
 	if attempt == nil {
 		return answerOrder(c, res, err)
 	}
-	release, err := s.admitPayment(c, buyer, attempt.HoldID())
+	release, err := s.admitPayment(c, buyer, attempt.HoldID(), attempt.Again())
 	if err != nil {
 		attempt.Abandon(ctx)
 		return err
@@ -160,17 +160,22 @@ func (s *Server) createOrder(c echo.Context) error {
 // retry after Retry-After must not cost a second one); then checkout-buyer
 // and checkout-hold, as one decision, before the slot is taken (a card tester
 // past its limit never holds one); then the slot (lost in between: 503).
-func (s *Server) admitPayment(c echo.Context, buyer, holdID string) (release func(), err error) {
+// checkout-hold caps the cards tried on a hold, so a retry of an attempt that
+// certainly charged nothing (again: the same key, card and hold) spends
+// checkout-buyer only: a buyer whose payment failed through no fault of theirs
+// is not locked out of their seats by retrying it.
+func (s *Server) admitPayment(c echo.Context, buyer, holdID string, again bool) (release func(), err error) {
 	if err := s.Checkout.PaymentRefused(buyer); err != nil {
 		return nil, err
 	}
 	if s.checkoutSlots.full() {
 		return nil, s.checkoutShed()
 	}
-	if err := s.enforce(c,
-		ratelimit.Check{Limit: limits.CheckoutBuyer, Key: buyer},
-		ratelimit.Check{Limit: limits.CheckoutHold, Key: buyer + "/" + holdID},
-	); err != nil {
+	checks := []ratelimit.Check{{Limit: limits.CheckoutBuyer, Key: buyer}}
+	if !again {
+		checks = append(checks, ratelimit.Check{Limit: limits.CheckoutHold, Key: buyer + "/" + holdID})
+	}
+	if err := s.enforce(c, checks...); err != nil {
 		return nil, err
 	}
 	return s.takeCheckoutSlot()

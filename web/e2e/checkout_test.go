@@ -80,6 +80,36 @@ func TestDeclineKeepsTheHold(t *testing.T) {
 	b.waitJS("one ticket", `document.querySelectorAll(".ticket").length === 1`)
 }
 
+// A card that keeps failing is retried by itself twice, each try shown, and
+// then left to the buyer: every retry reaches Payrail and spends one of the
+// buyer's payment attempts, so the page does not spend them all on its own.
+// The seats stay held, and another card pays.
+func TestAFailingCardIsRetriedTwiceThenLeftToTheBuyer(t *testing.T) {
+	s := startStack(t, nil)
+	ev := s.signUp(t, "organizer").createEvent(t, "Winter Recital", 0)
+	buyer := s.signUp(t, "buyer")
+	b := newBrowser(t, s)
+	b.logIn(buyer.Email)
+	holdID := b.holdInBrowser(ev, ev.seat(t, "Balcony", "B", 4))
+
+	b.click("#card-tok_error")
+	b.clickButton("Pay $25.00")
+	b.waitText("#notice-text", "Payment unavailable")
+	b.waitText(".progress", "try 2 of 3")
+	b.waitText(".progress", "try 3 of 3")
+	b.waitText("#notice-text", "Nothing was charged and your seats are still held")
+	b.waitJS("the page stops trying", `document.querySelector(".progress").textContent === "" && !document.querySelector("#notice-countdown")?.textContent.includes("Trying")`)
+	var hold struct{ Status string }
+	buyer.must(t, 200, "GET", "/v1/holds/"+holdID, nil, &hold)
+	if hold.Status != "active" {
+		t.Errorf("after the failures the hold is %q, want active", hold.Status)
+	}
+
+	b.click("#card-tok_visa")
+	b.clickButton("Pay $25.00")
+	b.waitHeading("My tickets")
+}
+
 // With hold-buyer at 1 in 5 s, a second hold is refused: the page names the
 // limit and counts down; the buyer may cancel, and a hold asked for again is
 // retried by itself when the countdown ends, and lands.

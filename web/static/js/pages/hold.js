@@ -7,7 +7,9 @@
 // retry can never charge twice. The answers:
 //   201 confirmed, with tickets  → the tickets page
 //   402 payment-declined         → the hold is kept; choose another card (a new attempt, a new key)
-//   503 payment-unavailable …    → nothing charged: wait Retry-After, retry with the same key
+//   503 payment-unavailable …    → nothing charged: wait Retry-After, retry with the same key,
+//                                   at most AUTO_RETRIES times (each spends one of the
+//                                   buyer's payment attempts); then the buyer chooses
 //   429 rate-limited             → too many attempts to pay: nothing charged; wait, then choose again
 //   202 pending                  → the outcome is unknown: poll GET /v1/orders/{id} until it settles
 
@@ -20,6 +22,15 @@ import { go, requireUser, setTitle } from "../router.js";
 import { currentUser } from "../session.js";
 import { seatName } from "../seatmap.js";
 import { radio } from "./account.js";
+
+/**
+ * How many times one attempt to pay is retried by itself after a failure that
+ * charged nothing (or a lost connection): each retry reaches Payrail and so
+ * spends one of the buyer's payment attempts (checkout-buyer, 5 per 10
+ * minutes). A refusal that spent nothing (every checkout slot busy) is
+ * retried without counting.
+ */
+const AUTO_RETRIES = 2;
 
 /** Payrail's test tokens, offered as cards. */
 const CARDS = [
@@ -159,6 +170,7 @@ async function checkout(holdId, token, ui, signal) {
   const key = crypto.randomUUID(); // this attempt's key, kept across its retries
   const body = { hold_id: holdId, payment_token: token };
   ui.progress("Paying…");
+  let retries = 0; // the automatic retries that reached (or may have reached) Payrail
   for (let attempt = 1; ; attempt += 1) {
     let answer;
     try {
@@ -179,7 +191,12 @@ async function checkout(holdId, token, ui, signal) {
         case "service-unavailable":
         case "network": {
           // Nothing was charged (or, for the last two, we cannot know): the
-          // same key makes the retry safe either way.
+          // same key makes the retry safe either way. Only a busy instance
+          // (service-overloaded) spent no payment attempt.
+          if (err.slug !== "service-overloaded" && ++retries > AUTO_RETRIES) {
+            showProblem(err, "Nothing was charged and your seats are still held. Try again in a moment, or choose another card.");
+            return null;
+          }
           ui.progress("Waiting to try the payment again…");
           showProblem(err, "Your seats are still held. The payment will be tried again by itself, with the same card.");
           const wait = err.retryAfterMs ?? Math.min(30_000, 1000 * 2 ** (attempt - 1));
@@ -187,7 +204,7 @@ async function checkout(holdId, token, ui, signal) {
           await countdown(wait, "Trying the payment again", signal);
           ui.waiting(false);
           clearNotice();
-          ui.progress("Paying…");
+          ui.progress(retries ? `Paying… (try ${retries + 1} of ${AUTO_RETRIES + 1})` : "Paying…");
           continue;
         }
         case "idempotency-in-progress": // the first request of this key still runs
