@@ -99,6 +99,11 @@ func TestAFailingCardIsRetriedTwiceThenLeftToTheBuyer(t *testing.T) {
 	b.waitText(".progress", "try 3 of 3")
 	b.waitText("#notice-text", "Nothing was charged and your seats are still held")
 	b.waitJS("the page stops trying", `document.querySelector(".progress").textContent === "" && !document.querySelector("#notice-countdown")?.textContent.includes("Trying")`)
+	b.page("failing-card-left-to-the-buyer")
+	b.viewport(390, 844)
+	b.noSidewaysScroll("the hold, the failing card left to the buyer")
+	b.screenshot("failing-card-left-to-the-buyer-390")
+	b.viewport(1280, 900)
 	var hold struct{ Status string }
 	buyer.must(t, 200, "GET", "/v1/holds/"+holdID, nil, &hold)
 	if hold.Status != "active" {
@@ -144,6 +149,30 @@ func TestHoldLimitShowsCountdown(t *testing.T) {
 	b.waitHeading(ev.Name)
 	b.waitText("#notice-text", "Your seats were given back")
 	b.waitJS("the seat available again", fmt.Sprintf(`document.querySelector(%q)?.classList.contains("seat-available")`, seatSelector(second)))
+}
+
+// Seats a buyer gave back cool for that buyer (STAGEDOOR_REHOLD_COOLDOWN):
+// holding them again at once is refused in words with a countdown, the
+// choice stays, and once the countdown ends the same seat is held.
+func TestGivenBackSeatsCoolWithACountdown(t *testing.T) {
+	s := startStack(t, map[string]string{"STAGEDOOR_REHOLD_COOLDOWN": "4s"})
+	ev := s.signUp(t, "organizer").createEvent(t, "Spring Recital", 0)
+	buyer := s.signUp(t, "buyer")
+	b := newBrowser(t, s)
+	b.logIn(buyer.Email)
+	seat := ev.seat(t, "Balcony", "B", 5)
+	b.holdInBrowser(ev, seat)
+	b.clickButton("Give the seats back")
+	b.waitHeading(ev.Name)
+	b.waitJS("the seat available again", fmt.Sprintf(`document.querySelector(%q)?.classList.contains("seat-available")`, seatSelector(seat)))
+
+	b.click(seatSelector(seat))
+	b.clickPrefix("Hold 1 seat")
+	b.waitText("#notice-text", "You gave these seats back a moment ago")
+	b.waitText("#notice-countdown", "You can hold them again in")
+	b.waitJS("the countdown to end", `document.querySelector("#notice-countdown").textContent === ""`)
+	b.clickPrefix("Hold 1 seat")
+	b.waitHeading("Your hold")
 }
 
 // A payment whose outcome is unknown (Payrail slower than the payment

@@ -117,6 +117,20 @@ func TestDoorSaysItsKeyWasRevoked(t *testing.T) {
 	d.org.must(t, 201, "POST", "/v1/scanner-keys", map[string]string{"label": "South gate", "event_id": d.event.ID}, &key)
 	d.s.scanner(key.Key).must(t, 200, "POST", "/v1/scans", map[string]string{"code": d.tickets[1].Code}, nil)
 
+	// Reloaded, the door still knows its key was revoked: it says so at
+	// once, is not stuck starting, and offers no scanning as if all were well.
+	b.run("reload the door", chromedp.Reload())
+	b.waitText("#network", "Key revoked")
+	b.eval(`document.getElementById("verdict").classList.remove("is-fresh")`)
+	b.page("door-key-revoked-reloaded")
+	if header, verdict := b.text("#network"), b.verdict(); strings.Contains(header, "Starting") || strings.Contains(verdict, "Ready") {
+		t.Errorf("reloaded with its key revoked, the door says %q and %q", header, verdict)
+	}
+	b.viewport(390, 844)
+	b.screenshot("door-key-revoked-reloaded-390")
+	b.viewport(1280, 900)
+	b.screenshot("door-key-revoked-reloaded-1280")
+
 	b.clickButton("Sign out of this device") // and the page reloads
 	b.run("the set-up form, after the reload", chromedp.WaitVisible(chromedp.ID("setup-key")))
 	if stored := b.eval(`localStorage.getItem("stagedoor.door.key")`); string(stored) != "null" {

@@ -175,6 +175,14 @@ function renderRevoked() {
   const box = $("revoked");
   box.hidden = !state.keyRevokedAt;
   if (!state.keyRevokedAt) return;
+  const verdict = $("verdict");
+  if (verdict.classList.contains("verdict-ready")) {
+    // Not "Ready" on a device that admits no one (a reload keeps the state).
+    verdict.className = "verdict verdict-refused";
+    verdict.dataset.kind = "refused";
+    verdict.querySelector(".verdict-word").textContent = "Key revoked";
+    verdict.querySelector(".verdict-detail").textContent = REVOKED_DETAIL;
+  }
   const lost = state.notUploaded;
   $("revoked-lost").textContent = lost.length === 1
     ? "1 scan could not be uploaded: it was made after the key was revoked, so Stagedoor does not take it. Write it down for the organizer before you sign out:"

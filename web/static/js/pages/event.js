@@ -6,7 +6,7 @@ import { api, ApiError, get, retrying } from "../api.js";
 import { h } from "../dom.js";
 import { formatDateTime, formatMoney, formatTime, plural } from "../format.js";
 import { forgetHold, rememberedHold, rememberHold } from "../holds.js";
-import { clearNotice, report, showMessage } from "../notice.js";
+import { clearNotice, countdown, report, showMessage } from "../notice.js";
 import { go, setTitle } from "../router.js";
 import { currentUser } from "../session.js";
 import { seatLegend, SeatMap, seatName } from "../seatmap.js";
@@ -139,6 +139,11 @@ export async function eventPage({ main, params, signal }) {
         const taken = err.problem.unavailable_seat_ids || [];
         lost(map.applyChanges(taken.map((seatId) => ({ id: seatId, status: "held" }))));
         report(err, "Those seats were just taken: choose others.");
+      } else if (err instanceof ApiError && err.slug === "rehold-cooldown") {
+        // Seats this buyer gave back moments ago cool for them only (others
+        // may hold them now): the choice stays, and the countdown says when.
+        report(err, "You gave these seats back a moment ago. Choose other seats, or hold these again when the countdown ends.");
+        if (err.retryAfterMs) countdown(err.retryAfterMs, "You can hold them again", signal).catch(() => {});
       } else if (err instanceof ApiError && err.slug === "not-admitted") {
         report(err, "Your turn in the waiting room is over: join the queue again.");
         admitted = false;
