@@ -79,6 +79,11 @@ pids+=("$!")
 "$bin" serve &
 pids+=("$!")
 
+# make demo talks to 127.0.0.1:8080 unless told otherwise.
+demo_url=""
+demo_addr=$STAGEDOOR_ADDR
+[[ $demo_addr == :* ]] && demo_addr=127.0.0.1$demo_addr
+[[ $demo_addr == 127.0.0.1:8080 ]] || demo_url=" STAGEDOOR_URL=http://$demo_addr"
 show=${env_file}
 [[ $show == */* ]] || show=./$show
 cat >&2 <<EOF
@@ -89,7 +94,7 @@ run-local:               demo-organizer@example.com, password stagedoor-demo
 run-local: the door:     http://$STAGEDOOR_ADDR/door   with DEMO_SCANNER_KEY of $show
 run-local: admin token: $STAGEDOOR_ADMIN_TOKEN
 run-local: in another shell: . $show     (the demo data and STAGEDOOR_ADMIN_TOKEN)
-run-local:                   make demo          (the whole flow, step by step)
+run-local:                   make demo$demo_url          (the whole flow, step by step)
 
 EOF
 
