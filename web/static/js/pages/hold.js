@@ -197,14 +197,15 @@ async function checkout(holdId, token, ui, signal) {
             showProblem(err, "Nothing was charged and your seats are still held. Try again in a moment, or choose another card.");
             return null;
           }
-          ui.progress("Waiting to try the payment again…");
+          const next = err.slug === "service-overloaded" ? "" : ` (try ${retries + 1} of ${AUTO_RETRIES + 1})`;
+          ui.progress(`Waiting to try the payment again${next}…`);
           showProblem(err, "Your seats are still held. The payment will be tried again by itself, with the same card.");
           const wait = err.retryAfterMs ?? Math.min(30_000, 1000 * 2 ** (attempt - 1));
           ui.waiting(true);
           await countdown(wait, "Trying the payment again", signal);
           ui.waiting(false);
           clearNotice();
-          ui.progress(retries ? `Paying… (try ${retries + 1} of ${AUTO_RETRIES + 1})` : "Paying…");
+          ui.progress(`Paying…${next}`);
           continue;
         }
         case "idempotency-in-progress": // the first request of this key still runs
