@@ -142,18 +142,29 @@ func TestAFloodOfProbesAndScrapesShedsNoPage(t *testing.T) {
 		t.Fatalf("GET /metrics on the metrics listener = %d %.200s", resp.StatusCode, text)
 	}
 
-	// Calm first: a machine so busy that pages are shed without any flood
-	// cannot tell anything about one.
+	// A flood between two calm runs: a machine so busy that pages are shed
+	// without any flood (the shedder watches the whole machine's scheduling
+	// delay, and other packages' tests run beside this one) cannot tell
+	// anything about the flood, so a round with a calm run that sheds is
+	// tried again, up to three rounds.
 	floodBin := filepath.Join(dir, "flood")
-	if calm := flood(t, floodBin, api, 2*time.Second); calm.Refused > 0 {
-		t.Fatalf("before any flood, %d of %d page loads were refused (%v): this machine is too busy for the test; the shedder said:\n%s",
-			calm.Refused, calm.Loads, calm.Statuses, shedderLines(lines))
+	for round := 1; round <= 3; round++ {
+		if calm := flood(t, floodBin, api, 2*time.Second); calm.Refused > 0 {
+			t.Logf("round %d: before the flood, %d of %d page loads were refused (%v): the machine is busy", round, calm.Refused, calm.Loads, calm.Statuses)
+			continue
+		}
+		run := flood(t, floodBin, api, 4*time.Second, metrics+"/metrics", api+"/readyz", api+"/healthz", api+"/metrics")
+		if calm := flood(t, floodBin, api, 2*time.Second); calm.Refused > 0 {
+			t.Logf("round %d: after the flood, %d of %d page loads were refused (%v): the machine is busy", round, calm.Refused, calm.Loads, calm.Statuses)
+			continue
+		}
+		t.Logf("during the flood (answers: %v): %d page loads, %v", run.Flooded, run.Loads, run.Statuses)
+		if run.Refused > 0 {
+			t.Errorf("%d of %d page loads were refused during the flood (%v), none before or after it; the shedder said:\n%s", run.Refused, run.Loads, run.Statuses, shedderLines(lines))
+		}
+		return
 	}
-	run := flood(t, floodBin, api, 4*time.Second, metrics+"/metrics", api+"/readyz", api+"/healthz", api+"/metrics")
-	t.Logf("during the flood (answers: %v): %d page loads, %v", run.Flooded, run.Loads, run.Statuses)
-	if run.Refused > 0 {
-		t.Errorf("%d of %d page loads were refused during the flood (%v); the shedder said:\n%s", run.Refused, run.Loads, run.Statuses, shedderLines(lines))
-	}
+	t.Fatalf("in three rounds, pages were shed without a flood too (a busy machine, or shedding the flood began that outlasted it); the shedder said:\n%s", shedderLines(lines))
 }
 
 // shedderLines are the shedder's log lines among those read so far.
