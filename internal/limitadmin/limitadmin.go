@@ -84,7 +84,8 @@ func (a Actor) String() string {
 type Options struct {
 	// PollInterval is how often Run re-reads every setting; default 1 s.
 	PollInterval time.Duration
-	// Registerer receives stagedoor_ratelimit_setting{limit,mode}; nil registers nothing.
+	// Registerer receives stagedoor_ratelimit_setting{limit,mode} and
+	// stagedoor_ratelimit_default{limit,mode}; nil registers nothing.
 	Registerer prometheus.Registerer
 	// Logger receives the changes and the listener's troubles; default slog.Default().
 	Logger *slog.Logger
@@ -99,7 +100,8 @@ type Service struct {
 	store    store
 	limiter  *ratelimit.Limiter
 	logger   *slog.Logger
-	gauge    *prometheus.GaugeVec
+	gauge    *prometheus.GaugeVec // the mode in force
+	defaults *prometheus.GaugeVec // the mode by the environment
 	listenTo *pgx.ConnConfig
 	poll     time.Duration
 
@@ -122,6 +124,7 @@ func New(db *pgxpool.Pool, limiter *ratelimit.Limiter, opts Options) *Service {
 		limiter:  limiter,
 		logger:   opts.Logger,
 		gauge:    settingGauge(opts.Registerer),
+		defaults: defaultGauge(opts.Registerer),
 		listenTo: listenTo,
 		poll:     opts.PollInterval,
 		bad:      map[ratelimit.Name]ratelimit.Setting{},
@@ -131,6 +134,7 @@ func New(db *pgxpool.Pool, limiter *ratelimit.Limiter, opts Options) *Service {
 	for _, sw := range opts.Switches {
 		s.byName[sw.Of.Name()] = sw
 		s.setGauge(sw.Of.Name(), sw.Of.Mode())
+		setModeGauge(s.defaults, sw.Of.Name(), sw.Of.Mode())
 	}
 	if s.logger == nil {
 		s.logger = slog.Default()
@@ -141,6 +145,7 @@ func New(db *pgxpool.Pool, limiter *ratelimit.Limiter, opts Options) *Service {
 	for _, name := range limiter.Names() {
 		in, _ := limiter.Setting(name)
 		s.setGauge(name, in.Mode)
+		setModeGauge(s.defaults, name, in.Mode)
 	}
 	return s
 }

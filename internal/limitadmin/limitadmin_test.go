@@ -103,6 +103,12 @@ func TestEnvironmentSeedsAndStoredSettingWins(t *testing.T) {
 	if v := testutil.ToFloat64(second.gauge.WithLabelValues("alpha", "enforce")); v != 0 {
 		t.Errorf("gauge alpha/enforce = %v, want 0", v)
 	}
+	if v := testutil.ToFloat64(second.defaults.WithLabelValues("alpha", "enforce")); v != 1 {
+		t.Errorf("default gauge alpha/enforce = %v, want 1: the environment's mode, whatever is stored", v)
+	}
+	if v := testutil.ToFloat64(second.defaults.WithLabelValues("alpha", "shadow")); v != 0 {
+		t.Errorf("default gauge alpha/shadow = %v, want 0", v)
+	}
 }
 
 func TestUpdateRefusesBadChanges(t *testing.T) {

@@ -140,12 +140,28 @@ var modes = []ratelimit.Mode{ratelimit.Enforce, ratelimit.Shadow, ratelimit.Off}
 
 // setGauge shows mode as the one in force for the limit: 1 for it, 0 for the others.
 func (s *Service) setGauge(limit ratelimit.Name, mode ratelimit.Mode) {
+	setModeGauge(s.gauge, limit, mode)
+}
+
+// defaultGauge is stagedoor_ratelimit_default: the mode each limit and
+// switch has by this instance's environment, before any stored setting. The
+// alert on a limit left out of enforce compares the mode in force with it:
+// a shedder off by default is no kill switch left on.
+func defaultGauge(reg prometheus.Registerer) *prometheus.GaugeVec {
+	return metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "stagedoor_ratelimit_default",
+		Help: "The mode of each limit by this instance's environment: 1 for that mode, 0 for the others.",
+	}, []string{"limit", "mode"}))
+}
+
+// setModeGauge sets gauge to 1 for the limit's mode and 0 for the others.
+func setModeGauge(gauge *prometheus.GaugeVec, limit ratelimit.Name, mode ratelimit.Mode) {
 	for _, m := range modes {
 		v := 0.0
 		if m == mode {
 			v = 1
 		}
-		s.gauge.WithLabelValues(string(limit), string(m)).Set(v)
+		gauge.WithLabelValues(string(limit), string(m)).Set(v)
 	}
 }
 
