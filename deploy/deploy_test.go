@@ -105,7 +105,7 @@ func localPrometheusData(t *testing.T) map[string]any {
 		targets = append(targets, "127.0.0.1:"+clusterPort(t, "metrics_port", i))
 	}
 	return map[string]any{"ScrapeInterval": "5s", "RuleFiles": []string{alerts},
-		"Targets": targets, "HAProxyTarget": "127.0.0.1:8404"}
+		"Targets": targets, "HAProxyTarget": "127.0.0.1:8404", "AlertmanagerTarget": "127.0.0.1:9093"}
 }
 
 // clusterPort runs one of scripts/cluster/lib.sh's port functions.

@@ -3,13 +3,16 @@
 //
 //	prometheus/alerts.yml       the alert rules (promtool check rules), with
 //	prometheus/alerts_test.yml  their unit tests (promtool test rules)
+//	alertmanager/alertmanager.yml  where what fires goes (amtool check-config,
+//	                            and a firing alert sent through Prometheus)
 //	grafana/stagedoor.json      a Grafana dashboard
 //	compose/                    HAProxy's and Prometheus's configuration for
 //	                            docker compose --profile scale, rendered from
 //	                            the templates of scripts/cluster (go generate)
 //
-// The tests need promtool (Debian's prometheus) and haproxy on PATH, and fail
-// saying so when either is missing: scripts/ensure-ops.sh installs them, and
+// The tests need promtool (Debian's prometheus), amtool and
+// prometheus-alertmanager (Debian's prometheus-alertmanager) and haproxy on PATH, and fail
+// saying so when one is missing: scripts/ensure-ops.sh installs them, and
 // make test runs it. docs/operations.md describes the alerts and the local
 // cluster (make cluster) that uses all of this.
 package deploy

@@ -4,13 +4,15 @@
 #
 #   promtool  Debian's prometheus: checks deploy/prometheus/alerts.yml (check rules,
 #             test rules) and the Prometheus configuration the cluster renders
+#   amtool    Debian's prometheus-alertmanager: checks deploy/alertmanager/alertmanager.yml,
+#             and its prometheus-alertmanager receives a test's alert
 #   haproxy   Debian's haproxy: checks the HAProxy configuration the cluster renders
 #             (haproxy -c)
 #   Debian's shellcheck and docker-compose check the scripts and docker-compose.yml
 #             (docker-compose config); without them those two tests of deploy/
 #             skip, so this installs them too
 #
-# The tests in deploy/ fail, saying so, when promtool or haproxy is missing. As root, missing
+# The tests in deploy/ fail, saying so, when promtool, amtool or haproxy is missing. As root, missing
 # Debian packages are installed with apt-get (CI, a fresh machine); otherwise the
 # script says what to install. make test runs it.
 set -euo pipefail
@@ -18,6 +20,7 @@ say() { printf 'ensure-ops: %s\n' "$*" >&2; }
 
 pkgs=()
 command -v promtool >/dev/null || pkgs+=(prometheus)
+command -v amtool >/dev/null || pkgs+=(prometheus-alertmanager)
 command -v haproxy >/dev/null || pkgs+=(haproxy)
 command -v shellcheck >/dev/null || pkgs+=(shellcheck)
 command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 || pkgs+=(docker-compose)

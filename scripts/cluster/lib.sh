@@ -30,7 +30,7 @@ readonly REDIS_PORTS=(7001 7002 7003 7004 7005 7006)
 readonly BUS_OFFSET=10000
 readonly INSTANCES=(1 2 3)
 readonly EDGE_ADDR=127.0.0.1:8080 STATS_ADDR=127.0.0.1:8404
-readonly PAYRAIL_LISTEN=127.0.0.1:8090 PROMETHEUS_ADDR=127.0.0.1:9090
+readonly PAYRAIL_LISTEN=127.0.0.1:8090 PROMETHEUS_ADDR=127.0.0.1:9090 ALERTMANAGER_ADDR=127.0.0.1:9093
 # HAProxy connects to the instances from an address of its own (any of 127.0.0.0/8
 # is this machine's), the only proxy they trust: clients on this machine connect
 # from 127.0.0.1, and an X-Forwarded-For they write is never believed.

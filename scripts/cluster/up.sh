@@ -14,7 +14,9 @@
 #                   dead instances routed around, the edge limit per client address (429
 #                   above 50 requests a second, bursts of 100); stats on 127.0.0.1:8404
 #   Prometheus      127.0.0.1:9090, scraping the instances' metrics listeners every 5 s with
-#                   deploy/prometheus/alerts.yml loaded
+#                   deploy/prometheus/alerts.yml loaded, sending what fires to
+#   Alertmanager    127.0.0.1:9093 (Debian's prometheus-alertmanager, with
+#                   deploy/alertmanager/alertmanager.yml: grouped and routed by severity)
 #
 # Every process runs in the background, recorded under .cluster/ (scripts/cluster/lib.sh
 # says what is where); the script returns once all answer. It refuses to start while
@@ -31,7 +33,7 @@
 #   STAGEDOOR_CLUSTER_DIR   default .cluster
 #
 # Packages (installed when missing, as root; otherwise the script says what to install):
-# redis-server and redis-tools, haproxy, prometheus; curl. Go builds the small template
+# redis-server and redis-tools, haproxy, prometheus, prometheus-alertmanager; curl. Go builds the small template
 # renderer (scripts/cluster/render).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -56,6 +58,7 @@ command -v redis-server >/dev/null || pkgs+=(redis-server)
 command -v redis-cli >/dev/null || pkgs+=(redis-tools)
 command -v haproxy >/dev/null || pkgs+=(haproxy)
 command -v prometheus >/dev/null || pkgs+=(prometheus)
+command -v prometheus-alertmanager >/dev/null || pkgs+=(prometheus-alertmanager)
 command -v curl >/dev/null || pkgs+=(curl)
 if ((${#pkgs[@]})); then
   if [[ $EUID -ne 0 ]]; then
@@ -81,7 +84,7 @@ for port in "${REDIS_PORTS[@]}"; do
     if port_taken "$p"; then taken+=("$p"); fi
   done
 done
-for addr in "$EDGE_ADDR" "$STATS_ADDR" "$PAYRAIL_LISTEN" "$PROMETHEUS_ADDR"; do
+for addr in "$EDGE_ADDR" "$STATS_ADDR" "$PAYRAIL_LISTEN" "$PROMETHEUS_ADDR" "$ALERTMANAGER_ADDR"; do
   if port_taken "${addr##*:}"; then taken+=("${addr##*:}"); fi
 done
 for i in "${INSTANCES[@]}"; do
@@ -91,7 +94,7 @@ for i in "${INSTANCES[@]}"; do
 done
 if ((${#taken[@]})); then
   # Debian starts the services of the packages it installs, where systemd runs.
-  for unit in prometheus haproxy; do
+  for unit in prometheus prometheus-alertmanager haproxy; do
     if command -v systemctl >/dev/null && systemctl is-active --quiet "$unit" 2>/dev/null; then
       say "the system's own $unit service runs (Debian starts it when installing the package);" \
         "if this cluster is what you want of it here: sudo systemctl disable --now $unit"
@@ -146,7 +149,7 @@ done < <(compgen -e)
 # hold the admin token and the database's password: this user's only.
 rm -rf "$state"
 umask 077
-mkdir -p "$state"/{pids,run,logs,redis,prometheus,bin}
+mkdir -p "$state"/{pids,run,logs,redis,prometheus,alertmanager,bin}
 
 # If anything below fails, stop what was started and keep the logs.
 on_exit() {
@@ -268,13 +271,30 @@ wait_until 15 "HAProxy on $EDGE_ADDR" http_ok "http://$EDGE_ADDR/healthz" || {
   exit 1
 }
 
+# --- Alertmanager -------------------------------------------------------------------
+
+if command -v amtool >/dev/null; then
+  amtool check-config deploy/alertmanager/alertmanager.yml >"$state/logs/amtool.log" 2>&1 || {
+    log_tail amtool
+    exit 1
+  }
+fi
+say "starting Alertmanager on $ALERTMANAGER_ADDR"
+# One Alertmanager, no gossip with peers (--cluster.listen-address empty).
+launch alertmanager prometheus-alertmanager --config.file="$cluster_root/deploy/alertmanager/alertmanager.yml" \
+  --storage.path="$state/alertmanager" --web.listen-address="$ALERTMANAGER_ADDR" --cluster.listen-address=
+wait_until 30 "Alertmanager on $ALERTMANAGER_ADDR" http_ok "http://$ALERTMANAGER_ADDR/-/ready" || {
+  log_tail alertmanager
+  exit 1
+}
+
 # --- Prometheus ---------------------------------------------------------------------
 
 targets=
 for i in "${INSTANCES[@]}"; do targets+="${targets:+,}\"127.0.0.1:$(metrics_port "$i")\""; done
-printf '{"ScrapeInterval":"5s","RuleFiles":[%s],"Targets":[%s],"HAProxyTarget":%s}\n' \
+printf '{"ScrapeInterval":"5s","RuleFiles":[%s],"Targets":[%s],"HAProxyTarget":%s,"AlertmanagerTarget":%s}\n' \
   "$(json_string "$cluster_root/deploy/prometheus/alerts.yml")" "$targets" \
-  "$(json_string "$STATS_ADDR")" >"$state/prometheus.json"
+  "$(json_string "$STATS_ADDR")" "$(json_string "$ALERTMANAGER_ADDR")" >"$state/prometheus.json"
 render scripts/cluster/prometheus.yml.tmpl "$state/prometheus.json" "$state/prometheus.yml"
 if command -v promtool >/dev/null; then
   promtool check config "$state/prometheus.yml" >"$state/logs/promtool.log" 2>&1 || {
@@ -303,6 +323,7 @@ wait_until 30 "Prometheus on $PROMETHEUS_ADDR" http_ok "http://$PROMETHEUS_ADDR/
   printf 'export PAYRAIL_URL=%q\n' "http://$PAYRAIL_LISTEN"
   printf 'export PAYRAIL_API_KEY=%q\n' "$PAYRAIL_API_KEY"
   printf 'export PROMETHEUS_URL=%q\n' "http://$PROMETHEUS_ADDR"
+  printf 'export ALERTMANAGER_URL=%q\n' "http://$ALERTMANAGER_ADDR"
   printf 'export STAGEDOOR_ADMIN_TOKEN=%q\n' "$STAGEDOOR_ADMIN_TOKEN"
 } >"$state/env"
 trap - EXIT
@@ -321,7 +342,8 @@ cluster: up. Everything runs in the background; its pids and logs are in $rel_st
   Redis Cluster        127.0.0.1:7001-7006; masters now: ${masters% }
   Prometheus           http://$PROMETHEUS_ADDR    alerts: http://$PROMETHEUS_ADDR/classic/alerts (Debian's UI)
                                               or curl -s $PROMETHEUS_ADDR/api/v1/alerts
-  logs                 $rel_state/logs/NAME.log  (redis-7001…, payrail, stagedoor-1…3, haproxy, prometheus)
+  Alertmanager         http://$ALERTMANAGER_ADDR    what fires, grouped: amtool --alertmanager.url=http://$ALERTMANAGER_ADDR alert query
+  logs                 $rel_state/logs/NAME.log  (redis-7001…, payrail, stagedoor-1…3, haproxy, alertmanager, prometheus)
   URLs and token       . $rel_state/env          (the demo data: . $env_file)
 
   try:   curl -si http://$EDGE_ADDR/readyz | grep -i -e x-served-by -e redis
