@@ -25,6 +25,7 @@ type problem struct {
 	RetryAfterMS       float64   `json:"retry_after_ms"`       // rate-limited, too-many-concurrent-requests
 	MaxInFlight        int       `json:"max_in_flight"`        // too-many-concurrent-requests
 	Shedder            string    `json:"shedder"`              // service-overloaded by a shedder
+	Bound              string    `json:"bound"`                // service-overloaded: what refused
 	UnavailableSeatIDs []string  `json:"unavailable_seat_ids"` // seats-unavailable
 	MaxHeldSeats       int       `json:"max_held_seats"`       // too-many-seats-held
 	SeatsHeld          int       `json:"seats_held"`           // too-many-seats-held

@@ -184,7 +184,7 @@ func TestAShedCheckoutSpendsNoToken(t *testing.T) {
 	go func() { done <- s.checkout(t, ada, orderBody(adasHold, "tok_visa"), "") }()
 	waitFor(t, 5*time.Second, "ada's charge to reach Payrail", func() bool { return s.payrail.posts.Load() == 1 })
 	body := orderBody(bobsHold, "tok_visa")
-	if a := s.checkout(t, bob, body, "bob"); a.StatusCode != 503 || !a.problem(t).is("service-overloaded") || a.Header.Get("Retry-After") != "2" {
+	if a := s.checkout(t, bob, body, "bob"); a.StatusCode != 503 || !a.problem(t).is("service-overloaded") || a.problem(t).Bound != "checkout" || a.Header.Get("Retry-After") != "2" {
 		t.Errorf("bob's checkout while the slot is taken = %d %s; want 503 service-overloaded", a.StatusCode, a.raw)
 	}
 	if a := <-done; a.StatusCode != 201 {

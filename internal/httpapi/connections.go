@@ -75,7 +75,8 @@ func (s *Server) bound(l net.Listener, max int, bound string, open prometheus.Ga
 // made once: it costs one write.
 func connectionRefusal(max int) []byte {
 	body := problemDocument(&Problem{Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
-		Detail: "this instance holds its maximum of " + strconv.Itoa(max) + " connections; retry shortly"})
+		Detail:     "this instance holds its maximum of " + strconv.Itoa(max) + " connections; retry shortly",
+		Extensions: boundMember("connections")})
 	head := "HTTP/1.1 503 Service Unavailable\r\n" +
 		"Content-Type: application/problem+json\r\n" +
 		"Cache-Control: no-store\r\n" +

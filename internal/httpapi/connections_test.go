@@ -79,7 +79,7 @@ func TestConnectionsBeyondTheBoundAreRefused(t *testing.T) {
 	body := make([]byte, 1024)
 	n, _ := resp.Body.Read(body)
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != "1" || !resp.Close ||
-		resp.Header.Get("Content-Type") != "application/problem+json" || !strings.Contains(string(body[:n]), "/problems/service-overloaded") {
+		resp.Header.Get("Content-Type") != "application/problem+json" || !strings.Contains(string(body[:n]), "/problems/service-overloaded") || !strings.Contains(string(body[:n]), `"bound":"connections"`) {
 		t.Fatalf("the fourth connection: %d, Retry-After %q, close %v, %s; want 503 service-overloaded, Retry-After: 1, closed",
 			resp.StatusCode, resp.Header.Get("Retry-After"), resp.Close, body[:n])
 	}

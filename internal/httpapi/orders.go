@@ -97,7 +97,7 @@ func (s *Server) checkoutShed() error {
 	return &Problem{
 		Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
 		Detail:     "every checkout slot of this instance is taken; retry shortly",
-		RetryAfter: checkoutRetryAfter,
+		RetryAfter: checkoutRetryAfter, Extensions: boundMember("checkout"),
 	}
 }
 

@@ -116,6 +116,9 @@ var errorProblems = []struct {
 // problemExtensions are the members an error of errorProblems carries beyond
 // its detail, such as the seats a refused hold could not take.
 func problemExtensions(err error) map[string]any {
+	if errors.Is(err, waitroom.ErrUnavailable) {
+		return boundMember("waiting_room")
+	}
 	var rejected *scan.Rejection
 	if errors.As(err, &rejected) {
 		return scanRejectionMembers(rejected)
@@ -190,6 +193,11 @@ func problemFor(err error) (*Problem, bool) {
 // logged by checkout as one outage (a WARN line with a count every 10 s), and
 // the database's by handleError the same way.
 var reportedElsewhere = map[string]bool{"service-overloaded": true, "payment-unavailable": true, "service-unavailable": true}
+
+// boundMember is the "bound" member of a 503 service-overloaded: which bound
+// refused (in_flight, stream, checkout, connections, waiting_room, or a load
+// shedder's name), so that a client or a load tool can tell them apart.
+func boundMember(bound string) map[string]any { return map[string]any{"bound": bound} }
 
 // handleError is echo's error handler: every error becomes a problem response.
 // Errors that are not problems of the client are logged with the request id.

@@ -79,7 +79,7 @@ func TestErrorTable(t *testing.T) {
 		{"hold not active", fmt.Errorf("%w: it expired", hold.ErrNotActive), "hold-not-active", 409, 0, ""},
 		{"no waiting room", waitroom.ErrNoRoom, "no-waiting-room", 404, 0, ""},
 		{"not admitted", waitroom.ErrNotAdmitted, "not-admitted", 403, 0, ""},
-		{"waiting room unreachable", waitroom.ErrUnavailable, "service-overloaded", 503, waitroom.RetryAfter, ""},
+		{"waiting room unreachable", waitroom.ErrUnavailable, "service-overloaded", 503, waitroom.RetryAfter, "bound"},
 		{"declined", &checkout.OrderError{OrderID: "o1", Err: checkout.ErrPaymentDeclined}, "payment-declined", 402, 0, "order_id"},
 		{"payment unavailable", checkout.ErrPaymentUnavailable, "payment-unavailable", 503, checkout.PaymentRetryAfter, ""},
 		{"order released", &checkout.OrderError{OrderID: "o1", Err: checkout.ErrOrderReleased}, "order-released", 409, 0, "order_id"},

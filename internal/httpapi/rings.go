@@ -146,7 +146,7 @@ func (s *Server) boundInFlight(max int) echo.MiddlewareFunc {
 				return &Problem{
 					Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
 					Detail:     fmt.Sprintf("this instance is serving its maximum of %d requests; retry shortly", max),
-					RetryAfter: time.Second,
+					RetryAfter: time.Second, Extensions: boundMember("in_flight"),
 				}
 			}
 			defer inFlight.Add(-1)

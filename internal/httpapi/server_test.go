@@ -179,8 +179,8 @@ func TestInFlightBound(t *testing.T) {
 	entered.Wait()
 
 	a := ts.request(t, "GET", "/test/slow", "")
-	if a.StatusCode != 503 || !a.problem(t).is("service-overloaded") || a.Header.Get("Retry-After") != "1" {
-		t.Errorf("third request = %d %s Retry-After %q, want 503 service-overloaded, Retry-After: 1",
+	if a.StatusCode != 503 || !a.problem(t).is("service-overloaded") || a.problem(t).Bound != "in_flight" || a.Header.Get("Retry-After") != "1" {
+		t.Errorf("third request = %d %s Retry-After %q, want 503 service-overloaded, bound in_flight, Retry-After: 1",
 			a.StatusCode, a.raw, a.Header.Get("Retry-After"))
 	}
 	for _, path := range []string{"/healthz", "/readyz"} {

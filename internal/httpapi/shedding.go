@@ -49,6 +49,7 @@ func overloaded(d shed.Decision) *Problem {
 		Detail: d.Reason + "; retry later",
 		Extensions: map[string]any{
 			"shedder":        d.Shedder,
+			"bound":          d.Shedder,
 			"retry_after_ms": retryAfterMillis(d.RetryAfter),
 		},
 		RetryAfter: d.RetryAfter,

@@ -61,7 +61,7 @@ func TestCriticalTrafficSurvivesASheddableFlood(t *testing.T) {
 					continue
 				}
 				switch p := a.problem(t); {
-				case a.StatusCode == 503 && p.is("service-overloaded") && p.Shedder == string(shed.FleetUsage) && a.Header.Get("Retry-After") == "1":
+				case a.StatusCode == 503 && p.is("service-overloaded") && p.Shedder == string(shed.FleetUsage) && p.Bound == string(shed.FleetUsage) && a.Header.Get("Retry-After") == "1":
 					shedOK.Add(1)
 				default:
 					other.Add(1)

@@ -29,7 +29,7 @@ func (s *Server) streamSeats(c echo.Context) error {
 		s.metrics.shed.WithLabelValues("stream").Inc()
 		return &Problem{Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
 			Detail:     "this instance serves its maximum of live seat maps; poll GET /v1/events/{id}/seats meanwhile",
-			RetryAfter: 5 * time.Second}
+			RetryAfter: 5 * time.Second, Extensions: boundMember("stream")}
 	}
 	defer s.streamSlots.Release(1)
 	ctx := c.Request().Context()

@@ -63,16 +63,18 @@ func kindOf(status int, slug string) int {
 
 // refusedBy names what refused an answer of kindRefused, for the counts by
 // limit: the limit its problem names (hold-buyer, buyer-concurrency), else
-// the shedder (worker-utilization, fleet-usage), else "edge" for a 429 that
-// no instance answered (HAProxy's limit per address: no X-Served-By), else
-// the problem's type (service-overloaded: the in-flight bound or a waiting
-// room whose Redis is down; payment-unavailable; service-unavailable).
-func refusedBy(status int, slug, limit, shedder, instance string) string {
+// the bound of a service-overloaded (in_flight, checkout, stream,
+// connections, waiting_room, or the shedder: worker-utilization,
+// fleet-usage), else "edge" for a 429 that no instance answered (HAProxy's
+// limit per address: no X-Served-By), else the problem's type
+// (payment-unavailable; service-unavailable; service-overloaded from a server
+// that names no bound).
+func refusedBy(status int, slug, limit, bound, instance string) string {
 	switch {
 	case limit != "":
 		return limit
-	case shedder != "":
-		return shedder
+	case bound != "":
+		return bound
 	case status == 429 && (instance == "" || instance == "-"):
 		return edgeLimit
 	case slug != "":

@@ -62,7 +62,10 @@ func TestRefusedByNamesWhatRefused(t *testing.T) {
 		{429, "rate-limited", "", "", "i3", "rate-limited"}, // an instance's, naming no limit
 		{503, "service-overloaded", "", "worker-utilization", "i1", "worker-utilization"},
 		{503, "service-overloaded", "", "fleet-usage", "i1", "fleet-usage"},
-		{503, "service-overloaded", "", "", "i1", "service-overloaded"},
+		{503, "service-overloaded", "", "", "i1", "service-overloaded"}, // a server naming no bound
+		{503, "service-overloaded", "", "checkout", "i1", "checkout"},
+		{503, "service-overloaded", "", "in_flight", "i1", "in_flight"},
+		{503, "service-overloaded", "", "waiting_room", "i1", "waiting_room"},
 		{503, "payment-unavailable", "", "", "i2", "payment-unavailable"},
 	} {
 		if got := refusedBy(c.status, c.slug, c.limit, c.shedder, c.instance); got != c.want {

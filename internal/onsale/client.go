@@ -2,6 +2,7 @@ package onsale
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -79,6 +80,7 @@ type problem struct {
 	Detail             string   `json:"detail"`
 	Limit              string   `json:"limit"`
 	Shedder            string   `json:"shedder"`
+	Bound              string   `json:"bound"` // service-overloaded: what refused (the shedder's name for a shedder)
 	RetryAfterMS       int64    `json:"retry_after_ms"`
 	UnavailableSeatIDs []string `json:"unavailable_seat_ids"`
 	OrderID            string   `json:"order_id"`
@@ -140,7 +142,7 @@ func (c *client) call(ctx context.Context, route, method, path string, body any,
 	if instance == "" {
 		instance = "-"
 	}
-	c.rec.add(c.id, route, start, latency, a.status, instance, a.problem.slugOrEmpty(), a.problem.Limit, a.problem.Shedder,
+	c.rec.add(c.id, route, start, latency, a.status, instance, a.problem.slugOrEmpty(), a.problem.Limit, cmp.Or(a.problem.Bound, a.problem.Shedder),
 		policyName(resp.Header.Get("RateLimit-Policy")))
 	return a, nil
 }

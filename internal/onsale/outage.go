@@ -17,10 +17,11 @@ type OutageStats struct {
 	// tokens are leased) still decided names hold-organizer, and is not
 	// counted: this is a lower bound.
 	FailOpen Window `json:"fail_open"`
-	// RoomUnavailable are the room's answers 503 service-overloaded that no
-	// shedder sent (joins, polls and holds of an event with a room): its
-	// Redis could not be reached, and it failed closed. The in-flight bound's
-	// 503 has the same type and no shedder either, and counts here too.
+	// RoomUnavailable are the room's answers 503 service-overloaded, bound
+	// waiting_room (joins, polls and holds of an event with a room): its Redis
+	// could not be reached, and it failed closed. From a server that names no
+	// bound, every service-overloaded no shedder sent counts (the in-flight
+	// bound's too).
 	RoomUnavailable Window `json:"room_unavailable"`
 	// RoomUnavailableBy is RoomUnavailable by the instance that answered:
 	// each instance's Redis client learns of the failover on its own.
@@ -116,7 +117,7 @@ func outageOf(requests []request, names []string, limits limitsInForce, hasRoom 
 				failOpenAfter.add(at)
 			}
 		case hasRoom && q.status == 503 && q.kind == kindRefused && names[q.problem] == "service-overloaded" &&
-			names[q.refused] == "service-overloaded" && (route == routeJoin || route == routePoll || route == routeHold):
+			(names[q.refused] == "waiting_room" || names[q.refused] == "service-overloaded") && (route == routeJoin || route == routePoll || route == routeHold):
 			room.add(at)
 			if at >= faultAt {
 				roomAfter.add(at)
