@@ -1,6 +1,7 @@
 package onsale
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -198,6 +199,13 @@ func TestReportSumsUp(t *testing.T) {
 	}
 	if i1 := byName["i1"]; i1.Served != 1 || i1.Errors != 1 {
 		t.Errorf("i1: %+v", i1)
+	}
+	got := map[string]int{}
+	for _, l := range r.Latencies {
+		got[l.Who+" "+l.Outcome] = l.Requests
+	}
+	if want := map[string]int{"buyers served": 2, "buyers refused": 2, "bots error": 1, "bots served": 1}; !maps.Equal(got, want) {
+		t.Errorf("latencies by outcome count %v, want %v (no answer has no latency)", got, want)
 	}
 }
 

@@ -51,6 +51,10 @@ type Report struct {
 	Instances map[string]int  `json:"requests_by_instance"`
 	PerInst   []InstanceStats `json:"instances"`
 	Routes    []RouteStats    `json:"routes"`
+	// Latencies are the answers' latencies by who asked (buyers, bots) and
+	// how it ended (served, refused, error): a refusal should be fast, and a
+	// bot's answers should cost no buyer's.
+	Latencies []OutcomeLatency `json:"latencies_by_outcome"`
 	Lottery   LotteryStats    `json:"lottery"`
 	Faults    []FaultResult   `json:"faults"`
 	Outage    OutageStats     `json:"outage"`
@@ -82,6 +86,50 @@ type RouteStats struct {
 	P99MS    float64        `json:"p99_ms"`
 	MaxMS    float64        `json:"max_ms"`
 	ByStatus map[string]int `json:"by_status"`
+}
+
+// OutcomeLatency are the latencies of the answers one kind of client got
+// with one outcome; requests that got no answer have none.
+type OutcomeLatency struct {
+	Who      string  `json:"who"`     // buyers or bots
+	Outcome  string  `json:"outcome"` // served, refused or error
+	Requests int     `json:"requests"`
+	P50MS    float64 `json:"p50_ms"`
+	P99MS    float64 `json:"p99_ms"`
+	MaxMS    float64 `json:"max_ms"`
+}
+
+// outcomeLatencies sums the answers up by who asked and how each ended, in
+// the order buyers then bots, served, refused, error.
+func outcomeLatencies(requests []request, buyers int) []OutcomeLatency {
+	outcomes := map[uint8]string{kindOK: "served", kindRefused: "refused", kindError: "error"}
+	type key struct{ who, outcome string }
+	byKey := map[key][]time.Duration{}
+	for _, q := range requests {
+		outcome, answered := outcomes[q.kind]
+		if !answered || q.client < 0 {
+			continue // no answer, or the setup's
+		}
+		who := "buyers"
+		if int(q.client) >= buyers {
+			who = "bots"
+		}
+		k := key{who, outcome}
+		byKey[k] = append(byKey[k], q.latency)
+	}
+	var out []OutcomeLatency
+	for _, who := range []string{"buyers", "bots"} {
+		for _, outcome := range []string{"served", "refused", "error"} {
+			ls := byKey[key{who, outcome}]
+			if len(ls) == 0 {
+				continue
+			}
+			slices.Sort(ls)
+			out = append(out, OutcomeLatency{Who: who, Outcome: outcome, Requests: len(ls),
+				P50MS: ms(percentile(ls, 50)), P99MS: ms(percentile(ls, 99)), MaxMS: ms(ls[len(ls)-1])})
+		}
+	}
+	return out
 }
 
 // Series are per-second counts, second k covering [T0+k, T0+k+1) seconds
@@ -222,6 +270,7 @@ func buildReport(o Options, sale Sale, rec *recorder, p played, checks []Check, 
 		r.Series.Sold[k] += r.Series.Sold[k-1]
 	}
 	r.PerInst = instanceStats(requests, names, p.ended.Sub(rec.epoch))
+	r.Latencies = outcomeLatencies(requests, o.Buyers)
 	r.Outage = outageOf(requests, names, limits, sale.HasRoom, offset, p.faults)
 	return r
 }

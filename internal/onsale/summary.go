@@ -35,6 +35,13 @@ func (r *Result) PrintSummary(w io.Writer) {
 			fmt.Fprintf(w, "%s: %d requests, p50 %.1f ms, p99 %.1f ms\n", rs.Route, rs.Requests, rs.P50MS, rs.P99MS)
 		}
 	}
+	var latencies []string
+	for _, l := range rep.Latencies {
+		latencies = append(latencies, fmt.Sprintf("%s %s %d (p50 %.1f ms, p99 %.1f ms)", l.Who, l.Outcome, l.Requests, l.P50MS, l.P99MS))
+	}
+	if len(latencies) > 0 {
+		fmt.Fprintf(w, "latency by outcome: %s\n", strings.Join(latencies, "; "))
+	}
 	if o := rep.Outage; o.FailOpen.Requests > 0 || o.RoomUnavailable.Requests > 0 || o.FaultS != nil {
 		fmt.Fprintf(w, "outage: %s\n", o.Text())
 	}
