@@ -75,6 +75,11 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	marks := []mark{{At: 0, Label: "on sale", Color: colorOpen}}
 	for _, f := range r.Faults {
 		marks = append(marks, mark{At: f.At, Label: f.Name, Color: colorFault})
+		// The command's end: for kill-redis-master.sh --wait, the replica's
+		// takeover.
+		if f.Took >= 0.5 && f.Error == "" {
+			marks = append(marks, mark{At: f.At + f.Took, Label: f.Name + ": done", Color: colorFault})
+		}
 	}
 	floats := func(xs []int) []float64 {
 		out := make([]float64, len(xs))

@@ -104,7 +104,7 @@ func TestReportPageStandsAlone(t *testing.T) {
 		Outage: OutageStats{RoomUnavailable: Window{Requests: 3, FirstS: 1.2, LastS: 4.5, Seconds: 4},
 			RoomUnavailableBy: map[string]Window{"i1": {Requests: 3, FirstS: 1.2, LastS: 4.5, Seconds: 4}}},
 		SoldOutS: 2.5,
-		Faults:   []FaultResult{{Name: "kill <a master>", At: 1}},
+		Faults:   []FaultResult{{Name: "kill <a master>", At: 1, Took: 1.5}},
 		Series: Series{T0: -3, Admissions: []int{0, 0, 0, 50, 50, 20},
 			Sold: []int{0, 0, 0, 40, 90, 100}, Requests: map[string][]int{"2xx": {1, 2, 3, 4, 5, 6}, "429": {0, 0, 1, 1, 0, 0}}},
 	}
@@ -123,6 +123,9 @@ func TestReportPageStandsAlone(t *testing.T) {
 	}
 	if !strings.Contains(page, "kill &lt;a master&gt;") {
 		t.Errorf("a fault's name is not escaped")
+	}
+	if !strings.Contains(page, "kill &lt;a master&gt;: done") {
+		t.Errorf("the charts do not mark when the fault's command was done (with --wait: the takeover)")
 	}
 	for _, want := range []string{"T+2.5 s", "3 answers 503 from the waiting room", "<code>i1</code>"} {
 		if !strings.Contains(page, want) {

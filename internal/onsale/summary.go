@@ -46,7 +46,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 		fmt.Fprintf(w, "outage: %s\n", o.Text())
 	}
 	for _, f := range rep.Faults {
-		fmt.Fprintf(w, "fault: %s at T+%.1fs (took %.1fs)%s\n", f.Name, f.At, f.Took, errText(f.Error))
+		fmt.Fprintf(w, "fault: %s at T+%.1fs, done at T+%.1fs (took %.1fs)%s\n", f.Name, f.At, f.At+f.Took, f.Took, errText(f.Error))
 	}
 	fmt.Fprintln(w, "checks:")
 	for _, c := range rep.Checks {
