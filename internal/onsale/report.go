@@ -55,10 +55,10 @@ type Report struct {
 	// how it ended (served, refused, error): a refusal should be fast, and a
 	// bot's answers should cost no buyer's.
 	Latencies []OutcomeLatency `json:"latencies_by_outcome"`
-	Lottery   LotteryStats    `json:"lottery"`
-	Faults    []FaultResult   `json:"faults"`
-	Outage    OutageStats     `json:"outage"`
-	Series    Series          `json:"series"`
+	Lottery   LotteryStats     `json:"lottery"`
+	Faults    []FaultResult    `json:"faults"`
+	Outage    OutageStats      `json:"outage"`
+	Series    Series           `json:"series"`
 }
 
 // InstanceStats are the requests one instance answered (by X-Served-By; "-"
