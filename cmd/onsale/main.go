@@ -65,6 +65,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (flags, 
 	fs.Float64Var(&f.o.DeclineRate, "decline-rate", d.DeclineRate, "the share of buyers whose first card is declined")
 	fs.Int64Var(&f.o.PriceCents, "price-cents", d.PriceCents, "the best seats' price")
 	fs.IntVar(&f.o.MaxHoldTries, "max-hold-tries", d.MaxHoldTries, "holds a buyer tries before giving up")
+	fs.IntVar(&f.o.Greedy, "greedy", d.Greedy, "buyers that first place and give back three more holds than hold-buyer allows in a window (tests the per-buyer limit behind a waiting room)")
 	fs.DurationVar(&f.o.BotPause, "bot-pause", d.BotPause, "a bot's pause between two requests (0: none, as fast as answers come)")
 	fs.IntVar(&f.o.BotAddrs, "bot-addrs", d.BotAddrs, "client addresses the bots share")
 	fs.StringVar(&f.sourceAddrs, "source-addrs", "auto", "each client dials from a 127/8 address of its own: true, false, or auto (when -url is on the loopback)")

@@ -44,6 +44,11 @@ type Options struct {
 	PriceCents  int64
 	// MaxHoldTries is how many holds a buyer tries before giving up.
 	MaxHoldTries int
+	// Greedy buyers, the first of the buyers, each place and give back holds
+	// of one seat, one after the other, three more than hold-buyer allows in a
+	// window, before they shop as the others do: the per-buyer limit is put to
+	// the test even behind a waiting room, where bots never reach it. 0: none.
+	Greedy int
 	// BotPause is how long a bot waits between two requests (0: none, as fast
 	// as answers come; on one machine with the stack, that starves the stack
 	// of CPU before it starves the edge).
@@ -113,6 +118,7 @@ var Defaults = Options{
 	DeclineRate:     0.1,
 	PriceCents:      4500,
 	MaxHoldTries:    5,
+	Greedy:          2,
 	BotPause:        50 * time.Millisecond,
 	BotAddrs:        4,
 	MaxDuration:     5 * time.Minute,

@@ -16,6 +16,7 @@ const (
 	routePoll        = "GET /v1/events/{id}/queue"
 	routeSeats       = "GET /v1/events/{id}/seats"
 	routeHold        = "POST /v1/holds"
+	routeRelease     = "DELETE /v1/holds/{id}"
 	routeOrder       = "POST /v1/orders"
 	routeGetOrder    = "GET /v1/orders/{id}"
 )

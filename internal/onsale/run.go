@@ -64,7 +64,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			o.Buyers, o.Bots, prepared.Round(time.Millisecond), sale.EventID, o.Seats,
 			sale.OnSaleAt.Local().Format("15:04:05.000"), time.Until(sale.OnSaleAt).Round(100*time.Millisecond), roomText(o.RoomRate))
 	}
-	p := play(ctx, o, sale, accts, rec)
+	p := play(ctx, o, sale, accts, rec, limits.holdBuyer())
 	// A sale cut short (ctx ended: Ctrl-C) is still checked and reported.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checksTimeout)
 	defer cancel()
@@ -109,7 +109,7 @@ type FaultResult struct {
 // play runs the sale: every buyer arrives at her time, the bots hammer from
 // Spread before the opening until the last buyer is done, the faults run at
 // their times, and a progress line is written every second.
-func play(ctx context.Context, o Options, sale Sale, accts accounts, rec *recorder) played {
+func play(ctx context.Context, o Options, sale Sale, accts accounts, rec *recorder, holdLimit LimitSetting) played {
 	ctx, cut := context.WithDeadline(ctx, sale.OnSaleAt.Add(o.MaxDuration))
 	defer cut()
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0))
@@ -125,6 +125,9 @@ func play(ctx context.Context, o Options, sale Sale, accts accounts, rec *record
 		}
 		b := &buyer{client: newClient(int32(i), o.URL, s.Token, newTransport(local), rec, o.Seed),
 			sale: sale, opts: o, state: out.buyers[i]}
+		if i < o.Greedy {
+			b.hoard = greedyHolds(holdLimit)
+		}
 		buyers.Go(func() {
 			defer b.http.CloseIdleConnections()
 			b.visit(ctx)
@@ -178,6 +181,20 @@ func play(ctx context.Context, o Options, sale Sale, accts accounts, rec *record
 	faults.Wait()
 	stopProgress()
 	return out
+}
+
+// maxGreedyHolds bounds a greedy buyer's holds: a limit that allows more in a
+// window is not put to the test by her.
+const maxGreedyHolds = 100
+
+// greedyHolds is how many holds a greedy buyer places first: three more than
+// hold-buyer allows in any window (its burst and a period's tokens), or none
+// when that is over maxGreedyHolds.
+func greedyHolds(l LimitSetting) int {
+	if n := l.Burst + l.Rate + 3; n <= maxGreedyHolds {
+		return n
+	}
+	return 0
 }
 
 func errText(err string) string {
