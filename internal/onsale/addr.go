@@ -7,11 +7,13 @@ import (
 
 // The clients' own addresses on 127/8, which Linux routes to the loopback as
 // a whole: buyers from 127.16.0.1 on, one each (254 a /24, skipping .0 and
-// .255), bots from 127.200.0.1 on, shared, and the organizer 127.9.0.1.
+// .255), bots from 127.200.0.1 on, shared, the pollers' connections from
+// 127.100.0.1 on, one address each, and the organizer 127.9.0.1.
 // 127.0.0.1 is left to the servers and their proxies (STAGEDOOR_TRUSTED_PROXIES).
 var (
 	buyerBase     = [2]byte{16, 0}
 	botBase       = [2]byte{200, 0}
+	pollerBase    = [2]byte{100, 0}
 	organizerAddr = net.IPv4(127, 9, 0, 1)
 )
 
@@ -24,6 +26,9 @@ func hostAddr(base [2]byte, i int) net.IP {
 
 // buyerAddr is buyer i's address.
 func buyerAddr(i int) net.IP { return hostAddr(buyerBase, i) }
+
+// pollerAddr is the address of the pollers' i-th connection.
+func pollerAddr(i int) net.IP { return hostAddr(pollerBase, i) }
 
 // botAddr is the address bot j shares with every bot j' = j mod shared.
 func botAddr(j, shared int) net.IP { return hostAddr(botBase, j%max(shared, 1)) }

@@ -56,6 +56,25 @@ func TestOnSaleOnThreeInstances(t *testing.T) {
 			t.Errorf("with a waiting room, hold-buyer refused no greedy buyer: %v", res.Report.Refusals)
 		}
 	})
+	t.Run("a crowd of pollers waits beside the sale, and its Redis cost is measured", func(t *testing.T) {
+		res := runSale(t, s, func(o *onsale.Options) {
+			o.Pollers, o.RedisURL, o.Lead, o.Spread = 2000, s.cluster.URL, 9*time.Second, 500*time.Millisecond
+		}, nil)
+		requireChecks(t, res)
+		pl := res.Report.Pollers
+		if pl == nil || pl.Joins != 2000 || pl.Polls < 2000 || pl.ByStatus["200"] < 3000 {
+			t.Fatalf("the pollers: %+v; want 2000 joins and a poll each at least", pl)
+		}
+		phases := map[string]onsale.RedisPhase{}
+		for _, ph := range pl.Redis {
+			phases[ph.Phase] = ph
+		}
+		joins, polls := phases["joins"], phases["polls before the draw"]
+		if joins.Requests != 2000 || joins.Commands == 0 || polls.Requests == 0 || phases["the sale (every request)"].Commands == 0 {
+			t.Fatalf("the Redis phases: %+v (%s); want the joins', the polls' and the sale's", pl.Redis, pl.RedisNote)
+		}
+		t.Logf("joins: %.2f Redis commands each; polls: %.3f each", joins.PerRequest, polls.PerRequest)
+	})
 	t.Run("the sale keeps every check when the room's Redis master dies", func(t *testing.T) {
 		var killed string
 		kill := onsale.Fault{Name: "kill the room's Redis master", At: time.Second, Do: func(ctx context.Context, sale onsale.Sale) error {

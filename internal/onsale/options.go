@@ -44,6 +44,19 @@ type Options struct {
 	PriceCents  int64
 	// MaxHoldTries is how many holds a buyer tries before giving up.
 	MaxHoldTries int
+	// Pollers are buyers who only wait in the room, polling at the page's
+	// cadence (poller.go): the cheap part of a crowd. 0: none.
+	Pollers int
+	// PollerConns are the connections the pollers share, each from an
+	// address of its own with SourceAddrs (the edge allows 50 requests a
+	// second an address, and a poller's first polls come a second apart);
+	// 0: one for every 40 pollers, at least 16.
+	PollerConns int
+	// RedisURL, when set (REDIS_URL's form: a URL, or the cluster's nodes
+	// host:port,…), is read for INFO commandstats and INFO cpu of every
+	// master before and after each phase: the Redis cost of joins, of polls
+	// and of the sale.
+	RedisURL string
 	// Greedy buyers, the first of the buyers, each place and give back holds
 	// of one seat, one after the other, three more than hold-buyer allows in a
 	// window, before they shop as the others do: the per-buyer limit is put to
@@ -149,6 +162,9 @@ func (o Options) withDefaults() (Options, error) {
 	setInt(&o.BcryptCost, d.BcryptCost)
 	setInt(&o.Seats, d.Seats)
 	setInt(&o.MaxHoldTries, d.MaxHoldTries)
+	if o.PollerConns == 0 {
+		o.PollerConns = max(16, o.Pollers/40)
+	}
 	setInt(&o.BotAddrs, d.BotAddrs)
 	setDur(&o.Lead, d.Lead)
 	setDur(&o.Spread, d.Spread)

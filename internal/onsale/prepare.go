@@ -133,22 +133,26 @@ func createEvent(ctx context.Context, c *client, o Options) (Sale, error) {
 
 // accounts are the buyers' and the bots' sessions.
 type accounts struct {
-	buyers, bots []auth.Session
+	buyers, bots, pollers []auth.Session
 }
 
 // prepareAccounts makes (or reuses) the buyers' and the bots' accounts with
 // one bcrypt hash, straight in the database, and a session for each.
 func prepareAccounts(ctx context.Context, o Options) (accounts, error) {
-	emails := make([]string, 0, o.Buyers+o.Bots)
+	emails := make([]string, 0, o.Buyers+o.Bots+o.Pollers)
 	for i := range o.Buyers {
 		emails = append(emails, fmt.Sprintf("%sbuyer-%05d@example.com", o.EmailPrefix, i+1))
 	}
 	for j := range o.Bots {
 		emails = append(emails, fmt.Sprintf("%sbot-%04d@example.com", o.EmailPrefix, j+1))
 	}
+	for k := range o.Pollers {
+		emails = append(emails, fmt.Sprintf("%spoller-%06d@example.com", o.EmailPrefix, k+1))
+	}
 	sessions, err := auth.NewService(o.DB, o.BcryptCost).PrepareBuyers(ctx, emails, o.Password)
 	if err != nil {
 		return accounts{}, fmt.Errorf("onsale: prepare the accounts: %w", err)
 	}
-	return accounts{buyers: sessions[:o.Buyers], bots: sessions[o.Buyers:]}, nil
+	return accounts{buyers: sessions[:o.Buyers], bots: sessions[o.Buyers : o.Buyers+o.Bots],
+		pollers: sessions[o.Buyers+o.Bots:]}, nil
 }

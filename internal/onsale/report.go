@@ -55,10 +55,13 @@ type Report struct {
 	// how it ended (served, refused, error): a refusal should be fast, and a
 	// bot's answers should cost no buyer's.
 	Latencies []OutcomeLatency `json:"latencies_by_outcome"`
-	Lottery   LotteryStats     `json:"lottery"`
-	Faults    []FaultResult    `json:"faults"`
-	Outage    OutageStats      `json:"outage"`
-	Series    Series           `json:"series"`
+	// Pollers are the crowd's waiting pollers and their Redis cost, with
+	// Options.Pollers.
+	Pollers *PollerStats  `json:"pollers,omitempty"`
+	Lottery LotteryStats  `json:"lottery"`
+	Faults  []FaultResult `json:"faults"`
+	Outage  OutageStats   `json:"outage"`
+	Series  Series        `json:"series"`
 }
 
 // InstanceStats are the requests one instance answered (by X-Served-By; "-"
@@ -271,6 +274,7 @@ func buildReport(o Options, sale Sale, rec *recorder, p played, checks []Check, 
 	}
 	r.PerInst = instanceStats(requests, names, p.ended.Sub(rec.epoch))
 	r.Latencies = outcomeLatencies(requests, o.Buyers)
+	r.Pollers = p.pollers
 	r.Outage = outageOf(requests, names, limits, sale.HasRoom, offset, p.faults)
 	return r
 }

@@ -92,9 +92,10 @@ func roomText(rate int) string {
 // played is what the play left: every buyer's state, the faults run, and
 // when it ended.
 type played struct {
-	buyers []*buyerState
-	faults []FaultResult
-	ended  time.Time
+	buyers  []*buyerState
+	faults  []FaultResult
+	ended   time.Time
+	pollers *PollerStats // with Options.Pollers
 }
 
 // FaultResult is a fault as it ran.
@@ -115,6 +116,7 @@ func play(ctx context.Context, o Options, sale Sale, accts accounts, rec *record
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0))
 	now := time.Now()
 	out := played{buyers: make([]*buyerState, len(accts.buyers))}
+	crowd := startCrowd(ctx, o, sale, accts, rec)
 	var buyers sync.WaitGroup
 	for i, s := range accts.buyers {
 		arrive := sale.OnSaleAt.Add(time.Duration(rng.NormFloat64() * float64(o.Spread)))
@@ -175,6 +177,10 @@ func play(ctx context.Context, o Options, sale Sale, accts accounts, rec *record
 	stopProgress := progress(o, sale, rec)
 	buyers.Wait()
 	out.ended = time.Now()
+	if crowd != nil {
+		st := crowd.finish(ctx)
+		out.pollers = &st
+	}
 	stopBots()
 	bots.Wait()
 	cut() // a fault not yet run is not run

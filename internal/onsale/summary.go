@@ -42,6 +42,16 @@ func (r *Result) PrintSummary(w io.Writer) {
 	if len(latencies) > 0 {
 		fmt.Fprintf(w, "latency by outcome: %s\n", strings.Join(latencies, "; "))
 	}
+	if pl := rep.Pollers; pl != nil {
+		fmt.Fprintf(w, "pollers: %d waited, %d joins, %d polls (p50 %.1f ms, p99 %.1f ms), by status %v; their waits ended %v\n",
+			pl.Pollers, pl.Joins, pl.Polls, pl.P50MS, pl.P99MS, pl.ByStatus, pl.Ended)
+		for _, ph := range pl.Redis {
+			fmt.Fprintf(w, "redis, %s\n", ph.Text())
+		}
+		if pl.RedisNote != "" {
+			fmt.Fprintf(w, "redis: %s\n", pl.RedisNote)
+		}
+	}
 	if o := rep.Outage; o.FailOpen.Requests > 0 || o.RoomUnavailable.Requests > 0 || o.FaultS != nil {
 		fmt.Fprintf(w, "outage: %s\n", o.Text())
 	}
