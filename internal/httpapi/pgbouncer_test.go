@@ -67,13 +67,20 @@ func TestThroughPgBouncer(t *testing.T) {
 	one := startInstance(t, in)
 	in.logs = &logs[1]
 	two := startInstance(t, in)
-	t.Cleanup(func() { // what went wrong inside, when something did
+	// What went wrong inside: an ERROR line, or an outage of a dependency.
+	troubles := func() (out []string) {
 		for i := range logs {
 			for _, line := range logs[i].Lines(t) {
-				if line["level"] == "ERROR" && t.Failed() {
-					t.Logf("instance %d: %v", i+1, line)
+				if line["level"] == "ERROR" || line["msg"] == "dependency unavailable" {
+					out = append(out, fmt.Sprintf("instance %d: %v", i+1, line))
 				}
 			}
+		}
+		return out
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the instances' troubles:\n%s", strings.Join(troubles(), "\n"))
 		}
 	})
 
@@ -160,6 +167,13 @@ func TestThroughPgBouncer(t *testing.T) {
 		err := db.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = $1`, 0x5eed_0006).Scan(&held)
 		return err == nil && held == 0
 	})
+	// The janitor's and the hold sweeper's queries, through PgBouncer too.
+	if _, err := one.Janitor.RunOnce(ctx); err != nil {
+		t.Errorf("janitor through PgBouncer: %v", err)
+	}
+	if _, err := two.Holds.Sweep(ctx); err != nil {
+		t.Errorf("hold sweeper through PgBouncer: %v", err)
+	}
 	for _, ts := range []*testServer{one, two} {
 		if a := ts.request(t, "GET", "/readyz", ""); a.StatusCode != 200 {
 			t.Errorf("readyz = %d %s", a.StatusCode, a.raw)
@@ -167,5 +181,8 @@ func TestThroughPgBouncer(t *testing.T) {
 	}
 	if v := testenv.MoneyViolations(t, db); len(v) > 0 {
 		t.Errorf("the money invariant is violated:\n%s", strings.Join(v, "\n"))
+	}
+	if tr := troubles(); len(tr) > 0 && !t.Failed() {
+		t.Errorf("the instances logged troubles through PgBouncer:\n%s", strings.Join(tr, "\n"))
 	}
 }
