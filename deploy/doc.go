@@ -4,9 +4,11 @@
 //	prometheus/alerts.yml       the alert rules (promtool check rules), with
 //	prometheus/alerts_test.yml  their unit tests (promtool test rules)
 //	grafana/stagedoor.json      a Grafana dashboard
-//	compose/                    HAProxy's and Prometheus's configuration for
-//	                            docker compose --profile scale, rendered from
-//	                            the templates of scripts/cluster (go generate)
+//	compose/                    HAProxy's, PgBouncer's and Prometheus's
+//	                            configuration for docker compose --profile
+//	                            scale, rendered from the templates of
+//	                            scripts/cluster (go generate), and PgBouncer's
+//	                            userlist.txt
 //
 // The tests need promtool (Debian's prometheus) and haproxy on PATH, and fail
 // saying so when either is missing: scripts/ensure-ops.sh installs them, and
@@ -16,3 +18,4 @@ package deploy
 
 //go:generate go run ../scripts/cluster/render -template ../scripts/cluster/haproxy.cfg.tmpl -data compose/haproxy.json -out compose/haproxy.cfg
 //go:generate go run ../scripts/cluster/render -template ../scripts/cluster/prometheus.yml.tmpl -data compose/prometheus.json -out compose/prometheus.yml
+//go:generate go run ../scripts/cluster/render -template ../scripts/cluster/pgbouncer.ini.tmpl -data compose/pgbouncer.json -out compose/pgbouncer.ini
