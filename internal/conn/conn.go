@@ -29,8 +29,8 @@ func Postgres(ctx context.Context, databaseURL string, size int) (*pgxpool.Pool,
 // (PgBouncer with pool_mode=transaction), which may run each transaction of
 // one connection on another server connection: no statement is prepared to
 // be used again, where it may not exist (or exist already). Every query goes
-// as one Parse, Bind and Execute of the unnamed statement with its arguments
-// in text, in one round trip (pgx.QueryExecModeExec); unlike describe-exec's
+// as one Parse, Bind, Describe and Execute of the unnamed statement, its
+// arguments in text, in one round trip (pgx.QueryExecModeExec); unlike describe-exec's
 // two round trips, none can land on another server connection between its
 // description and its execution.
 func PostgresPooler(ctx context.Context, databaseURL string, size int) (*pgxpool.Pool, error) {
@@ -60,6 +60,9 @@ func postgres(ctx context.Context, variable, databaseURL string, size int, poole
 		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
 	}
 	if name != "" {
+		if cfg.ConnConfig.RuntimeParams == nil {
+			cfg.ConnConfig.RuntimeParams = map[string]string{}
+		}
 		cfg.ConnConfig.RuntimeParams["application_name"] = name
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
