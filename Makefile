@@ -56,7 +56,7 @@ build: ## Build bin/stagedoor (with the web pages' npm packages, scripts/ensure-
 
 # make cluster: scripts/cluster/up.sh (what it starts, and the faults to try, in
 # docs/operations.md, "A local cluster"); the processes run on after make returns.
-cluster: build ## Start a local cluster: Redis Cluster 3+3, Payrail, 3 instances behind HAProxy on :8080, Prometheus on :9090, Alertmanager on :9093
+cluster: build ## Start a local cluster: Redis Cluster 3+3, PgBouncer, Payrail, 3 instances behind HAProxy on :8080, Prometheus on :9090, Alertmanager on :9093
 	@bash scripts/cluster/up.sh
 
 cluster-down: ## Stop exactly what make cluster started (the pids in .cluster/)

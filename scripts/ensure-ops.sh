@@ -8,11 +8,15 @@
 #             and its prometheus-alertmanager receives a test's alert
 #   haproxy   Debian's haproxy: checks the HAProxy configuration the cluster renders
 #             (haproxy -c)
+#   pgbouncer Debian's pgbouncer: the tests of Stagedoor behind a transaction pooler
+#             (internal/httpapi's TestThroughPgBouncer) start one of their own, and make
+#             cluster puts one in front of PostgreSQL
 #   Debian's shellcheck and docker-compose check the scripts and docker-compose.yml
 #             (docker-compose config); without them those two tests of deploy/
 #             skip, so this installs them too
 #
-# The tests in deploy/ fail, saying so, when promtool, amtool or haproxy is missing. As root, missing
+# The tests in deploy/ fail, saying so, when promtool, amtool or haproxy is missing; the
+# PgBouncer test, when pgbouncer is. As root, missing
 # Debian packages are installed with apt-get (CI, a fresh machine); otherwise the
 # script says what to install. make test runs it.
 set -euo pipefail
@@ -22,6 +26,8 @@ pkgs=()
 command -v promtool >/dev/null || pkgs+=(prometheus)
 command -v amtool >/dev/null || pkgs+=(prometheus-alertmanager)
 command -v haproxy >/dev/null || pkgs+=(haproxy)
+# Debian installs it in /usr/sbin, which a user's PATH may lack.
+command -v pgbouncer >/dev/null || [[ -x /usr/sbin/pgbouncer ]] || pkgs+=(pgbouncer)
 command -v shellcheck >/dev/null || pkgs+=(shellcheck)
 command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 || pkgs+=(docker-compose)
 ((${#pkgs[@]})) || exit 0

@@ -54,7 +54,12 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (flags, 
 	fs := flag.NewFlagSet("onsale", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.o.URL, "url", cmp.Or(getenv("STAGEDOOR_URL"), "http://127.0.0.1:8080"), "where Stagedoor answers: the edge, or one instance (default $STAGEDOOR_URL, else http://127.0.0.1:8080)")
-	fs.StringVar(&f.databaseURL, "database-url", getenv("DATABASE_URL"), "Stagedoor's database: accounts are prepared in it, the checks read it (default $DATABASE_URL)")
+	databaseURL := getenv("STAGEDOOR_DIRECT_DATABASE_URL") // PostgreSQL itself, when DATABASE_URL is a transaction pooler
+	if databaseURL == "" {
+		databaseURL = getenv("DATABASE_URL")
+	}
+	fs.StringVar(&f.databaseURL, "database-url", databaseURL,
+		"Stagedoor's database, PostgreSQL itself: accounts are prepared in it, the checks read it (default $STAGEDOOR_DIRECT_DATABASE_URL, else $DATABASE_URL)")
 	fs.StringVar(&f.payrailURL, "payrail-database-url", "", "Payrail's ledger (schema payrail), when not in Stagedoor's database")
 	fs.IntVar(&f.o.Buyers, "buyers", d.Buyers, "buyers who arrive for the sale")
 	fs.IntVar(&f.o.Bots, "bots", d.Bots, "bots: scripts that ignore the queue and hammer holds")

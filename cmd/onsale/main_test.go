@@ -42,6 +42,12 @@ func TestFlags(t *testing.T) {
 		t.Errorf("the fault's command: %v", err)
 	}
 
+	// Behind PgBouncer (make cluster's env), PostgreSQL itself.
+	direct, err := parse(nil, env("DATABASE_URL", "postgres://pgbouncer/y", "STAGEDOOR_DIRECT_DATABASE_URL", "postgres://x/y"), io.Discard)
+	if err != nil || direct.databaseURL != "postgres://x/y" {
+		t.Errorf("behind a pooler: database %q, %v; want STAGEDOOR_DIRECT_DATABASE_URL", direct.databaseURL, err)
+	}
+
 	remote, err := parse([]string{"-url", "http://stagedoor.example:8080", "-database-url", "postgres://x/y"}, env(), io.Discard)
 	if err != nil || remote.o.SourceAddrs {
 		t.Errorf("a remote URL: source addresses %v, %v; want the system's", remote.o.SourceAddrs, err)

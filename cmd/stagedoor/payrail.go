@@ -14,12 +14,17 @@ import (
 const payrailPool = 16
 
 // servePayrail serves the Payrail payment stub on PAYRAIL_ADDR until ctx ends,
-// its ledger in PAYRAIL_DATABASE_URL, to clients with PAYRAIL_API_KEY.
+// its ledger in PAYRAIL_DATABASE_URL (through the transaction pooler when that
+// is DATABASE_URL and DATABASE_URL is one), to clients with PAYRAIL_API_KEY.
 func servePayrail(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	if cfg.PayrailAPIKey == "" {
 		return &config.Error{Variable: "PAYRAIL_API_KEY", Problem: "must be set: Payrail serves no one without an API key (Stagedoor sends the same value)"}
 	}
-	db, err := conn.Postgres(ctx, cfg.PayrailDatabase, payrailPool)
+	open := conn.Postgres
+	if cfg.Pooled() && cfg.PayrailDatabase == cfg.DatabaseURL {
+		open = conn.PostgresPooler // the default ledger, behind the same transaction pooler
+	}
+	db, err := open(ctx, cfg.PayrailDatabase, payrailPool)
 	if err != nil {
 		return err
 	}

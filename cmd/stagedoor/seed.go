@@ -12,7 +12,6 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/config"
-	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/event"
 )
 
@@ -64,7 +63,7 @@ func seed(ctx context.Context, cfg config.Config, logger *slog.Logger, args []st
 			return err
 		}
 	}
-	db, err := conn.Postgres(ctx, cfg.DatabaseURL, 2)
+	db, err := openDatabase(ctx, cfg, 2)
 	if err != nil {
 		return err
 	}

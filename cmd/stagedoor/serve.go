@@ -10,8 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/stagedoor/stagedoor/internal/app"
 	"github.com/stagedoor/stagedoor/internal/config"
+	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/migrations"
 )
 
@@ -41,14 +44,25 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	}, a.Seats.Close)
 }
 
-// migrate applies every pending migration, under a lock shared by all instances.
+// migrate applies every pending migration, under a lock shared by all
+// instances: a session's, on PostgreSQL itself (STAGEDOOR_DIRECT_DATABASE_URL
+// when DATABASE_URL is a transaction pooler).
 func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
-	applied, err := migrations.Up(ctx, cfg.DatabaseURL, logger)
+	applied, err := migrations.Up(ctx, cfg.SessionDatabaseURL(), logger)
 	if err != nil {
 		return err
 	}
 	logger.Info("migrations up to date", "applied_now", len(applied))
 	return nil
+}
+
+// openDatabase opens a pool of at most size connections to DATABASE_URL, for
+// a transaction pooler when STAGEDOOR_DIRECT_DATABASE_URL says it is one.
+func openDatabase(ctx context.Context, cfg config.Config, size int) (*pgxpool.Pool, error) {
+	if cfg.Pooled() {
+		return conn.PostgresPooler(ctx, cfg.DatabaseURL, size)
+	}
+	return conn.Postgres(ctx, cfg.DatabaseURL, size)
 }
 
 // listening is one address served: the log line that says where (msg, with

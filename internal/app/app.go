@@ -53,6 +53,12 @@ type App struct {
 	// Utilization and Fleet are the shedders (also in Deps.Shedders).
 	Utilization *shed.Utilization
 	Fleet       *shed.Fleet
+	// Sessions is where what needs a PostgreSQL session of its own connects:
+	// recovery's advisory lock is taken on one of its connections, and the
+	// LISTEN connections are made as its are. It is DB itself, unless
+	// STAGEDOOR_DIRECT_DATABASE_URL is set (DATABASE_URL is a transaction
+	// pooler): then a pool of at most SessionPool connections to that URL.
+	Sessions *pgxpool.Pool
 
 	closers []func()
 }
@@ -82,6 +88,10 @@ func WithAdmission(d time.Duration) Option { return func(o *options) { o.admissi
 // failing and panicking ones.
 func WithRoutes(add func(*echo.Echo)) Option { return func(o *options) { o.routes = add } }
 
+// SessionPool is the most connections of Sessions when it is a pool of its
+// own: recovery holds one during a pass; the listeners connect outside it.
+const SessionPool = 2
+
 // settingsStartTimeout bounds reading the limits' stored settings at start.
 const settingsStartTimeout = 10 * time.Second
 
@@ -103,10 +113,21 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		}
 	}()
 	if a.DB == nil {
-		if a.DB, err = conn.Postgres(ctx, cfg.DatabaseURL, cfg.DBPool); err != nil {
+		open := conn.Postgres
+		if cfg.Pooled() {
+			open = conn.PostgresPooler
+		}
+		if a.DB, err = open(ctx, cfg.DatabaseURL, cfg.DBPool); err != nil {
 			return nil, err
 		}
 		a.closers = append(a.closers, a.DB.Close)
+	}
+	a.Sessions = a.DB
+	if cfg.Pooled() {
+		if a.Sessions, err = conn.PostgresSessions(ctx, cfg.DirectDatabaseURL, SessionPool); err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, a.Sessions.Close)
 	}
 	if a.Redis == nil {
 		if a.Redis, err = conn.Redis(ctx, cfg.RedisURL, logger); err != nil {
@@ -139,7 +160,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	a.OrganizerConcurrency = concurrent(limits.OrganizerConcurrency, cfg.OrganizerConcurrency)
 	a.Utilization, a.Fleet = a.shedders(cfg, logger, nodeOf)
 	a.Shedders = []shed.Shedder{a.Utilization, a.Fleet}
-	a.Settings = limitadmin.New(a.DB, a.Limiter, limitadmin.Options{Registerer: a.Registry, Logger: logger,
+	a.Settings = limitadmin.New(a.DB, a.Limiter, limitadmin.Options{Registerer: a.Registry, Logger: logger, Sessions: a.Sessions,
 		Switches: []limitadmin.Switch{
 			{Kind: limitadmin.Concurrency, Of: a.BuyerConcurrency, MaxInFlight: cfg.BuyerConcurrency},
 			{Kind: limitadmin.Concurrency, Of: a.OrganizerConcurrency, MaxInFlight: cfg.OrganizerConcurrency},
@@ -152,14 +173,15 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		return nil, fmt.Errorf("limit settings: %w", err)
 	}
 
-	a.Auth = auth.NewService(a.DB, cfg.BcryptCost)
+	a.Auth = auth.NewService(a.DB, cfg.BcryptCost).WithSessions(a.Sessions)
 	a.Events = event.NewService(a.DB)
 	a.Holds = hold.NewService(a.DB, a.Events, cfg.HoldTTL, cfg.MaxHeldSeats).WithReholdCooldown(cfg.ReholdCooldown)
 	a.TicketKeys = ticketsign.NewKeys(a.DB)
 	a.Checkout = checkout.NewService(a.DB,
 		checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL, APIKey: cfg.PayrailAPIKey, Timeout: cfg.PaymentTimeout,
 			BreakerBuyers: cfg.BreakerBuyers}),
-		checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: a.Registry, TicketKeys: a.TicketKeys})
+		checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: a.Registry, TicketKeys: a.TicketKeys,
+			Sessions: a.Sessions})
 	a.Scans = scan.NewService(a.DB, a.TicketKeys)
 	a.WaitRoom = waitroom.New(a.Redis, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout,
 		Admission: o.admission, Logger: logger, NodeOf: nodeOf, Registerer: a.Registry})

@@ -123,15 +123,20 @@ func (c *credentialCache) forget(payload string) {
 }
 
 // Watch empties this instance's cache of credentials as every instance ends
-// sessions and revokes keys, until ctx ends: it LISTENs on its own connection,
-// opened again (after a wait doubling from 100 ms to 5 s) whenever it is lost,
-// and empties the whole cache each time it starts listening, since a
-// notification may have been missed meanwhile.
+// sessions and revokes keys, until ctx ends: it LISTENs on its own connection
+// (made as the pool's are, or WithSessions's), opened again (after a wait
+// doubling from 100 ms to 5 s) whenever it is lost, and empties the whole
+// cache each time it starts listening, since a notification may have been
+// missed meanwhile.
 func (s *Service) Watch(ctx context.Context, logger *slog.Logger) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	cfg := s.store.db.Config().ConnConfig.Copy()
+	sessions := s.store.db
+	if s.sessions != nil {
+		sessions = s.sessions
+	}
+	cfg := sessions.Config().ConnConfig.Copy()
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
 	}

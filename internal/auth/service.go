@@ -31,6 +31,7 @@ type Service struct {
 	cache    *credentialCache   // sessions and scanner keys verified lately
 	lookups  singleflight.Group // one query a credential at a time, however many requests carry it
 	watching atomic.Bool        // Watch is listening
+	sessions *pgxpool.Pool      // Watch's connection is configured as this pool's
 }
 
 // NewService returns a Service storing passwords at the given bcrypt cost
@@ -41,6 +42,14 @@ func NewService(db *pgxpool.Pool, bcryptCost int) *Service {
 	// so they cost the same time as a wrong password and do not reveal which
 	// emails exist. Made now, so that no login waits for it.
 	s.dummy(s.cost)
+	return s
+}
+
+// WithSessions makes Watch connect as sessions' connections do instead of
+// the service's pool's: PostgreSQL itself, when the pool's URL is a
+// transaction pooler, on which a LISTEN would not outlast its transaction.
+func (s *Service) WithSessions(sessions *pgxpool.Pool) *Service {
+	s.sessions = sessions
 	return s
 }
 

@@ -41,7 +41,7 @@ type Recovery struct {
 //     refunded at Payrail becomes refunded, its tickets revoked.
 func (s *Service) Recover(ctx context.Context) (Recovery, error) {
 	var r Recovery
-	conn, err := s.store.db.Acquire(ctx)
+	conn, err := s.sessions.Acquire(ctx) // the lock's session: its work runs on the pool
 	if err != nil {
 		return r, fmt.Errorf("checkout: recover: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 // Service places, settles, recovers and reads orders.
 type Service struct {
 	store        store
+	sessions     *pgxpool.Pool // where Recover's advisory lock is taken
 	payments     *Payments
 	recoverAfter time.Duration
 	lease        time.Duration
@@ -41,6 +42,10 @@ type Options struct {
 	// TicketKeys, when set, signs the codes of the tickets issued, so that a
 	// door can check them offline (internal/ticketsign).
 	TicketKeys TicketKeys
+	// Sessions, when set, is the pool Recover takes its advisory lock on,
+	// instead of db: PostgreSQL itself, when db's URL is a transaction pooler,
+	// which would leave a session's lock on whichever server connection ran it.
+	Sessions *pgxpool.Pool
 }
 
 // TicketKeys gives the private key that signs an event's ticket codes
@@ -54,8 +59,12 @@ func NewService(db *pgxpool.Pool, payments *Payments, o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Sessions == nil {
+		o.Sessions = db
+	}
 	return &Service{
 		store:        store{db: db, keys: o.TicketKeys},
+		sessions:     o.Sessions,
 		payments:     payments,
 		recoverAfter: o.RecoverAfter,
 		lease:        leaseFor(payments.Timeout()),

@@ -54,6 +54,11 @@ type Config struct {
 	ReholdCooldown  time.Duration // STAGEDOOR_REHOLD_COOLDOWN: how long a buyer may not hold again seats their hold gave back; 0: off
 	LogLevel        string        // STAGEDOOR_LOG_LEVEL: debug, info, warn or error
 
+	// DirectDatabaseURL is PostgreSQL itself, when DATABASE_URL is a
+	// transaction pooler such as PgBouncer (STAGEDOOR_DIRECT_DATABASE_URL);
+	// empty when it is not.
+	DirectDatabaseURL string
+
 	BuyerConcurrency     int     // STAGEDOOR_LIMIT_BUYER_CONCURRENCY: a buyer's requests in flight at once
 	OrganizerConcurrency int     // STAGEDOOR_LIMIT_ORGANIZER_CONCURRENCY: an organizer's requests in flight at once
 	FleetCapacity        int     // STAGEDOOR_FLEET_CAPACITY: the fleet's requests per second; 0: fleet-usage off
@@ -80,6 +85,22 @@ func (c Config) LimitDefinitions() []ratelimit.Definition {
 		})
 	}
 	return defs
+}
+
+// Pooled reports whether DATABASE_URL is a transaction pooler (PgBouncer with
+// pool_mode=transaction): STAGEDOOR_DIRECT_DATABASE_URL is set. Then no
+// statement is prepared on DATABASE_URL's connections to be used again, and
+// what needs a session of its own goes to SessionDatabaseURL.
+func (c Config) Pooled() bool { return c.DirectDatabaseURL != "" }
+
+// SessionDatabaseURL is where what needs a PostgreSQL session of its own
+// connects: the migrations and their lock, the LISTEN connections, recovery's
+// advisory lock. STAGEDOOR_DIRECT_DATABASE_URL when set, else DATABASE_URL.
+func (c Config) SessionDatabaseURL() string {
+	if c.Pooled() {
+		return c.DirectDatabaseURL
+	}
+	return c.DatabaseURL
 }
 
 // Error says which variable is wrong and why.
@@ -139,6 +160,7 @@ func Load(getenv func(string) string) (Config, error) {
 		Limits:               make(map[ratelimit.Name]ratelimit.Limit, len(limits.All)),
 	}
 	c.PayrailDatabase = r.checked("PAYRAIL_DATABASE_URL", c.DatabaseURL, postgresURLProblem)
+	c.DirectDatabaseURL = r.checked("STAGEDOOR_DIRECT_DATABASE_URL", "", postgresURLProblem)
 	for _, d := range limits.All {
 		c.Limits[d.Name] = r.limit(d.Variable, d.Default)
 	}

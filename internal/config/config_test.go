@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,8 @@ func TestDefaults(t *testing.T) {
 		c.PaymentTimeout != 5*time.Second || c.BreakerBuyers != 20 || c.PayrailDatabase != c.DatabaseURL || c.PayrailJitter != 0 || c.PayrailRecord != 0 ||
 		c.BodyTimeout != 5*time.Second || c.MaxHeldSeats != 10 || c.ReholdCooldown != time.Minute ||
 		c.BuyerConcurrency != 5 || c.OrganizerConcurrency != 20 || c.FleetCapacity != 0 || c.FleetReserve != 0.2 || c.WorkerUtilization != "enforce" ||
-		c.MetricsAddr != "127.0.0.1:9091" || c.MaxConnections != 10_000 || c.WriteTimeout != 10*time.Second {
+		c.MetricsAddr != "127.0.0.1:9091" || c.MaxConnections != 10_000 || c.WriteTimeout != 10*time.Second ||
+		c.DirectDatabaseURL != "" || c.Pooled() || c.SessionDatabaseURL() != c.DatabaseURL {
 		t.Errorf("defaults differ from docs/configuration.md: %+v", c)
 	}
 	want := map[ratelimit.Name]ratelimit.Limit{
@@ -114,6 +116,8 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 		{"DATABASE_URL", "postgres://127.0.0.1:5432x/stagedoor"},
 		{"DATABASE_URL", "postgres://127.0.0.1:70000/stagedoor"},
 		{"PAYRAIL_DATABASE_URL", "localhost:5432"},
+		{"STAGEDOOR_DIRECT_DATABASE_URL", "localhost:5432"},
+		{"STAGEDOOR_DIRECT_DATABASE_URL", "mysql://root@127.0.0.1/stagedoor"},
 		{"REDIS_URL", "nonsense"},
 		{"REDIS_URL", "http://127.0.0.1:6379"},
 		{"REDIS_URL", "redis://"},
@@ -190,6 +194,7 @@ func TestGoodAddressesPass(t *testing.T) {
 		{"DATABASE_URL", "postgres://db1:5432,db2:5433/stagedoor?target_session_attrs=read-write"},
 		{"DATABASE_URL", "postgres:///stagedoor?host=/var/run/postgresql"},
 		{"PAYRAIL_DATABASE_URL", "postgres://postgres@postgres:5432/stagedoor"},
+		{"STAGEDOOR_DIRECT_DATABASE_URL", "postgres://postgres@postgres:5432/stagedoor?sslmode=disable"},
 		{"REDIS_URL", "redis://127.0.0.1:6379/0"},
 		{"REDIS_URL", "rediss://user:secret@cache.example.com:6380"},
 		{"REDIS_URL", "redis://redis:6379"},
@@ -204,7 +209,8 @@ func TestGoodAddressesPass(t *testing.T) {
 			continue
 		}
 		got := map[string]string{"STAGEDOOR_ADDR": c.Addr, "STAGEDOOR_METRICS_ADDR": c.MetricsAddr, "PAYRAIL_ADDR": c.PayrailAddr, "DATABASE_URL": c.DatabaseURL,
-			"PAYRAIL_DATABASE_URL": c.PayrailDatabase, "REDIS_URL": c.RedisURL, "PAYRAIL_URL": c.PayrailURL}[tt.variable]
+			"PAYRAIL_DATABASE_URL": c.PayrailDatabase, "REDIS_URL": c.RedisURL, "PAYRAIL_URL": c.PayrailURL,
+			"STAGEDOOR_DIRECT_DATABASE_URL": c.DirectDatabaseURL}[tt.variable]
 		if got != tt.value {
 			t.Errorf("Load(%s=%q) read %q", tt.variable, tt.value, got)
 		}
@@ -215,14 +221,49 @@ func TestGoodAddressesPass(t *testing.T) {
 // but never repeats a password in it.
 func TestBadURLHidesItsPassword(t *testing.T) {
 	for variable, value := range map[string]string{
-		"DATABASE_URL":         "mysql://root:hunter2hunter2@127.0.0.1/stagedoor",
-		"PAYRAIL_DATABASE_URL": "postgres://root:hunter2hunter2@127.0.0.1:5432x/stagedoor",
-		"REDIS_URL":            "redis://:hunter2hunter2@127.0.0.1:6379/zero",
-		"PAYRAIL_URL":          "ftp://me:hunter2hunter2@127.0.0.1",
+		"DATABASE_URL":                  "mysql://root:hunter2hunter2@127.0.0.1/stagedoor",
+		"PAYRAIL_DATABASE_URL":          "postgres://root:hunter2hunter2@127.0.0.1:5432x/stagedoor",
+		"STAGEDOOR_DIRECT_DATABASE_URL": "postgres://root:hunter2hunter2@127.0.0.1:5432x/stagedoor",
+		"REDIS_URL":                     "redis://:hunter2hunter2@127.0.0.1:6379/zero",
+		"PAYRAIL_URL":                   "ftp://me:hunter2hunter2@127.0.0.1",
 	} {
 		_, err := Load(env(map[string]string{variable: value}))
 		if err == nil || !strings.Contains(err.Error(), variable) || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("Load(%s=%q) = %v: want the variable named and the password hidden", variable, value, err)
+		}
+	}
+}
+
+// TestADirectURLMakesDatabaseURLAPooler: with STAGEDOOR_DIRECT_DATABASE_URL
+// set, DATABASE_URL is a transaction pooler and sessions go to the direct URL.
+func TestADirectURLMakesDatabaseURLAPooler(t *testing.T) {
+	const pooler, direct = "postgres://u:p@127.0.0.1:6432/stagedoor", "postgres://u:p@127.0.0.1:5432/stagedoor"
+	c, err := Load(env(map[string]string{"DATABASE_URL": pooler, "STAGEDOOR_DIRECT_DATABASE_URL": direct}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Pooled() || c.DatabaseURL != pooler || c.SessionDatabaseURL() != direct || c.PayrailDatabase != pooler {
+		t.Errorf("pooled %v, DATABASE_URL %q, sessions on %q, Payrail on %q", c.Pooled(), c.DatabaseURL, c.SessionDatabaseURL(), c.PayrailDatabase)
+	}
+}
+
+// TestEveryVariableIsDocumented: every variable Load reads has its row in
+// docs/configuration.md's table.
+func TestEveryVariableIsDocumented(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := map[string]bool{}
+	if _, err := Load(func(k string) string { read[k] = true; return "" }); err != nil {
+		t.Fatal(err)
+	}
+	if len(read) < 40 {
+		t.Fatalf("Load read only %d variables: %v", len(read), read)
+	}
+	for v := range read {
+		if !strings.Contains(string(raw), "| `"+v+"` |") {
+			t.Errorf("%s is read by config.Load but has no row in docs/configuration.md", v)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
@@ -21,16 +22,52 @@ import (
 // Postgres opens a pool of at most size connections to databaseURL. It does not
 // wait for the server: readiness reports whether PostgreSQL answers.
 func Postgres(ctx context.Context, databaseURL string, size int) (*pgxpool.Pool, error) {
+	return postgres(ctx, "DATABASE_URL", databaseURL, size, false, "")
+}
+
+// PostgresPooler is Postgres for a transaction pooler at databaseURL
+// (PgBouncer with pool_mode=transaction), which may run each transaction of
+// one connection on another server connection: no statement is prepared to
+// be used again, where it may not exist (or exist already). Every query goes
+// as one Parse, Bind, Describe and Execute of the unnamed statement, its
+// arguments in text, in one round trip (pgx.QueryExecModeExec); unlike describe-exec's
+// two round trips, none can land on another server connection between its
+// description and its execution.
+func PostgresPooler(ctx context.Context, databaseURL string, size int) (*pgxpool.Pool, error) {
+	return postgres(ctx, "DATABASE_URL", databaseURL, size, true, "")
+}
+
+// SessionsName is the application_name of PostgresSessions's connections,
+// as pg_stat_activity shows them.
+const SessionsName = "stagedoor-sessions"
+
+// PostgresSessions is Postgres for directURL (STAGEDOOR_DIRECT_DATABASE_URL),
+// PostgreSQL itself behind a transaction pooler: a small pool for what needs a
+// session of its own, its connections named SessionsName.
+func PostgresSessions(ctx context.Context, directURL string, size int) (*pgxpool.Pool, error) {
+	return postgres(ctx, "STAGEDOOR_DIRECT_DATABASE_URL", directURL, size, false, SessionsName)
+}
+
+func postgres(ctx context.Context, variable, databaseURL string, size int, pooler bool, name string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		return nil, fmt.Errorf("%s: %w", variable, err)
 	}
 	cfg.MaxConns = int32(size)
 	cfg.MinConns = 0
 	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	if pooler {
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
+	if name != "" {
+		if cfg.ConnConfig.RuntimeParams == nil {
+			cfg.ConnConfig.RuntimeParams = map[string]string{}
+		}
+		cfg.ConnConfig.RuntimeParams["application_name"] = name
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		return nil, fmt.Errorf("%s: %w", variable, err)
 	}
 	return pool, nil
 }

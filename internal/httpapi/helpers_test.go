@@ -43,6 +43,12 @@ type instance struct {
 	admission   time.Duration    // how long a waiting-room admission lasts; zero: 15 minutes
 	logs        io.Writer        // where the server logs, as JSON at debug level; nil discards
 	routes      func(*echo.Echo) // routes added behind the API's rings
+	// ownPools: app.New opens DATABASE_URL (and STAGEDOOR_DIRECT_DATABASE_URL)
+	// of env itself, as serve does, instead of being given db.
+	ownPools bool
+	// loops are the background loops the instance runs; zero: the settings
+	// and credential watchers.
+	loops app.Loops
 }
 
 func newTestServer(t *testing.T, env map[string]string, db *pgxpool.Pool, rdb redis.UniversalClient) *testServer {
@@ -52,10 +58,10 @@ func newTestServer(t *testing.T, env map[string]string, db *pgxpool.Pool, rdb re
 
 // startInstance builds an instance with app.New and runs its limit-settings
 // and credential watchers, as serve does (the sweeper and recovery are left to the tests that
-// want them, which call them directly).
+// want them, which call them directly or ask for them in in.loops).
 func startInstance(t testing.TB, in instance) *testServer {
 	t.Helper()
-	if in.db == nil {
+	if in.db == nil && !in.ownPools {
 		in.db = testenv.Postgres(t)
 	}
 	if in.rdb == nil {
@@ -87,13 +93,19 @@ func startInstance(t testing.TB, in instance) *testServer {
 		in.logs, level = io.Discard, slog.LevelInfo
 	}
 	logger := slog.New(slog.NewJSONHandler(in.logs, &slog.HandlerOptions{Level: level}))
-	a, err := app.New(context.Background(), cfg, logger,
-		app.WithDB(in.db), app.WithRedis(in.rdb), app.WithAdmission(in.admission), app.WithRoutes(in.routes))
+	opts := []app.Option{app.WithRedis(in.rdb), app.WithAdmission(in.admission), app.WithRoutes(in.routes)}
+	if !in.ownPools {
+		opts = append(opts, app.WithDB(in.db))
+	}
+	a, err := app.New(context.Background(), cfg, logger, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(a.Close)
-	t.Cleanup(a.Start(context.Background(), app.SettingsWatcher|app.CredentialWatcher))
+	if in.loops == 0 {
+		in.loops = app.SettingsWatcher | app.CredentialWatcher
+	}
+	t.Cleanup(a.Start(context.Background(), in.loops))
 	waitFor(t, 5*time.Second, "the credential watcher listening", a.Auth.Watching)
 	ts := &testServer{App: a, checked: checkContract(t, a.Handler)}
 	ts.http = httptest.NewServer(ts.checked)

@@ -92,6 +92,11 @@ type Options struct {
 	// Switches are the protections besides the Limiter's buckets whose modes
 	// the Service stores and applies: the concurrency limits and the shedders.
 	Switches []Switch
+	// Sessions, when set, is the pool whose connections Run's listening
+	// connection is made as, instead of db's: PostgreSQL itself, when db's URL
+	// is a transaction pooler, on which a LISTEN would not outlast its
+	// transaction.
+	Sessions *pgxpool.Pool
 }
 
 // Service stores the limits' settings and applies them to one Limiter. Safe for
@@ -114,7 +119,11 @@ type Service struct {
 
 // New returns a Service on db for limiter. Nothing is read until Start.
 func New(db *pgxpool.Pool, limiter *ratelimit.Limiter, opts Options) *Service {
-	listenTo := db.Config().ConnConfig // a copy
+	sessions := db
+	if opts.Sessions != nil {
+		sessions = opts.Sessions
+	}
+	listenTo := sessions.Config().ConnConfig // a copy
 	if listenTo.RuntimeParams == nil {
 		listenTo.RuntimeParams = map[string]string{}
 	}

@@ -11,11 +11,12 @@
 #   logs/NAME.log     its output
 #   redis/PORT/       a Redis node's data (its nodes.conf)
 #   prometheus/       Prometheus's data
-#   haproxy.cfg, prometheus.yml, render.json files: the rendered configurations
+#   haproxy.cfg, prometheus.yml, pgbouncer.ini, render.json files: the rendered
+#                     configurations (and PgBouncer's userlist.txt)
 #   env               the cluster's URLs and admin token, for ". .cluster/env"
 #
-# NAME is one of: redis-7001 … redis-7006, payrail, stagedoor-1 … stagedoor-3,
-# haproxy, prometheus.
+# NAME is one of: redis-7001 … redis-7006, pgbouncer, payrail, stagedoor-1 …
+# stagedoor-3, haproxy, prometheus.
 
 cluster_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 state=${STAGEDOOR_CLUSTER_DIR:-$cluster_root/.cluster}
@@ -31,6 +32,10 @@ readonly BUS_OFFSET=10000
 readonly INSTANCES=(1 2 3)
 readonly EDGE_ADDR=127.0.0.1:8080 STATS_ADDR=127.0.0.1:8404
 readonly PAYRAIL_LISTEN=127.0.0.1:8090 PROMETHEUS_ADDR=127.0.0.1:9090 ALERTMANAGER_ADDR=127.0.0.1:9093
+# PgBouncer in front of PostgreSQL: clear of 6432, where Debian's own pgbouncer
+# service listens once the package is installed (on a machine with systemd).
+# Its server connections for the database, shared by every instance and Payrail.
+readonly PGBOUNCER_ADDR=127.0.0.1:6433 PGBOUNCER_POOL=20
 # HAProxy connects to the instances from an address of its own (any of 127.0.0.0/8
 # is this machine's), the only proxy they trust: clients on this machine connect
 # from 127.0.0.1, and an X-Forwarded-For they write is never believed.
@@ -50,10 +55,12 @@ instance_port() { printf '%s' $((8080 + $1)); }
 metrics_port() { printf '%s' $((9100 + $1)); }
 
 # all_names: every process up.sh starts, in start order (down.sh stops them in
-# the reverse order: the balancer first, Redis last).
+# the reverse order: the balancer first, Redis last; PgBouncer after every
+# process that uses it).
 all_names() {
   local p i
   for p in "${REDIS_PORTS[@]}"; do echo "redis-$p"; done
+  echo pgbouncer
   echo payrail
   for i in "${INSTANCES[@]}"; do echo "stagedoor-$i"; done
   echo haproxy
@@ -66,6 +73,7 @@ all_names() {
 expected_comm() {
   case $1 in
     redis-*) echo redis-server ;;
+    pgbouncer) echo pgbouncer ;;
     payrail | stagedoor-*) echo stagedoor ;;
     haproxy) echo haproxy ;;
     prometheus) echo prometheus ;;
@@ -187,6 +195,10 @@ redis_cli() {
   shift
   redis-cli -h 127.0.0.1 -p "$port" "$@"
 }
+
+# port_open ADDR: something accepts TCP connections on ADDR (host:port).
+# shellcheck disable=SC2016 # the inner bash expands $0 and $1
+port_open() { timeout 1 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "${1%:*}" "${1##*:}" 2>/dev/null; }
 
 # live_redis_port: the port of a node that is up (the first one recorded).
 live_redis_port() {

@@ -30,6 +30,7 @@ for name in "${started[@]}"; do
       check() { [[ $(redis_cli "$port" cluster info 2>/dev/null) == *cluster_state:ok* ]]; }
       ;;
     stagedoor-*) check() { http_ok "http://127.0.0.1:$(instance_port "${name#stagedoor-}")/readyz"; } ;;
+    pgbouncer) check() { port_open "$PGBOUNCER_ADDR"; } ;;
     payrail) check() { http_ok "http://$PAYRAIL_LISTEN/healthz"; } ;;
     haproxy) check() { http_ok "http://$EDGE_ADDR/healthz"; } ;;
     prometheus) check() { http_ok "http://$PROMETHEUS_ADDR/-/ready"; } ;;

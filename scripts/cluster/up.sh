@@ -4,12 +4,15 @@
 #
 #   Redis Cluster   3 masters + 3 replicas on 127.0.0.1:7001-7006 (bus ports 17001-17006),
 #                   cluster-node-timeout 2 s, cluster-require-full-coverage no, no persistence
+#   PgBouncer       127.0.0.1:6433 in front of PostgreSQL, pool_mode=transaction, 20 server
+#                   connections for the database: the instances' and Payrail's DATABASE_URL
 #   Payrail         127.0.0.1:8090 (bin/stagedoor payrail)
 #   Stagedoor       three instances, 127.0.0.1:8081, 8082 and 8083 (bin/stagedoor serve), their
 #                   metrics on 127.0.0.1:9101, 9102 and 9103 (STAGEDOOR_METRICS_ADDR), on
-#                   the Redis Cluster and the local PostgreSQL (database stagedoor), trusting
-#                   only the balancer's X-Forwarded-For (it connects from 127.0.80.80); the
-#                   demo data seeded once first
+#                   the Redis Cluster and the local PostgreSQL (database stagedoor) through
+#                   PgBouncer, PostgreSQL itself as STAGEDOOR_DIRECT_DATABASE_URL (migrations,
+#                   LISTEN, recovery's lock), trusting only the balancer's X-Forwarded-For
+#                   (it connects from 127.0.80.80); the demo data seeded once first
 #   HAProxy         127.0.0.1:8080 in front of them: round robin, health checks on /healthz,
 #                   dead instances routed around, the edge limit per client address (429
 #                   above 50 requests a second, bursts of 100); stats on 127.0.0.1:8404
@@ -24,8 +27,10 @@
 # stops exactly those. If a step fails, what was started is stopped again.
 #
 # Environment:
-#   DATABASE_URL            default: the local PostgreSQL, database stagedoor
-#                           (scripts/ensure-services.sh, as make run)
+#   DATABASE_URL            PostgreSQL itself, postgres://USER:PASSWORD@HOST:PORT/DATABASE
+#                           (PgBouncer is put in front of it); default: the local
+#                           PostgreSQL, database stagedoor (scripts/ensure-services.sh,
+#                           as make run)
 #   STAGEDOOR_ADMIN_TOKEN   default: the one in .env.demo, else a new one (as make run)
 #   PAYRAIL_API_KEY         default: a new random one (in the state's env file afterwards)
 #   STAGEDOOR_*, PAYRAIL_*  passed on to the instances and Payrail (STAGEDOOR_LOG_LEVEL=debug…)
@@ -33,7 +38,7 @@
 #   STAGEDOOR_CLUSTER_DIR   default .cluster
 #
 # Packages (installed when missing, as root; otherwise the script says what to install):
-# redis-server and redis-tools, haproxy, prometheus, prometheus-alertmanager; curl. Go builds the small template
+# redis-server and redis-tools, pgbouncer, haproxy, prometheus, prometheus-alertmanager; curl. Go builds the small template
 # renderer (scripts/cluster/render).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -56,6 +61,7 @@ fi
 pkgs=()
 command -v redis-server >/dev/null || pkgs+=(redis-server)
 command -v redis-cli >/dev/null || pkgs+=(redis-tools)
+command -v pgbouncer >/dev/null || [[ -x /usr/sbin/pgbouncer ]] || pkgs+=(pgbouncer)
 command -v haproxy >/dev/null || pkgs+=(haproxy)
 command -v prometheus >/dev/null || pkgs+=(prometheus)
 command -v prometheus-alertmanager >/dev/null || pkgs+=(prometheus-alertmanager)
@@ -84,7 +90,7 @@ for port in "${REDIS_PORTS[@]}"; do
     if port_taken "$p"; then taken+=("$p"); fi
   done
 done
-for addr in "$EDGE_ADDR" "$STATS_ADDR" "$PAYRAIL_LISTEN" "$PROMETHEUS_ADDR" "$ALERTMANAGER_ADDR"; do
+for addr in "$EDGE_ADDR" "$STATS_ADDR" "$PAYRAIL_LISTEN" "$PROMETHEUS_ADDR" "$ALERTMANAGER_ADDR" "$PGBOUNCER_ADDR"; do
   if port_taken "${addr##*:}"; then taken+=("${addr##*:}"); fi
 done
 for i in "${INSTANCES[@]}"; do
@@ -94,7 +100,7 @@ for i in "${INSTANCES[@]}"; do
 done
 if ((${#taken[@]})); then
   # Debian starts the services of the packages it installs, where systemd runs.
-  for unit in prometheus prometheus-alertmanager haproxy; do
+  for unit in prometheus prometheus-alertmanager haproxy pgbouncer; do
     if command -v systemctl >/dev/null && systemctl is-active --quiet "$unit" 2>/dev/null; then
       say "the system's own $unit service runs (Debian starts it when installing the package);" \
         "if this cluster is what you want of it here: sudo systemctl disable --now $unit"
@@ -109,6 +115,25 @@ given_db=${DATABASE_URL:-}
 services=$(bash scripts/ensure-services.sh --run-env stagedoor)
 eval "$services" # DATABASE_URL and REDIS_URL of the local services; only the first is used
 DATABASE_URL=${given_db:-$DATABASE_URL}
+
+# PgBouncer logs in to PostgreSQL as DATABASE_URL does, and the clients log in to it
+# with the same user and password (md5; trust when there is no password, as
+# PostgreSQL itself then trusts this address). The URL's parts, read here:
+url_re='^postgres(ql)?://([^:@/?]+)(:([^@/?]*))?@([^:/?]+)(:([0-9]+))?/([^/?]+)(\?.*)?$'
+[[ $DATABASE_URL =~ $url_re ]] || die "DATABASE_URL is not of the form postgres://USER:PASSWORD@HOST:PORT/DATABASE," \
+  "which PgBouncer's configuration is written from"
+pg_user=${BASH_REMATCH[2]} pg_password=${BASH_REMATCH[4]} pg_host=${BASH_REMATCH[5]}
+pg_port=${BASH_REMATCH[7]:-5432} pg_db=${BASH_REMATCH[8]}
+for part in "$pg_user" "$pg_password" "$pg_host" "$pg_db"; do
+  [[ $part != *[\'\\\"%\ ]* ]] || die "DATABASE_URL: quotes, backslashes, spaces or %-escapes in its user, password, host or database" \
+    "cannot go into PgBouncer's configuration as they are; use a plain one"
+done
+pgbouncer_auth=md5
+[[ -n $pg_password ]] || pgbouncer_auth=trust
+# PostgreSQL itself: the migrations, the LISTEN connections, recovery's lock, the
+# simulator's checks. Through PgBouncer: everything else.
+direct_url=$DATABASE_URL
+pooled_url="postgres://$pg_user${pg_password:+:$pg_password}@$PGBOUNCER_ADDR/$pg_db?sslmode=disable"
 
 # The admin token, as make run finds it (scripts/run-local.sh): as given, else the
 # one seed wrote to the demo file last time, else 192 random bits.
@@ -209,10 +234,29 @@ cluster_ok() {
 }
 wait_until 30 "the Redis Cluster's cluster_state:ok on every node" cluster_ok || exit 1
 
+# --- PgBouncer ---------------------------------------------------------------------
+
+printf '{"ListenAddr":%s,"ListenPort":%s,"Database":%s,"ServerHost":%s,"ServerPort":%s,"ServerUser":%s,"ServerPassword":%s,"AuthType":%s,"AuthFile":%s,"PoolSize":%d,"MaxClientConn":%d}\n' \
+  "$(json_string "${PGBOUNCER_ADDR%:*}")" "${PGBOUNCER_ADDR##*:}" "$(json_string "$pg_db")" "$(json_string "$pg_host")" \
+  "$pg_port" "$(json_string "$pg_user")" "$(json_string "$pg_password")" "$(json_string "$pgbouncer_auth")" \
+  "$(json_string "$state/userlist.txt")" "$PGBOUNCER_POOL" 1000 >"$state/pgbouncer.json"
+render scripts/cluster/pgbouncer.ini.tmpl "$state/pgbouncer.json" "$state/pgbouncer.ini"
+printf '"%s" "%s"\n' "$pg_user" "$pg_password" >"$state/userlist.txt"
+pgbouncer_bin=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
+# pgbouncer refuses to run as root: as root it reads its files, then becomes nobody.
+run_as=()
+if [[ $EUID -eq 0 ]]; then run_as=(-u nobody); fi
+say "starting PgBouncer on $PGBOUNCER_ADDR (transaction pooling, $PGBOUNCER_POOL server connections)"
+launch pgbouncer "$pgbouncer_bin" "${run_as[@]}" "$state/pgbouncer.ini"
+wait_until 15 "PgBouncer on $PGBOUNCER_ADDR" port_open "$PGBOUNCER_ADDR" || {
+  log_tail pgbouncer
+  exit 1
+}
+
 # --- the demo data, Payrail, the instances -------------------------------------------
 
 say "seeding the demo data (stagedoor seed, once for all instances)"
-env "${passed[@]}" DATABASE_URL="$DATABASE_URL" REDIS_URL="$cluster_url" \
+env "${passed[@]}" DATABASE_URL="$pooled_url" STAGEDOOR_DIRECT_DATABASE_URL="$direct_url" REDIS_URL="$cluster_url" \
   STAGEDOOR_ADMIN_TOKEN="$STAGEDOOR_ADMIN_TOKEN" STAGEDOOR_DEMO_ENV_FILE="$env_file" \
   "$bin" seed >"$state/logs/seed.log" 2>&1 || {
   log_tail seed
@@ -221,14 +265,14 @@ env "${passed[@]}" DATABASE_URL="$DATABASE_URL" REDIS_URL="$cluster_url" \
 
 say "starting Payrail on $PAYRAIL_LISTEN"
 launch payrail env "${passed[@]}" PAYRAIL_ADDR="$PAYRAIL_LISTEN" PAYRAIL_API_KEY="$PAYRAIL_API_KEY" \
-  DATABASE_URL="$DATABASE_URL" PAYRAIL_DATABASE_URL="${PAYRAIL_DATABASE_URL:-$DATABASE_URL}" \
+  DATABASE_URL="$pooled_url" STAGEDOOR_DIRECT_DATABASE_URL="$direct_url" PAYRAIL_DATABASE_URL="${PAYRAIL_DATABASE_URL:-$pooled_url}" \
   "$bin" payrail
 
 for i in "${INSTANCES[@]}"; do
   say "starting stagedoor-$i on 127.0.0.1:$(instance_port "$i")"
   launch "stagedoor-$i" env "${passed[@]}" STAGEDOOR_ADDR="127.0.0.1:$(instance_port "$i")" \
     STAGEDOOR_METRICS_ADDR="127.0.0.1:$(metrics_port "$i")" \
-    DATABASE_URL="$DATABASE_URL" REDIS_URL="$cluster_url" \
+    DATABASE_URL="$pooled_url" STAGEDOOR_DIRECT_DATABASE_URL="$direct_url" REDIS_URL="$cluster_url" \
     PAYRAIL_URL="http://$PAYRAIL_LISTEN" PAYRAIL_API_KEY="$PAYRAIL_API_KEY" STAGEDOOR_TRUSTED_PROXIES="$BALANCER_CIDR" \
     STAGEDOOR_ADMIN_TOKEN="$STAGEDOOR_ADMIN_TOKEN" "$bin" serve
 done
@@ -319,7 +363,8 @@ wait_until 30 "Prometheus on $PROMETHEUS_ADDR" http_ok "http://$PROMETHEUS_ADDR/
   printf 'export STAGEDOOR_INSTANCE_URLS=%q\n' "http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083"
   printf 'export STAGEDOOR_METRICS_URLS=%q\n' "http://127.0.0.1:9101,http://127.0.0.1:9102,http://127.0.0.1:9103"
   printf 'export REDIS_URL=%q\n' "$cluster_url"
-  printf 'export DATABASE_URL=%q\n' "$DATABASE_URL"
+  printf 'export DATABASE_URL=%q\n' "$pooled_url"
+  printf 'export STAGEDOOR_DIRECT_DATABASE_URL=%q\n' "$direct_url"
   printf 'export PAYRAIL_URL=%q\n' "http://$PAYRAIL_LISTEN"
   printf 'export PAYRAIL_API_KEY=%q\n' "$PAYRAIL_API_KEY"
   printf 'export PROMETHEUS_URL=%q\n' "http://$PROMETHEUS_ADDR"
@@ -339,11 +384,13 @@ cluster: up. Everything runs in the background; its pids and logs are in $rel_st
   their metrics        http://127.0.0.1:9101/metrics  …9102/metrics  …9103/metrics
   HAProxy's stats      http://$STATS_ADDR/stats   (its metrics: /metrics)
   Payrail              http://$PAYRAIL_LISTEN
+  PgBouncer            $PGBOUNCER_ADDR         transaction pooling in front of PostgreSQL ($pg_host:$pg_port/$pg_db);
+                                              DATABASE_URL of the instances and Payrail
   Redis Cluster        127.0.0.1:7001-7006; masters now: ${masters% }
   Prometheus           http://$PROMETHEUS_ADDR    alerts: http://$PROMETHEUS_ADDR/classic/alerts (Debian's UI)
                                               or curl -s $PROMETHEUS_ADDR/api/v1/alerts
   Alertmanager         http://$ALERTMANAGER_ADDR    what fires, grouped: amtool --alertmanager.url=http://$ALERTMANAGER_ADDR alert query
-  logs                 $rel_state/logs/NAME.log  (redis-7001…, payrail, stagedoor-1…3, haproxy, alertmanager, prometheus)
+  logs                 $rel_state/logs/NAME.log  (redis-7001…, pgbouncer, payrail, stagedoor-1…3, haproxy, alertmanager, prometheus)
   URLs and token       . $rel_state/env          (the demo data: . $env_file)
 
   try:   curl -si http://$EDGE_ADDR/readyz | grep -i -e x-served-by -e redis
