@@ -64,6 +64,7 @@ all_names() {
   echo payrail
   for i in "${INSTANCES[@]}"; do echo "stagedoor-$i"; done
   echo haproxy
+  echo alertmanager
   echo prometheus
 }
 
@@ -77,6 +78,7 @@ expected_comm() {
     payrail | stagedoor-*) echo stagedoor ;;
     haproxy) echo haproxy ;;
     prometheus) echo prometheus ;;
+    alertmanager) echo prometheus-aler ;; # comm is cut at 15 characters
     *) return 1 ;;
   esac
 }
