@@ -77,6 +77,7 @@ func (c Config) LimitDefinitions() []ratelimit.Definition {
 			Name:    d.Name,
 			Setting: ratelimit.Setting{Limit: c.Limits[d.Name], Mode: ratelimit.Enforce},
 			Policy:  d.Policy,
+			Tag:     limits.Tags[d.Name],
 		})
 	}
 	return defs
