@@ -14,6 +14,7 @@ import (
 // ran inside them, which it does not count. Use it on a PrivateRedis, whose
 // commands are the test's alone.
 type Monitor struct {
+	addr string
 	conn net.Conn
 	mu   sync.Mutex
 	sent []Command
@@ -56,7 +57,7 @@ func StartMonitor(t testing.TB, addr string) *Monitor {
 	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+OK") {
 		t.Fatalf("testenv: monitor %s: %q, %v", addr, line, err)
 	}
-	m := &Monitor{conn: c, done: make(chan struct{})}
+	m := &Monitor{addr: addr, conn: c, done: make(chan struct{})}
 	go m.read(r)
 	t.Cleanup(func() {
 		c.Close()
@@ -93,4 +94,36 @@ func (m *Monitor) Sent() []Command {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]Command(nil), m.sent...)
+}
+
+// Sync returns once the monitor has seen every command Redis ran before it
+// was called: it sends ECHO with a mark of its own on a connection of its own
+// (no handshake) and waits for the monitor to show it, which MONITOR does in
+// the order Redis runs commands. The ECHO is in Sent; leave it out.
+func (m *Monitor) Sync(t testing.TB) {
+	t.Helper()
+	mark := "sync-" + randomHex(8)
+	c, err := net.DialTimeout("tcp", m.addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("testenv: monitor sync: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("ECHO " + mark + "\r\n")); err != nil {
+		t.Fatalf("testenv: monitor sync: %v", err)
+	}
+	if _, err := bufio.NewReader(c).ReadString('\n'); err != nil {
+		t.Fatalf("testenv: monitor sync: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, cmd := range m.Sent() {
+			if cmd.Name == "echo" && len(cmd.Args) == 1 && cmd.Args[0] == mark {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("testenv: the monitor did not show %s within 10 s", mark)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
