@@ -90,8 +90,11 @@ func TestAnAdmittedHoldCostsTwoRedisCommands(t *testing.T) {
 			if total > 2*n || byKind["evalsha {buyer:…}"] != n || byKind["zrem {buyer:…}"] != n {
 				t.Errorf("%d holds sent %d commands (%v), want %d: one script and one ZREM a hold", n, total, byKind, 2*n)
 			}
-			if organizer > 0 {
-				t.Errorf("%d holds took hold-organizer's lease %d times, want none: one batch covers them", n, organizer)
+			// One batch covers them, but it is given back unspent after 500 ms
+			// (on a loaded machine, within the window): then one refund and one
+			// lease more, at most twice; a call a hold would be 10.
+			if organizer > 4 {
+				t.Errorf("%d holds made %d calls for hold-organizer's lease, want at most 4: its tokens are leased a batch at a time", n, organizer)
 			}
 		})
 	}
