@@ -49,13 +49,3 @@ var All = []Definition{
 	{CheckoutBuyer, "STAGEDOOR_LIMIT_CHECKOUT_BUYER", "5/10m burst 5", ratelimit.Fallback},
 	{CheckoutHold, "STAGEDOOR_LIMIT_CHECKOUT_HOLD", "3/1h burst 3", ratelimit.Fallback},
 }
-
-// BuyerTag is the hash tag of a buyer's keys that one script decides
-// together: hold-buyer's bucket and her leases in flight (buyer-concurrency)
-// carry {buyer:<id>}, so that they share a Redis Cluster slot and a hold's
-// limits and lease are one round trip (internal/ratelimit's Rider).
-const BuyerTag = "buyer"
-
-// Tags are the limits whose buckets carry a hash tag of their identity
-// (ratelimit.Definition.Tag); the others are keyed on the limit and identity.
-var Tags = map[ratelimit.Name]string{HoldBuyer: BuyerTag}
