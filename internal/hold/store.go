@@ -116,8 +116,17 @@ FROM peek p LEFT JOIN wanted w ON w.id = p.id LEFT JOIN hold h ON true LEFT JOIN
 // transaction), it makes racing placements of that buyer on that event count
 // their seats one after the other, so together they never pass the cap. A
 // statement's snapshot is taken when it starts, so the lock must be taken by a
-// statement of its own, before.
-const lockBuyerSQL = `SELECT pg_advisory_xact_lock(hashtextextended('hold:' || $1::text || ':' || $2::text, 0))`
+// statement of its own, before. It also sets genericPlans for the transaction.
+const lockBuyerSQL = `SELECT pg_advisory_xact_lock(hashtextextended('hold:' || $1::text || ':' || $2::text, 0)), ` + genericPlans
+
+// genericPlans makes the statements after it in its transaction run the
+// generic plan of their prepared statement (pgx prepares each one). Left to
+// itself PostgreSQL plans placeSQL anew at every execution (its generic plan's
+// estimate never beats a custom one's), which cost more than running it:
+// 0.37 ms of planning against 0.21 ms of execution with the generic plan,
+// which finds every row by the same indexes. set_config(…, true) lasts until
+// the transaction ends, which for a batch is its end.
+const genericPlans = `set_config('plan_cache_mode', 'force_generic_plan', true)`
 
 // verdict is what a statement read of one seat asked for.
 type verdict struct{ ofEvent, takeable bool }
@@ -254,7 +263,9 @@ func (s store) get(ctx context.Context, buyerID, holdID string) (Hold, error) {
 // still owns, locking them in id order as placing does.
 func (s store) release(ctx context.Context, buyerID, holdID string) error {
 	var released int
-	err := s.db.QueryRow(ctx, `
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT ` + genericPlans)
+	batch.Queue(`
 		WITH h AS (
 		    UPDATE holds SET status = 'released', ended_at = now()
 		    WHERE id = $1 AND buyer_id = $2 AND status = 'active' AND expires_at > now()
@@ -268,7 +279,8 @@ func (s store) release(ctx context.Context, buyerID, holdID string) error {
 		    UPDATE seats SET hold_id = NULL, held_until = NULL
 		    WHERE id IN (SELECT id FROM mine)
 		)
-		SELECT count(*) FROM h`, holdID, buyerID).Scan(&released)
+		SELECT count(*) FROM h`, holdID, buyerID).QueryRow(func(row pgx.Row) error { return row.Scan(&released) })
+	err := s.db.SendBatch(ctx, batch).Close()
 	if err != nil {
 		return fmt.Errorf("hold: release: %w", err)
 	}
