@@ -8,10 +8,12 @@
 #
 #   go run ./scripts/bench/holds -url http://ADDR -buyers 100 -seats 10000 -holds 20000
 #
-# Side by side with commit e06d8a8's build (docs/design.md, "A hold in two
-# Redis commands"): git worktree add /tmp/e06 e06d8a8, build its cmd/stagedoor,
-# serve each on a database and Redis prefix of its own, and run the harness
-# against each in turn.
+# Side by side with commit e06d8a8's build (docs/design.md, "Holds a second,
+# beside an earlier build"): git worktree add /tmp/e06 e06d8a8, build its
+# cmd/stagedoor, serve each on a fresh database of its own (a database that
+# stored the limits' settings keeps them: these variables apply at the first
+# start) and a Redis prefix of its own, one at a time (each pool holds 26
+# PostgreSQL connections), and run the harness against each in turn.
 set -euo pipefail
 bin=${1:?usage: holds.sh BINARY ADDR DATABASE_URL REDIS_URL}
 addr=${2:?} db=${3:?} redis=${4:?}
