@@ -152,12 +152,14 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		NodeOf:      nodeOf,
 		Logger:      logger,
 	})
-	concurrent := func(name ratelimit.Name, max int) *concurrency.Limiter {
-		return concurrency.New(a.Redis, concurrency.Options{Name: name, Max: max, Prefix: cfg.RedisPrefix,
+	concurrent := func(name ratelimit.Name, max int, tag string) *concurrency.Limiter {
+		return concurrency.New(a.Redis, concurrency.Options{Name: name, Max: max, Prefix: cfg.RedisPrefix, Tag: tag,
 			Timeout: cfg.RedisTimeout, NodeOf: nodeOf, Registerer: a.Registry, Logger: logger})
 	}
-	a.BuyerConcurrency = concurrent(limits.BuyerConcurrency, cfg.BuyerConcurrency)
-	a.OrganizerConcurrency = concurrent(limits.OrganizerConcurrency, cfg.OrganizerConcurrency)
+	// A buyer's leases share the slot of her hold-buyer bucket (limits.BuyerTag),
+	// so that a hold takes both in one script.
+	a.BuyerConcurrency = concurrent(limits.BuyerConcurrency, cfg.BuyerConcurrency, limits.BuyerTag)
+	a.OrganizerConcurrency = concurrent(limits.OrganizerConcurrency, cfg.OrganizerConcurrency, "")
 	a.Utilization, a.Fleet = a.shedders(cfg, logger, nodeOf)
 	a.Shedders = []shed.Shedder{a.Utilization, a.Fleet}
 	a.Settings = limitadmin.New(a.DB, a.Limiter, limitadmin.Options{Registerer: a.Registry, Logger: logger, Sessions: a.Sessions,

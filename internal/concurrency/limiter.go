@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,11 @@ type Options struct {
 	Lease time.Duration
 	// Prefix is put before every key (the configuration's Redis prefix, "sd:").
 	Prefix string
+	// Tag, when set, is the hash tag of every key before its identity:
+	// <Prefix>cc:{<Tag>:<identity>}:<Name>, the slot of the rate limits'
+	// buckets of the same tag (ratelimit.Definition.Tag), so that a lease can
+	// ride in their script (Rider). Unset: <Prefix>cc:{<Name>:<identity>}.
+	Tag string
 	// Timeout is the deadline of one Redis call; default DefaultTimeout (50 ms).
 	// It cuts a read short only if the client was built with
 	// ContextTimeoutEnabled: true; otherwise the client's ReadTimeout applies.
@@ -84,6 +90,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("concurrency: limit %q: negative option", o.Name)
 	case o.Lease > 0 && o.Lease < 3*time.Millisecond:
 		return fmt.Errorf("concurrency: limit %q: Lease %s is shorter than 3 ms", o.Name, o.Lease)
+	case strings.ContainsAny(o.Tag, "{}"):
+		return fmt.Errorf("concurrency: limit %q: tag %q has a brace", o.Name, o.Tag)
 	}
 	if o.Mode != "" {
 		if _, err := ratelimit.ParseMode(string(o.Mode)); err != nil {
@@ -146,6 +154,7 @@ type Limiter struct {
 	leaseMS    int64
 	lease      time.Duration
 	prefix     string
+	tag        string
 	retryAfter time.Duration
 	mode       atomic.Pointer[ratelimit.Mode]
 	nodes      *guard.Nodes // the deadline and breaker of every Redis call, per node
@@ -187,7 +196,7 @@ func New(rdb redis.UniversalClient, o Options) *Limiter {
 	}
 	l := &Limiter{
 		rdb: rdb, name: o.Name, max: o.Max, lease: o.Lease, leaseMS: max(1, o.Lease.Milliseconds()),
-		prefix: o.Prefix, retryAfter: o.RetryAfter, logger: logger,
+		prefix: o.Prefix, tag: o.Tag, retryAfter: o.RetryAfter, logger: logger,
 		instance: hex.EncodeToString(id[:]),
 		nodes: guard.NewNodes(guard.Options{Name: string(o.Name), Timeout: o.Timeout,
 			Failures: o.BreakerFailures, Cooldown: o.BreakerCooldown, Logger: o.Logger}, o.NodeOf, o.Registerer),
@@ -268,9 +277,18 @@ func (l *Limiter) Enter(ctx context.Context, identity string) (Decision, func())
 		took, before, err = acquire(rctx, l.rdb, key, id, l.max, l.leaseMS, shadow)
 		return err
 	})
-	switch {
-	case err != nil:
+	if err != nil {
 		d.Outcome = OutcomeFailOpen
+		l.count(d.Outcome)
+		return d, noRelease
+	}
+	return l.decided(&d, key, id, took, before)
+}
+
+// decided completes d from what the acquire script said (took the lease, and
+// how many were live before), counts it, and keeps the lease taken.
+func (l *Limiter) decided(d *Decision, key, id string, took bool, before int64) (Decision, func()) {
+	switch {
 	case !took:
 		d.Allowed, d.Outcome, d.InFlight, d.RetryAfter = false, OutcomeDenied, int(before), l.retryAfter
 	case before >= int64(l.max):
@@ -279,13 +297,13 @@ func (l *Limiter) Enter(ctx context.Context, identity string) (Decision, func())
 		d.Outcome, d.InFlight = OutcomeAllowed, int(before)+1
 	}
 	l.count(d.Outcome)
-	if err != nil || !took {
-		return d, noRelease
+	if !took {
+		return *d, noRelease
 	}
 	ls := &lease{key: key, id: id}
 	l.leases.add(ls)
 	l.live.Inc()
-	return d, func() { l.release(ls) }
+	return *d, func() { l.release(ls) }
 }
 
 // release forgets the lease here and removes it from Redis, once.
@@ -310,13 +328,17 @@ func (l *Limiter) count(o Outcome) {
 	}
 }
 
-// Key is the Redis key of identity's leases: <prefix>cc:{<name>:<identity>},
-// with an identity longer than ratelimit.MaxIdentityBytes replaced by its
-// SHA-256 (as the rate limiter does), so that no client chooses a long key.
-// The hash tag keeps the key in one slot of a Redis Cluster.
+// Key is the Redis key of identity's leases: <prefix>cc:{<name>:<identity>}
+// (<prefix>cc:{<tag>:<identity>}:<name> with a Tag), with an identity longer
+// than ratelimit.MaxIdentityBytes replaced by its SHA-256 (as the rate limiter
+// does), so that no client chooses a long key. The hash tag keeps the key in
+// one slot of a Redis Cluster.
 func (l *Limiter) Key(identity string) string { return l.key(identity) }
 
 func (l *Limiter) key(identity string) string {
+	if l.tag != "" {
+		return l.prefix + "cc:" + ratelimit.HashTag(l.tag, identity) + ":" + string(l.name)
+	}
 	if len(identity) > ratelimit.MaxIdentityBytes {
 		sum := sha256.Sum256([]byte(identity))
 		identity = "sha256:" + base64.RawURLEncoding.EncodeToString(sum[:])

@@ -82,6 +82,7 @@ func (c Config) LimitDefinitions() []ratelimit.Definition {
 			Name:    d.Name,
 			Setting: ratelimit.Setting{Limit: c.Limits[d.Name], Mode: ratelimit.Enforce},
 			Policy:  d.Policy,
+			Tag:     limits.Tags[d.Name],
 		})
 	}
 	return defs

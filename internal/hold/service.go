@@ -104,8 +104,9 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 // buyer gave back some of the seats less than the cooldown ago, or an error
 // wrapping errkind.Invalid when some seat ids are not seats of
 // the event, or ErrEventStarted when the event has started by the database's
-// clock. Seats already taken when it starts, and an event that has started,
-// are refused by a plain read, before the cap is counted; the write counts it.
+// clock. It is one round trip and one transaction: seats already taken when it
+// starts, and an event that has started, are refused by the statement's own
+// read, before any row is locked.
 func (s *Service) Place(ctx context.Context, p Plan) (Hold, error) {
 	return s.store.place(ctx, ids.New(), p, s.ttl, s.maxHeld, s.cooldown)
 }

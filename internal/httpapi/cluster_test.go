@@ -15,6 +15,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
@@ -39,9 +40,10 @@ func onCluster(t *testing.T, c *testenv.Cluster, n int, kv ...string) []*testSer
 }
 
 // bucketKey is the Redis key of a limit's bucket for identity, as the limiter
-// writes it (internal/ratelimit: <prefix>rl:{<limit>:<identity>}).
+// writes it (internal/ratelimit: <prefix>rl:{<limit>:<identity>}, or
+// <prefix>rl:{buyer:<identity>}:hold-buyer for a limit with a tag).
 func bucketKey(ts *testServer, limit, identity string) string {
-	return ts.Config.RedisPrefix + "rl:{" + limit + ":" + identity + "}"
+	return ts.Limiter.Key(ratelimit.Name(limit), identity)
 }
 
 // roomKey is the key of an event's waiting room (internal/waitroom).

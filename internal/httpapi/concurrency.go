@@ -8,6 +8,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/concurrency"
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
 // countInFlight is the ring that counts a buyer's or an organizer's request
@@ -15,7 +16,8 @@ import (
 // organizer-concurrency); past the maximum it answers 429
 // too-many-concurrent-requests. It stands after the route's rate limits, so
 // that a request they refuse never reaches Redis for it; createHold, whose
-// limits are decided in the handler, calls enterInFlight itself after them.
+// limits are decided in the handler, takes its lease with them
+// (enforceAndEnter).
 func (s *Server) countInFlight(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		leave, err := s.enterInFlight(c)
@@ -48,6 +50,34 @@ func (s *Server) enterInFlight(c echo.Context) (leave func(), err error) {
 	}
 	// The lease is given back after the answer is written, not before:
 	// the client need not wait for one more Redis round trip.
+	return func() { go release() }, nil
+}
+
+// enforceAndEnter decides the request's rate limits (as enforce does) and, for
+// a buyer, takes its lease on her requests in flight (buyer-concurrency) in the
+// same Redis script as the buckets in its slot (hold-buyer's: both are tagged
+// with the buyer), so that the two cost one round trip; leave ends the count.
+// The lease is taken only when no rate limit refused, and a request it refuses
+// spends no token. Anyone else is decided by enforce, then enterInFlight.
+func (s *Server) enforceAndEnter(c echo.Context, checks ...ratelimit.Check) (leave func(), err error) {
+	p := principalOf(c)
+	if p.Kind != auth.Buyer {
+		if err := s.enforce(c, checks...); err != nil {
+			return nil, err
+		}
+		return s.enterInFlight(c)
+	}
+	rider, entered := s.BuyerConcurrency.Rider(p.AccountID)
+	refused := s.decided(c, s.Limiter.AllowWith(c.Request().Context(), rider, checks...))
+	d, release := entered()
+	switch {
+	case refused != nil:
+		release()
+		return nil, refused
+	case !d.Allowed:
+		release()
+		return nil, tooManyAtOnce(d)
+	}
 	return func() { go release() }, nil
 }
 

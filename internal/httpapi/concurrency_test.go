@@ -75,8 +75,12 @@ func TestTenSlowCheckoutsFromOneBuyer(t *testing.T) {
 // an instance that then died mid-request: nothing releases or renews them.
 func deadInstance(t *testing.T, ts *testServer, name ratelimit.Name, identity string, max int, lease time.Duration) {
 	t.Helper()
+	tag := ""
+	if name == limits.BuyerConcurrency {
+		tag = limits.BuyerTag // as app.New keys a buyer's leases
+	}
 	dead := concurrency.New(ts.Redis, concurrency.Options{Name: name, Max: max, Lease: lease,
-		Prefix: ts.Config.RedisPrefix, Timeout: 2 * time.Second})
+		Prefix: ts.Config.RedisPrefix, Tag: tag, Timeout: 2 * time.Second})
 	for range max {
 		if d, _ := dead.Enter(context.Background(), identity); !d.Allowed {
 			t.Fatalf("the dead instance's lease: %+v", d)
@@ -106,13 +110,15 @@ func TestADeadInstancesLeasesLapse(t *testing.T) {
 
 // TestEveryCountedRouteRefusesPastTheMaximum: with a buyer's and an
 // organizer's places all taken, every route of theirs answers 429 but
-// logout and a ticket's QR image (immutable: not counted); the public routes
-// and the other accounts are not affected.
+// logout, a ticket's QR image (immutable: not counted) and a waiting-room
+// poll (the room paces it: not counted); the public routes and the other
+// accounts are not affected.
 func TestEveryCountedRouteRefusesPastTheMaximum(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, nil, nil, nil)
 	org, buyer := newAccount(t, ts, auth.Organizer), newAccount(t, ts, auth.Buyer)
 	event, seats := newEvent(t, ts, org, eventBody(1, 4))
+	room, _ := newEvent(t, ts, org, roomEventBody(1, 1, 1, time.Now().Add(time.Hour)))
 	deadInstance(t, ts, limits.BuyerConcurrency, buyer.id, 5, time.Minute)
 	deadInstance(t, ts, limits.OrganizerConcurrency, org.id, 20, time.Minute)
 	id := "8a4c1f6e-5b0d-4c1e-9f5a-2b7d3e9c0a11" // any id: the refusal comes first
@@ -123,7 +129,6 @@ func TestEveryCountedRouteRefusesPastTheMaximum(t *testing.T) {
 		body         string
 	}{
 		{buyer, "GET", "/v1/me", ""},
-		{buyer, "GET", "/v1/events/" + event + "/queue", ""},
 		{buyer, "POST", "/v1/holds", holdBody(event, seats[0])},
 		{buyer, "GET", "/v1/holds/" + id, ""},
 		{buyer, "DELETE", "/v1/holds/" + id, ""},
@@ -146,6 +151,9 @@ func TestEveryCountedRouteRefusesPastTheMaximum(t *testing.T) {
 	}
 	if a := ts.request(t, "GET", "/v1/tickets/"+id+"/qr", "", buyer.bearer()...); a.StatusCode != 404 {
 		t.Errorf("GET /v1/tickets/{id}/qr = %d %s, want 404 (no such ticket): QR images are not counted in flight", a.StatusCode, a.raw)
+	}
+	if a := ts.request(t, "GET", queuePath(room), "", buyer.bearer()...); a.StatusCode != 404 || !a.problem(t).is("not-found") {
+		t.Errorf("GET %s = %d %s, want 404 (not in the queue): polls are not counted in flight", queuePath(room), a.StatusCode, a.raw)
 	}
 	other := newAccount(t, ts, auth.Buyer)
 	if a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[0]), other.bearer()...); a.StatusCode != 201 {

@@ -42,12 +42,14 @@ func holdJSONOf(h hold.Hold) holdJSON {
 // createHold serves POST /v1/holds (buyer). In order: the body is checked and
 // the event read (cached) without spending a token, so that a malformed request
 // or one before the sale opens costs the buyer nothing; on an event with a
-// waiting room, the buyer's admission is checked next (one Redis call, as a
-// limit costs; 403 not-admitted, or 503 when Redis cannot answer), so that a
-// buyer not yet admitted spends no hold token either; then hold-buyer and
-// hold-organizer are decided as one decision (a request refused by either spends
-// no token of the other); then the request counts in flight (buyer-concurrency),
-// and the hold is written in one statement.
+// waiting room, the buyer's admission is checked next (one Redis call the first
+// time on this instance, then from memory until it ends; 403 not-admitted, or
+// 503 when Redis cannot answer), so that a buyer not yet admitted spends no hold
+// token either; then hold-buyer and hold-organizer are decided as one decision
+// (a request refused by either spends no token of the other) and the request
+// counts in flight (buyer-concurrency), hold-buyer and the lease in one Redis
+// script (a request refused by buyer-concurrency spends no token either); then
+// the hold is written.
 func (s *Server) createHold(c echo.Context) error {
 	var in holdRequest
 	if err := decodeJSON(c, &in); err != nil {
@@ -62,13 +64,10 @@ func (s *Server) createHold(c echo.Context) error {
 	if err := s.WaitRoom.CheckAdmitted(ctx, plan.Event, buyer); err != nil {
 		return err
 	}
-	if err := s.enforce(c,
+	leave, err := s.enforceAndEnter(c,
 		ratelimit.Check{Limit: limits.HoldBuyer, Key: buyer},
 		ratelimit.Check{Limit: limits.HoldOrganizer, Key: plan.Event.OrganizerID},
-	); err != nil {
-		return err
-	}
-	leave, err := s.enterInFlight(c)
+	)
 	if err != nil {
 		return err
 	}

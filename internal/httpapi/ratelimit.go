@@ -40,7 +40,13 @@ func (s *Server) enforce(c echo.Context, checks ...ratelimit.Check) error {
 	if len(checks) == 0 {
 		return nil
 	}
-	d := s.Limiter.Allow(c.Request().Context(), checks...)
+	return s.decided(c, s.Limiter.Allow(c.Request().Context(), checks...))
+}
+
+// decided records the decision d of the request's limits: it writes the
+// rate-limit headers of the tightest limit seen so far in this request, and
+// returns the 429 problem when a limit refused.
+func (s *Server) decided(c echo.Context, d ratelimit.Decision) error {
 	if earlier, ok := c.Get(decisionKey).(ratelimit.Decision); ok {
 		// The tightest of all the limits this request passed so far.
 		d.Results = append(earlier.Results, d.Results...)

@@ -72,14 +72,17 @@ func (s *Server) routes() {
 
 	// Waiting room (events created with one; others answer 404 no-waiting-room
 	// before any token is spent). queue-join is keyed on the buyer and the
-	// event; polling is not limited. Redis unreachable: 503, fail closed.
+	// event; polling is neither limited nor counted in flight: the room paces
+	// it (estimated_wait_seconds, Retry-After), and a lease would be two more
+	// Redis calls a poll. Redis unreachable: 503, fail closed.
 	normal(e.POST("/v1/events/:id/queue", s.joinQueue, s.authenticate(auth.Buyer), s.limitBy(s.byBuyerAndRoom(limits.QueueJoin)), counted))
-	normal(e.GET("/v1/events/:id/queue", s.queueStatus, s.authenticate(auth.Buyer), counted))
+	normal(e.GET("/v1/events/:id/queue", s.queueStatus, s.authenticate(auth.Buyer)))
 
 	// Holds. hold-buyer and hold-organizer are one decision, made in createHold
 	// once the body names the event (and so its organizer), before the write;
-	// on a waiting-room event the buyer's admission is checked before them.
-	// The hold counts in flight after that decision, in createHold.
+	// on a waiting-room event the buyer's admission is checked before them
+	// (from memory after the first time). The hold's lease in flight
+	// (buyer-concurrency) is taken in the same Redis script as hold-buyer.
 	normal(e.POST("/v1/holds", s.createHold, s.authenticate(auth.Buyer)))
 	normal(e.GET("/v1/holds/:id", s.getHold, s.authenticate(auth.Buyer), counted))
 	normal(e.DELETE("/v1/holds/:id", s.releaseHold, s.authenticate(auth.Buyer), counted))

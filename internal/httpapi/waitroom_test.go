@@ -155,8 +155,11 @@ func TestQueueJoinLimitAndPlace(t *testing.T) {
 }
 
 // TestWaitingRoomFailsClosed: with Redis stopped, joining, polling and holding
-// on a waiting-room event answer 503 service-overloaded with Retry-After (even
-// for a buyer admitted before), while holds on an ordinary event go on.
+// on a waiting-room event answer 503 service-overloaded with Retry-After (a
+// buyer admitted before too, when this instance has not read her admission),
+// while holds on an ordinary event go on, and so does the hold of a buyer
+// whose admission this instance read before the outage: it is remembered until
+// it ends.
 func TestWaitingRoomFailsClosed(t *testing.T) {
 	t.Parallel()
 	private := testenv.StartPrivateRedis(t)
@@ -165,11 +168,15 @@ func TestWaitingRoomFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rdb.Close() })
-	ts := newTestServer(t, nil, nil, rdb)
-	org, ada, bob := newAccount(t, ts, auth.Organizer), newAccount(t, ts, auth.Buyer), newAccount(t, ts, auth.Buyer)
-	room, roomSeats := newEvent(t, ts, org, roomEventBody(1, 2, 1000, time.Now().Add(-time.Minute)))
+	db := testenv.Postgres(t)
+	ts := newTestServer(t, nil, db, rdb)
+	other := newTestServer(t, nil, db, rdb)
+	org, ada, bob, cy := newAccount(t, ts, auth.Organizer), newAccount(t, ts, auth.Buyer), newAccount(t, ts, auth.Buyer),
+		newAccount(t, ts, auth.Buyer)
+	room, roomSeats := newEvent(t, ts, org, roomEventBody(1, 3, 1000, time.Now().Add(-time.Minute)))
 	plain, plainSeats := newEvent(t, ts, org, eventBody(1, 2))
 	admitted(t, ts, bob, room)
+	admitted(t, other, cy, room) // read by the other instance only
 	private.Stop()
 
 	for _, r := range []struct {
@@ -180,13 +187,16 @@ func TestWaitingRoomFailsClosed(t *testing.T) {
 		{ada, "POST", queuePath(room), ""},
 		{ada, "GET", queuePath(room), ""},
 		{bob, "GET", queuePath(room), ""},
-		{bob, "POST", "/v1/holds", holdBody(room, roomSeats[0])},
+		{cy, "POST", "/v1/holds", holdBody(room, roomSeats[0])},
 	} {
 		a := ts.request(t, r.method, r.path, r.body, r.who.bearer()...)
 		if a.StatusCode != 503 || !a.problem(t).is("service-overloaded") || a.Header.Get("Retry-After") != "2" {
 			t.Errorf("%s %s with Redis down = %d %s Retry-After %q; want 503 service-overloaded, Retry-After: 2",
 				r.method, r.path, a.StatusCode, a.raw, a.Header.Get("Retry-After"))
 		}
+	}
+	if a := ts.request(t, "POST", "/v1/holds", holdBody(room, roomSeats[1]), bob.bearer()...); a.StatusCode != 201 {
+		t.Errorf("hold with Redis down by a buyer whose admission this instance read = %d %s, want 201", a.StatusCode, a.raw)
 	}
 	for i, b := range []testAccount{ada, bob} {
 		if a := ts.request(t, "POST", "/v1/holds", holdBody(plain, plainSeats[i]), b.bearer()...); a.StatusCode != 201 {

@@ -36,6 +36,16 @@ import (
 // the spend and the refund another request may see one token fewer; and if the
 // refund itself fails, that token is lost until the bucket refills.
 func (l *Limiter) Allow(ctx context.Context, checks ...Check) Decision {
+	return l.AllowWith(ctx, nil, checks...)
+}
+
+// AllowWith is Allow with a rider (rider.go): another package's step run in
+// the same Redis script as the request's buckets, so that the request pays one
+// round trip for both. It runs only when no limit refused the request before
+// it; when it refuses, no bucket of the request is charged. It fills rider:
+// whether it ran, what it said, or the error of its call. A nil rider is
+// Allow.
+func (l *Limiter) AllowWith(ctx context.Context, rider *Rider, checks ...Check) Decision {
 	start := l.now()
 	d := Decision{Allowed: true, Results: make([]Result, len(checks))}
 	// A request has a few checks: these live on the stack unless it has more.
@@ -89,9 +99,13 @@ func (l *Limiter) Allow(ctx context.Context, checks ...Check) Decision {
 				d.Results[i].Outcome = OutcomeSkipped
 			}
 		}
-	} else if len(remote) > 0 {
-		l.decideRemote(ctx, start, checks, cfgs, remote, d.Results)
-		if refused(d.Results, remote) {
+	} else {
+		if len(remote) > 0 {
+			l.decideRemote(ctx, start, checks, cfgs, remote, d.Results, rider)
+		} else if rider != nil {
+			l.rideAlone(ctx, rider)
+		}
+		if refused(d.Results, remote) || rider.refused() {
 			for _, i := range leased {
 				if d.Results[i].Outcome == OutcomeAllowed {
 					cfgs[i].leases.putBack(checks[i].Key)
@@ -120,8 +134,9 @@ const (
 )
 
 // decideRemote decides the checks at idx in Redis, falling back by policy, and
-// fills their results.
-func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check, cfgs []*limitConfig, idx []int, res []Result) {
+// fills their results; the rider, when there is one, rides with the buckets
+// in its slot, else alone after them.
+func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check, cfgs []*limitConfig, idx []int, res []Result, rider *Rider) {
 	bs := make([]bucket, len(idx))
 	for j, i := range idx {
 		c := cfgs[i]
@@ -134,6 +149,8 @@ func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check,
 			groups = nil
 		}
 	}
+
+	ridesWith := riderGroup(l.split, bs, groups, rider) // the rider's group is then the last; -1: alone
 
 	vs := make([]verdict, len(bs))
 	state := make([]int8, len(bs))
@@ -152,8 +169,15 @@ func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check,
 		// dead node costs its own buckets, never the time of a healthy node's.
 		got := vsOf(vs, g, groups != nil)
 		sc := getScript(l.rdb, gb, got)
+		if n == ridesWith {
+			sc.rider = rider
+		}
 		err := l.nodes.For(ctx, gb[0].key).Do(ctx, sc.fn)
 		putScript(sc)
+		if n == ridesWith {
+			rider.Err = err
+			veto = veto || rider.refused()
+		}
 		for k, j := range g {
 			if err != nil {
 				state[j] = failed
@@ -183,6 +207,10 @@ func (l *Limiter) decideRemote(ctx context.Context, start int64, checks []Check,
 			vs[local[k]] = v
 			veto = veto || !v.allowed
 		}
+	}
+	if rider != nil && ridesWith < 0 && !veto {
+		l.rideAlone(ctx, rider)
+		veto = rider.refused()
 	}
 	if veto && len(spent) > 0 {
 		l.refund(ctx, bs, vs, spent)
@@ -239,6 +267,33 @@ func (l *Limiter) refund(ctx context.Context, bs []bucket, vs []verdict, spent [
 			v.reset = max(0, v.reset-bs[j].interval)
 		}
 	}
+}
+
+// riderGroup is the index of the group of bs the rider rides with, moving
+// that group to the end of groups so that it runs last, or -1 when it must
+// ride alone (no bucket in its slot, on a cluster) or there is no rider. With
+// groups nil (one group of every bucket), it is 0 unless the limiter splits
+// by slot and the rider's slot is not the buckets'.
+func riderGroup(split bool, bs []bucket, groups [][]int, rider *Rider) int {
+	if rider == nil {
+		return -1
+	}
+	if groups == nil {
+		if split && hashSlot(rider.Key) != hashSlot(bs[0].key) {
+			return -1
+		}
+		return 0
+	}
+	slot := hashSlot(rider.Key)
+	for n, g := range groups {
+		if hashSlot(bs[g[0]].key) == slot {
+			last := len(groups) - 1
+			copy(groups[n:], groups[n+1:])
+			groups[last] = g
+			return last
+		}
+	}
+	return -1
 }
 
 // all returns 0, 1, …, n−1.

@@ -30,6 +30,10 @@
 // For the next 6 s this instance refuses buyer 8812's holds from its denial cache
 // without asking Redis. d.Tightest() picks the Result for the response headers.
 //
+// A Rider (rider.go) is another package's step run in the same script as a
+// request's buckets (internal/concurrency's lease in flight), so that the two
+// are one round trip; its key shares their slot through a Definition's Tag.
+//
 // Each limit has a Mode (Enforce, Shadow, Off) that SetSetting changes at run time,
 // and a Policy for when Redis cannot answer: FailOpen allows, Fallback asks an
 // in-process bucket of the same limit. Redis calls have a deadline and a circuit

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,6 +109,12 @@ type Definition struct {
 	Name    Name
 	Setting Setting
 	Policy  Policy
+	// Tag, when set, is the hash tag of the limit's buckets before their
+	// identity: <prefix>rl:{<Tag>:<identity>}:<limit>, so that the keys of
+	// one identity tagged alike (hold-buyer's bucket and the buyer's leases
+	// in flight, both "buyer") share a Redis Cluster slot and one script can
+	// take them all (a Rider). Unset: <prefix>rl:{<limit>:<identity>}.
+	Tag string
 }
 
 // Options configure a Limiter. Only Limits is required.
@@ -159,6 +166,8 @@ func (o Options) Validate() error {
 			return fmt.Errorf("ratelimit: limit %q is defined twice", d.Name)
 		case d.Policy&^Leased != FailOpen && d.Policy&^Leased != Fallback:
 			return fmt.Errorf("ratelimit: limit %q: unknown policy %d", d.Name, d.Policy)
+		case strings.ContainsAny(d.Tag, "{}"):
+			return fmt.Errorf("ratelimit: limit %q: tag %q has a brace", d.Name, d.Tag)
 		}
 		if err := d.Setting.Validate(); err != nil {
 			return fmt.Errorf("ratelimit: limit %q: %w", d.Name, err)
@@ -191,6 +200,7 @@ type Limiter struct {
 type limitState struct {
 	name   Name
 	policy Policy
+	tag    string // Definition.Tag
 	cfg    atomic.Pointer[limitConfig]
 	counts [len(outcomes)]prometheus.Counter
 }
@@ -230,7 +240,7 @@ func New(rdb Scripter, opts Options) *Limiter {
 		Failures: opts.BreakerFailures, Cooldown: opts.BreakerCooldown, Logger: opts.Logger}, opts.NodeOf, opts.Registerer)
 	vec := decisionsCounter(opts.Registerer)
 	for _, d := range opts.Limits {
-		st := &limitState{name: d.Name, policy: d.Policy}
+		st := &limitState{name: d.Name, policy: d.Policy, tag: d.Tag}
 		for i, o := range outcomes {
 			st.counts[i] = vec.WithLabelValues(string(d.Name), string(o))
 		}
@@ -302,11 +312,26 @@ func (l *Limiter) Setting(name Name) (Setting, bool) {
 // Names returns the names of the limits, in the order they were defined.
 func (l *Limiter) Names() []Name { return slices.Clone(l.names) }
 
-// key is the Redis key of a bucket: <prefix>rl:{<limit>:<identity>}, with an
+// key is the Redis key of a bucket: <prefix>rl:{<limit>:<identity>}, or
+// <prefix>rl:{<tag>:<identity>}:<limit> for a limit with a Tag, with an
 // identity longer than MaxIdentityBytes replaced by its SHA-256, so that no
 // client, whatever it sends, chooses a key longer than about 100 bytes.
 func (l *Limiter) key(limit Name, identity string) string {
+	if st := l.limits[limit]; st != nil && st.tag != "" {
+		return l.prefix + "rl:" + HashTag(st.tag, identity) + ":" + string(limit)
+	}
 	return l.prefix + "rl:{" + string(limit) + ":" + boundIdentity(identity) + "}"
+}
+
+// Key is the Redis key of the named limit's bucket for identity.
+func (l *Limiter) Key(limit Name, identity string) string { return l.key(limit, identity) }
+
+// HashTag is the hash tag {<tag>:<identity>} of the keys of identity tagged
+// tag, with an identity longer than MaxIdentityBytes replaced by its SHA-256:
+// the keys of other packages that carry it share the slot of the limits'
+// buckets of that Tag (Definition.Tag).
+func HashTag(tag, identity string) string {
+	return "{" + tag + ":" + boundIdentity(identity) + "}"
 }
 
 // MaxIdentityBytes is the longest identity kept as it is in a bucket's key.

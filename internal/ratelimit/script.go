@@ -152,7 +152,7 @@ func getScript(rdb Scripter, bs []bucket, vs []verdict) *script {
 }
 
 func putScript(s *script) {
-	s.rdb, s.bs, s.vs = nil, nil, nil
+	s.rdb, s.bs, s.vs, s.rider = nil, nil, nil, nil
 	scripts.Put(s)
 }
 
@@ -168,6 +168,7 @@ type script struct {
 	keys   []string
 	args   []any
 	stored []int64
+	rider  *Rider // rides in this run's script, when set (rider.go)
 	fn     func(context.Context) error
 }
 
@@ -177,8 +178,19 @@ func newScript(rdb Scripter) *script {
 	return s
 }
 
-// run decides s.bs in Redis, all or nothing, and fills s.vs and s.now.
+// run decides s.bs in Redis, all or nothing, and fills s.vs and s.now (and
+// s.rider, when one rides).
 func (s *script) run(ctx context.Context) error {
+	if s.rider != nil {
+		stored, err := s.runRider(ctx, s.rider)
+		if err != nil {
+			return err
+		}
+		decide(s.bs, s.vs, s.now, s.rider.refused(),
+			func(i int, _ string) (int64, bool) { return stored[i], stored[i] != 0 },
+			func(string, int64) {})
+		return nil
+	}
 	s.keys, s.args = s.keys[:0], s.args[:0]
 	var cmd *redis.Cmd
 	if len(s.bs) == 1 {

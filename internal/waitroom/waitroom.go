@@ -91,6 +91,12 @@ type Options struct {
 	NodeOf func(ctx context.Context, key string) string
 	// Registerer takes stagedoor_redis_calls_total; nil registers nothing.
 	Registerer prometheus.Registerer
+	// MaxAdmissions bounds the admissions this instance remembers (see
+	// admissions.go); default DefaultMaxAdmissions.
+	MaxAdmissions int
+	// Clock is the instance's clock, on which remembered admissions end;
+	// default time.Now. The room itself always runs on Redis's clock.
+	Clock func() time.Time
 }
 
 // Service runs the waiting rooms of all events. Safe for concurrent use.
@@ -100,6 +106,8 @@ type Service struct {
 	admission time.Duration
 	lottery   func() float64 // a buyer's place among early joiners, in [0, 1)
 	nodes     *guard.Nodes   // the deadline and breaker of every Redis call, per node
+	clock     func() time.Time
+	admitted  *admissions // the admissions this instance has read, until they end
 }
 
 // New returns a Service on rdb (a *redis.Client, *redis.ClusterClient or
@@ -111,6 +119,13 @@ func New(rdb redis.Scripter, o Options) *Service {
 	if s.admission <= 0 {
 		s.admission = DefaultAdmission
 	}
+	if s.clock = o.Clock; s.clock == nil {
+		s.clock = time.Now
+	}
+	if o.MaxAdmissions <= 0 {
+		o.MaxAdmissions = DefaultMaxAdmissions
+	}
+	s.admitted = newAdmissions(o.MaxAdmissions, s.clock)
 	return s
 }
 
@@ -144,6 +159,7 @@ func (s *Service) Join(ctx context.Context, ev event.Info, buyerID string) (Stat
 	if err != nil {
 		return Status{}, err
 	}
+	start := s.clock()
 	rep, err := s.call(ctx, r, "join", buyerID)
 	if err != nil {
 		return Status{}, err
@@ -152,6 +168,7 @@ func (s *Service) Join(ctx context.Context, ev event.Info, buyerID string) (Stat
 	if !ok { // cannot happen: the script just queued her
 		return Status{}, fmt.Errorf("waitroom: buyer %s not queued after joining event %s", buyerID, ev.ID)
 	}
+	s.admitted.remember(ev.ID, buyerID, start, st)
 	return st, nil
 }
 
@@ -169,9 +186,14 @@ func (s *Service) Status(ctx context.Context, ev event.Info, buyerID string) (St
 // CheckAdmitted returns nil when the event has no waiting room or the buyer's
 // admission to it is current, and otherwise an error wrapping ErrNotAdmitted
 // (saying where she stands) or ErrUnavailable. Events without a room cost no
-// call to Redis.
+// call to Redis, and neither does an admission this instance has read before
+// (by a join, a poll or a hold) until it ends (admissions.go): that one is
+// honoured from memory, even while the room's Redis cannot answer.
 func (s *Service) CheckAdmitted(ctx context.Context, ev event.Info, buyerID string) error {
 	if ev.WaitingRoom == nil {
+		return nil
+	}
+	if s.admitted.current(ev.ID, buyerID) {
 		return nil
 	}
 	st, why, err := s.status(ctx, ev, buyerID)
@@ -193,11 +215,13 @@ func (s *Service) status(ctx context.Context, ev event.Info, buyerID string) (St
 	if err != nil {
 		return Status{}, "", err
 	}
+	start := s.clock()
 	rep, err := s.call(ctx, r, "status", buyerID)
 	if err != nil {
 		return Status{}, "", err
 	}
 	if st, ok := rep.status(); ok {
+		s.admitted.remember(ev.ID, buyerID, start, st)
 		return st, "", nil
 	}
 	if rep.kind == kindLapsed {

@@ -1,0 +1,141 @@
+package waitroom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stagedoor/stagedoor/internal/testenv"
+)
+
+// countingRedis counts the room's script calls (EVALSHA and EVAL).
+type countingRedis struct {
+	redis.Scripter
+	calls atomic.Int64
+}
+
+func (c *countingRedis) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
+	c.calls.Add(1)
+	return c.Scripter.EvalSha(ctx, sha, keys, args...)
+}
+
+func (c *countingRedis) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	c.calls.Add(1)
+	return c.Scripter.Eval(ctx, script, keys, args...)
+}
+
+// testClock is a clock a test moves by hand.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// TestAdmissionsAreRemembered: an admission read once (by a join here) is
+// honoured from memory until it ends by the instance's clock, with no call to
+// the room; past its end the room is asked again. A buyer still waiting is
+// asked about every time, and one refused is never remembered.
+func TestAdmissionsAreRemembered(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := testenv.Redis(t)
+	c := &countingRedis{Scripter: rdb}
+	clock := &testClock{now: time.Now()}
+	s := New(c, Options{Prefix: prefix, Timeout: 5 * time.Second, Admission: time.Minute, Clock: clock.Now})
+	ctx := context.Background()
+	ev := roomEvent(1, time.Now().Add(-time.Minute))
+
+	st, err := s.Join(ctx, ev, "ada")
+	if err != nil || st.State != Admitted {
+		t.Fatalf("the first to join a quiet room = %+v, %v; want admitted", st, err)
+	}
+	if _, err := s.Join(ctx, ev, "bob"); err != nil { // behind Ada: waits about a second
+		t.Fatal(err)
+	}
+	before := c.calls.Load()
+	for range 100 {
+		if err := s.CheckAdmitted(ctx, ev, "ada"); err != nil {
+			t.Fatalf("CheckAdmitted while admitted = %v", err)
+		}
+	}
+	if n := c.calls.Load() - before; n != 0 {
+		t.Fatalf("100 checks of an admission read before made %d room calls, want 0", n)
+	}
+	if s.Remembered() != 1 {
+		t.Fatalf("%d admissions remembered, want Ada's alone", s.Remembered())
+	}
+	for range 3 {
+		if err := s.CheckAdmitted(ctx, ev, "bob"); !errors.Is(err, ErrNotAdmitted) {
+			t.Fatalf("CheckAdmitted of a waiting buyer = %v, want ErrNotAdmitted", err)
+		}
+	}
+	if n := c.calls.Load() - before; n != 3 {
+		t.Fatalf("3 checks of a waiting buyer made %d room calls, want 3", n)
+	}
+	if err := s.CheckAdmitted(ctx, ev, "cy"); !errors.Is(err, ErrNotAdmitted) || s.Remembered() != 1 {
+		t.Fatalf("CheckAdmitted of a buyer who never joined = %v (%d remembered)", err, s.Remembered())
+	}
+
+	// Her admission ends a minute after it was made, as the call that read it
+	// began: a moment before that, still from memory; at it, the room again.
+	clock.Add(st.AdmittedUntil.Sub(st.Now) - time.Millisecond)
+	before = c.calls.Load()
+	if err := s.CheckAdmitted(ctx, ev, "ada"); err != nil || c.calls.Load() != before {
+		t.Fatalf("a moment before the end: %v, %d calls; want admitted from memory", err, c.calls.Load()-before)
+	}
+	clock.Add(time.Millisecond)
+	if err := s.CheckAdmitted(ctx, ev, "ada"); c.calls.Load() != before+1 {
+		t.Fatalf("at the end of the remembered admission: %v after %d room calls, want 1", err, c.calls.Load()-before)
+	}
+
+	s.Forget(ev.ID, "ada")
+	if err := s.CheckAdmitted(ctx, ev, "ada"); err != nil || c.calls.Load() != before+2 {
+		t.Fatalf("after Forget: %v after %d room calls, want 1 more", err, c.calls.Load()-before-1)
+	}
+}
+
+// TestRememberedAdmissionsAreBounded: an instance remembers at most
+// MaxAdmissions; past that, an admission it cannot keep is asked about each
+// time, and ended ones make room.
+func TestRememberedAdmissionsAreBounded(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := testenv.Redis(t)
+	clock := &testClock{now: time.Now()}
+	s := New(rdb, Options{Prefix: prefix, Timeout: 5 * time.Second, Admission: time.Minute,
+		MaxAdmissions: 32, Clock: clock.Now})
+	ctx := context.Background()
+	ev := roomEvent(100_000, time.Now().Add(-time.Minute))
+	for i := range 200 {
+		if st, err := s.Join(ctx, ev, fmt.Sprintf("buyer-%03d", i)); err != nil || st.State != Admitted {
+			t.Fatalf("join %d = %+v, %v", i, st, err)
+		}
+	}
+	if n := s.Remembered(); n != 32 { // 16 shards of 2: 200 buyers fill every one
+		t.Fatalf("%d admissions remembered of 200, want 32, the bound", n)
+	}
+	clock.Add(2 * time.Minute) // every remembered one has ended
+	late := roomEvent(100_000, time.Now().Add(-time.Minute))
+	if _, err := s.Join(ctx, late, "late"); err != nil {
+		t.Fatal(err)
+	}
+	if !s.admitted.current(late.ID, "late") || s.Remembered() > 32 {
+		t.Fatalf("an admission read once the others ended: remembered %v (%d in all); want it kept, at most 32",
+			s.admitted.current(late.ID, "late"), s.Remembered())
+	}
+}
