@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -113,13 +114,21 @@ const SlotMapReload = 500 * time.Millisecond
 // SlotMapReload until it is closed.
 type ClusterClient struct {
 	*redis.ClusterClient
-	stop context.CancelFunc
-	done chan struct{}
+	stop    context.CancelFunc
+	done    chan struct{}
+	fetched atomic.Uint64 // slot maps fetched (CLUSTER SLOTS answered)
 }
 
 func newCluster(o *redis.UniversalOptions) *ClusterClient {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &ClusterClient{ClusterClient: redis.NewClusterClient(o.Cluster()), stop: cancel, done: make(chan struct{})}
+	c := &ClusterClient{stop: cancel, done: make(chan struct{})}
+	co := o.Cluster()
+	co.NewClient = func(opt *redis.Options) *redis.Client {
+		node := redis.NewClient(opt)
+		node.AddHook(slotMapHook{&c.fetched})
+		return node
+	}
+	c.ClusterClient = redis.NewClusterClient(co)
 	go func() {
 		defer close(c.done)
 		t := time.NewTicker(SlotMapReload)
@@ -134,6 +143,34 @@ func newCluster(o *redis.UniversalOptions) *ClusterClient {
 		}
 	}()
 	return c
+}
+
+// SlotMapFetches is how many times the client has fetched the cluster's slot
+// map (a node answered CLUSTER SLOTS): every SlotMapReload while the cluster
+// answers, and on redirects. go-redis uses a map from the moment it is fetched.
+func (c *ClusterClient) SlotMapFetches() uint64 { return c.fetched.Load() }
+
+// slotMapHook counts the slot maps a node's client fetches.
+type slotMapHook struct{ fetched *atomic.Uint64 }
+
+func (slotMapHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h slotMapHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if err == nil && cmd.Name() == "cluster" {
+			if args := cmd.Args(); len(args) > 1 {
+				if sub, ok := args[1].(string); ok && strings.EqualFold(sub, "slots") {
+					h.fetched.Add(1)
+				}
+			}
+		}
+		return err
+	}
+}
+
+func (slotMapHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
 
 // Close stops the refreshes and closes the client.
