@@ -2,6 +2,7 @@ package conn_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -12,7 +13,9 @@ import (
 
 // TestNodeHealthBlamesOnlyTheDeadNode: while one node of a cluster stays
 // dead, every answer of NodeHealth says that node is down and every other
-// node ok, however often it is asked within the readiness deadline.
+// node ok, however often it is asked within the readiness deadline. Every
+// master has a replica in sync until then; once the dead master's replica has
+// taken over, Health says that one has none (redundancy lost).
 func TestNodeHealthBlamesOnlyTheDeadNode(t *testing.T) {
 	c := testenv.StartCluster(t)
 	ctx := context.Background()
@@ -22,7 +25,14 @@ func TestNodeHealthBlamesOnlyTheDeadNode(t *testing.T) {
 	}
 	defer rdb.Close()
 	cluster := rdb.(*conn.ClusterClient)
+	if h := cluster.Health(ctx); len(h.WithoutReplica) != 0 {
+		t.Fatalf("a fresh 3+3 cluster: %+v, want every master with a replica", h)
+	}
 	dead := c.Masters(t)[0]
+	key := "k"
+	for i := 0; c.MasterOf(t, key) != dead; i++ {
+		key = fmt.Sprintf("k%d", i)
+	}
 	c.Kill(t, dead)
 
 	for i := range 30 {
@@ -35,5 +45,21 @@ func TestNodeHealthBlamesOnlyTheDeadNode(t *testing.T) {
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+
+	c.WaitHealthy(t, 60*time.Second)
+	promoted := c.MasterOf(t, key)
+	var h conn.ClusterHealth
+	for { // the client's map follows within a fetch or two; each ask fetches one
+		askCtx, cancel := context.WithTimeout(ctx, time.Second)
+		h = cluster.Health(askCtx)
+		cancel()
+		if len(h.WithoutReplica) > 0 && h.Nodes[promoted] == "ok" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(h.WithoutReplica) != 1 || h.WithoutReplica[0] != promoted {
+		t.Errorf("after the takeover: masters without a replica %v, want only %s, the promoted replica (nodes %v)", h.WithoutReplica, promoted, h.Nodes)
 	}
 }

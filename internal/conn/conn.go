@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -180,31 +181,75 @@ func (c *ClusterClient) Close() error {
 	return c.ClusterClient.Close()
 }
 
-// NodeHealth pings every node of the cluster's slot map, masters and
-// replicas, and says of each "ok" or "down"; a map that cannot be had at all
-// reads as one node "cluster" down. Finding the map may take up to ctx's
-// deadline (go-redis asks a node for it, maybe the dead one); each ping then
-// has NodePing of its own, so that a slow map does not make live nodes look
-// dead.
+// NodeHealth says of every node of the cluster's slot map, masters and
+// replicas, "ok" or "down" (see Health).
 func (c *ClusterClient) NodeHealth(ctx context.Context) map[string]string {
+	return c.Health(ctx).Nodes
+}
+
+// ClusterHealth is how a Redis Cluster's nodes answer.
+type ClusterHealth struct {
+	// Nodes says of every node of the slot map "ok" or "down"; a map that
+	// cannot be had at all reads as one node "cluster" down.
+	Nodes map[string]string
+	// WithoutReplica lists, sorted, the masters that answer and have no
+	// replica that answers with its first sync done: if one of them dies
+	// next, its slots stay unserved until it comes back (redundancy lost).
+	WithoutReplica []string
+}
+
+// Health asks every node of the cluster's slot map, masters and replicas,
+// for its replication (INFO replication): a node that answers is "ok", and a
+// master that lists no replica online (its first sync done) is without one.
+// Finding the map may take up to ctx's deadline (go-redis asks a node for it,
+// maybe the dead one); each node's question then has NodePing of its own, so
+// that a slow map does not make live nodes look dead.
+func (c *ClusterClient) Health(ctx context.Context) ClusterHealth {
 	var mu sync.Mutex
-	out := map[string]string{}
+	h := ClusterHealth{Nodes: map[string]string{}}
 	err := c.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
-		pingCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), NodePing)
+		askCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), NodePing)
 		defer cancel()
-		state := "ok"
-		if node.Ping(pingCtx).Err() != nil {
-			state = "down"
-		}
+		addr := node.Options().Addr
+		info, err := node.Info(askCtx, "replication").Result()
 		mu.Lock()
-		out[node.Options().Addr] = state
-		mu.Unlock()
+		defer mu.Unlock()
+		if err != nil {
+			h.Nodes[addr] = "down"
+			return nil
+		}
+		h.Nodes[addr] = "ok"
+		if infoField(info, "role") == "master" && !hasReplicaOnline(info) {
+			h.WithoutReplica = append(h.WithoutReplica, addr)
+		}
 		return nil
 	})
-	if err != nil && len(out) == 0 {
-		out["cluster"] = "down"
+	if err != nil && len(h.Nodes) == 0 {
+		h.Nodes["cluster"] = "down"
 	}
-	return out
+	slices.Sort(h.WithoutReplica)
+	return h
+}
+
+// hasReplicaOnline reports whether a master's INFO replication lists a
+// replica online: "slave0:ip=…,port=…,state=online,offset=…,lag=…".
+func hasReplicaOnline(info string) bool {
+	for line := range strings.Lines(info) {
+		if strings.HasPrefix(line, "slave") && strings.Contains(line, ",state=online,") {
+			return true
+		}
+	}
+	return false
+}
+
+// infoField is the value of field in an INFO reply ("" when it has none).
+func infoField(info, field string) string {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 // NodePing is how long NodeHealth waits for one node's answer.

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -128,8 +129,9 @@ func TestLimitsOnACluster(t *testing.T) {
 	room, _ := newEvent(t, one, org, roomEventBody(1, 2, 1000, time.Now().Add(-time.Minute)))
 	admitted(t, two, newAccount(t, one, auth.Buyer), room)
 
-	if a := one.request(t, "GET", "/readyz", ""); !strings.Contains(string(a.raw), `"redis_nodes"`) || strings.Contains(string(a.raw), "down") {
-		t.Errorf("readyz on the cluster: %s, want every node ok", a.raw)
+	if a := one.request(t, "GET", "/readyz", ""); !strings.Contains(string(a.raw), `"redis_nodes"`) || strings.Contains(string(a.raw), "down") ||
+		!strings.Contains(string(a.raw), `"redis_redundancy":"ok"`) {
+		t.Errorf("readyz on the cluster: %s, want every node ok and every master with a replica", a.raw)
 	}
 }
 
@@ -185,6 +187,10 @@ type failoverWindows struct {
 	followedRoom, followedBucket int
 	lateRoom, lateBucket         int
 	logs                         string // the instance's log
+	// readyz is /readyz once it says redundancy is lost, and promoted the
+	// replica that took over.
+	readyz   answer
+	promoted string
 }
 
 // followFetches is how many slot maps the instance fetches, once every live
@@ -309,6 +315,11 @@ func failover(t *testing.T, c *testenv.Cluster, client *conn.ClusterClient) fail
 	wg.Wait()
 
 	var w failoverWindows
+	w.promoted = c.MasterOf(t, roomKey(ts, doomedRoom))
+	waitFor(t, 30*time.Second, "readyz saying redundancy is lost", func() bool {
+		w.readyz = ts.request(t, "GET", "/readyz", "")
+		return strings.Contains(string(w.readyz.raw), `"redis_redundancy":"lost"`)
+	})
 	w.promotedAfter = promoted.Sub(killed)
 	window := func(name string) (afterKill, afterPromotion time.Duration, followed, late int) {
 		last := time.Time{}
@@ -395,6 +406,23 @@ func TestFailoverIsFollowedWithinSeconds(t *testing.T) {
 	if w.healthyRoom503 != 0 || w.healthyFailed != 0 {
 		t.Errorf("on healthy masters %d requests and %d calls failed; want none. The instance's warnings:\n%s",
 			w.healthyRoom503, w.healthyFailed, warnings(w.logs))
+	}
+	// The promoted replica has no replica of its own: readiness says so, and
+	// stays ready.
+	var ready struct {
+		Status     string   `json:"status"`
+		Redis      string   `json:"redis"`
+		Redundancy string   `json:"redis_redundancy"`
+		Lonely     []string `json:"redis_masters_without_replica"`
+	}
+	if err := json.Unmarshal(w.readyz.raw, &ready); err != nil {
+		t.Fatal(err)
+	}
+	if w.readyz.StatusCode != 200 || ready.Status != "ready" || ready.Redis != "ok" || !slices.Equal(ready.Lonely, []string{w.promoted}) {
+		t.Errorf("readyz after the takeover = %d %s; want 200, ready, redis ok, redundancy lost for %s alone", w.readyz.StatusCode, w.readyz.raw, w.promoted)
+	}
+	if !strings.Contains(w.logs, "redundancy lost") {
+		t.Errorf("no WARN line said redundancy was lost:\n%s", warnings(w.logs))
 	}
 }
 
