@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -266,7 +267,7 @@ func slotMasters(t *testing.T, c *testenv.Cluster, victim string) func(key strin
 	client := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { client.Close() })
 	ctx := context.Background()
-	slots, err := client.ClusterSlots(ctx).Result()
+	shards, err := client.ClusterShards(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,9 +276,15 @@ func slotMasters(t *testing.T, c *testenv.Cluster, victim string) func(key strin
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range slots {
-			if int64(s.Start) <= slot && slot <= int64(s.End) {
-				return s.Nodes[0].Addr
+		for _, sh := range shards {
+			for _, r := range sh.Slots {
+				if r.Start <= slot && slot <= r.End {
+					for _, n := range sh.Nodes {
+						if n.Role == "master" {
+							return net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
+						}
+					}
+				}
 			}
 		}
 		t.Fatalf("no master serves slot %d", slot)
