@@ -25,9 +25,11 @@ func TestNodeHealthBlamesOnlyTheDeadNode(t *testing.T) {
 	}
 	defer rdb.Close()
 	cluster := rdb.(*conn.ClusterClient)
-	if h := cluster.Health(ctx); len(h.WithoutReplica) != 0 {
-		t.Fatalf("a fresh 3+3 cluster: %+v, want every master with a replica", h)
-	}
+	// A master counts its replica online once the replica has acknowledged its
+	// first sync, a moment after the replica says its link is up.
+	waitUntil(t, "every master of a fresh cluster with a replica online", func() bool {
+		return len(cluster.Health(ctx).WithoutReplica) == 0
+	})
 	dead := c.Masters(t)[0]
 	key := "k"
 	for i := 0; c.MasterOf(t, key) != dead; i++ {
@@ -50,15 +52,12 @@ func TestNodeHealthBlamesOnlyTheDeadNode(t *testing.T) {
 	c.WaitHealthy(t, 60*time.Second)
 	promoted := c.MasterOf(t, key)
 	var h conn.ClusterHealth
-	for { // the client's map follows within a fetch or two; each ask fetches one
+	waitUntil(t, "the promoted replica in the client's map", func() bool { // each ask fetches the map
 		askCtx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
 		h = cluster.Health(askCtx)
-		cancel()
-		if len(h.WithoutReplica) > 0 && h.Nodes[promoted] == "ok" {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(h.WithoutReplica) > 0 && h.Nodes[promoted] == "ok"
+	})
 	if len(h.WithoutReplica) != 1 || h.WithoutReplica[0] != promoted {
 		t.Errorf("after the takeover: masters without a replica %v, want only %s, the promoted replica (nodes %v)", h.WithoutReplica, promoted, h.Nodes)
 	}
