@@ -5,9 +5,9 @@ package conn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -16,8 +16,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/stagedoor/stagedoor/internal/outage"
 )
 
 // Postgres opens a pool of at most size connections to databaseURL. It does not
@@ -87,7 +85,9 @@ func Redis(ctx context.Context, redisURL string, logger *slog.Logger) (redis.Uni
 		return newCluster(opts), nil
 	}
 	opts.DB = parsed.DB
-	return redis.NewUniversalClient(opts), nil
+	rdb := redis.NewUniversalClient(opts)
+	rdb.AddHook(nodeHook{})
+	return rdb, nil
 }
 
 // isClusterNode asks the server whether cluster mode is enabled on it.
@@ -126,7 +126,7 @@ func newCluster(o *redis.UniversalOptions) *ClusterClient {
 	co := o.Cluster()
 	co.NewClient = func(opt *redis.Options) *redis.Client {
 		node := redis.NewClient(opt)
-		node.AddHook(slotMapHook{&c.fetched})
+		node.AddHook(nodeHook{&c.fetched})
 		return node
 	}
 	c.ClusterClient = redis.NewClusterClient(co)
@@ -151,26 +151,34 @@ func newCluster(o *redis.UniversalOptions) *ClusterClient {
 // answers, and on redirects. go-redis uses a map from the moment it is fetched.
 func (c *ClusterClient) SlotMapFetches() uint64 { return c.fetched.Load() }
 
-// slotMapHook counts the slot maps a node's client fetches.
-type slotMapHook struct{ fetched *atomic.Uint64 }
+// nodeHook is on the client of every node: it ends the go-redis outage of a
+// node it connects to (see RedisLogger), and counts the slot maps it fetches
+// (fetched nil: not a cluster's node), ending the outages of the nodes they
+// no longer have.
+type nodeHook struct{ fetched *atomic.Uint64 }
 
-func (slotMapHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (nodeHook) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := next(ctx, network, addr)
+		if err == nil {
+			reached(addr)
+		}
+		return c, err
+	}
+}
 
-func (h slotMapHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h nodeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if err == nil && cmd.Name() == "cluster" {
-			if args := cmd.Args(); len(args) > 1 {
-				if sub, ok := args[1].(string); ok && strings.EqualFold(sub, "slots") {
-					h.fetched.Add(1)
-				}
-			}
+		if slots, ok := cmd.(*redis.ClusterSlotsCmd); ok && err == nil && h.fetched != nil {
+			h.fetched.Add(1)
+			forgotten(slots.Val())
 		}
 		return err
 	}
 }
 
-func (slotMapHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (nodeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
 
@@ -275,20 +283,4 @@ func masterAddr(ctx context.Context, c *redis.ClusterClient, key string) string 
 		return ""
 	}
 	return node.Options().Addr
-}
-
-// RedisLogger is go-redis's logger (give it to redis.SetLogger, once a
-// process): its own lines, such as "connection pool: failed to dial", become
-// one outage of Redis in logger's JSON log, a WARN line when they start and
-// at most one every 10 s with a count, instead of a plain-text line each.
-func RedisLogger(logger *slog.Logger) interface {
-	Printf(ctx context.Context, format string, v ...any)
-} {
-	return redisLog{outage.New(logger, "redis", 0)}
-}
-
-type redisLog struct{ outage *outage.Reporter }
-
-func (l redisLog) Printf(_ context.Context, format string, v ...any) {
-	l.outage.Failed(errors.New(strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: ")))
 }
