@@ -2,6 +2,7 @@ package conn_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -12,7 +13,9 @@ import (
 
 // TestNodeHealthBlamesOnlyTheDeadNode: while one node of a cluster stays
 // dead, every answer of NodeHealth says that node is down and every other
-// node ok, however often it is asked within the readiness deadline.
+// node ok, however often it is asked within the readiness deadline. Every
+// master has a replica in sync until then; once the dead master's replica has
+// taken over, Health says that one has none (redundancy lost).
 func TestNodeHealthBlamesOnlyTheDeadNode(t *testing.T) {
 	c := testenv.StartCluster(t)
 	ctx := context.Background()
@@ -22,7 +25,16 @@ func TestNodeHealthBlamesOnlyTheDeadNode(t *testing.T) {
 	}
 	defer rdb.Close()
 	cluster := rdb.(*conn.ClusterClient)
+	// A master counts its replica online once the replica has acknowledged its
+	// first sync, a moment after the replica says its link is up.
+	waitUntil(t, "every master of a fresh cluster with a replica online", func() bool {
+		return len(cluster.Health(ctx).WithoutReplica) == 0
+	})
 	dead := c.Masters(t)[0]
+	key := "k"
+	for i := 0; c.MasterOf(t, key) != dead; i++ {
+		key = fmt.Sprintf("k%d", i)
+	}
 	c.Kill(t, dead)
 
 	for i := range 30 {
@@ -35,5 +47,18 @@ func TestNodeHealthBlamesOnlyTheDeadNode(t *testing.T) {
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+
+	c.WaitHealthy(t, 60*time.Second)
+	promoted := c.MasterOf(t, key)
+	var h conn.ClusterHealth
+	waitUntil(t, "the promoted replica in the client's map", func() bool { // each ask fetches the map
+		askCtx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		h = cluster.Health(askCtx)
+		return len(h.WithoutReplica) > 0 && h.Nodes[promoted] == "ok"
+	})
+	if len(h.WithoutReplica) != 1 || h.WithoutReplica[0] != promoted {
+		t.Errorf("after the takeover: masters without a replica %v, want only %s, the promoted replica (nodes %v)", h.WithoutReplica, promoted, h.Nodes)
 	}
 }

@@ -5,18 +5,18 @@ package conn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/stagedoor/stagedoor/internal/outage"
 )
 
 // Postgres opens a pool of at most size connections to databaseURL. It does not
@@ -122,7 +122,9 @@ func Redis(ctx context.Context, redisURL string, logger *slog.Logger) (redis.Uni
 		return newCluster(opts), nil
 	}
 	opts.DB = parsed.DB
-	return redis.NewUniversalClient(opts), nil
+	rdb := redis.NewUniversalClient(opts)
+	rdb.AddHook(nodeHook{})
+	return rdb, nil
 }
 
 // isClusterNode asks the server whether cluster mode is enabled on it.
@@ -150,13 +152,21 @@ const SlotMapReload = 500 * time.Millisecond
 // SlotMapReload until it is closed.
 type ClusterClient struct {
 	*redis.ClusterClient
-	stop context.CancelFunc
-	done chan struct{}
+	stop    context.CancelFunc
+	done    chan struct{}
+	fetched atomic.Uint64 // slot maps fetched (CLUSTER SLOTS answered)
 }
 
 func newCluster(o *redis.UniversalOptions) *ClusterClient {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &ClusterClient{ClusterClient: redis.NewClusterClient(o.Cluster()), stop: cancel, done: make(chan struct{})}
+	c := &ClusterClient{stop: cancel, done: make(chan struct{})}
+	co := o.Cluster()
+	co.NewClient = func(opt *redis.Options) *redis.Client {
+		node := redis.NewClient(opt)
+		node.AddHook(nodeHook{&c.fetched})
+		return node
+	}
+	c.ClusterClient = redis.NewClusterClient(co)
 	go func() {
 		defer close(c.done)
 		t := time.NewTicker(SlotMapReload)
@@ -173,6 +183,42 @@ func newCluster(o *redis.UniversalOptions) *ClusterClient {
 	return c
 }
 
+// SlotMapFetches is how many times the client has fetched the cluster's slot
+// map (a node answered CLUSTER SLOTS): every SlotMapReload while the cluster
+// answers, and on redirects. go-redis uses a map from the moment it is fetched.
+func (c *ClusterClient) SlotMapFetches() uint64 { return c.fetched.Load() }
+
+// nodeHook is on the client of every node: it ends the go-redis outage of a
+// node it connects to (see RedisLogger), and counts the slot maps it fetches
+// (fetched nil: not a cluster's node), ending the outages of the nodes they
+// no longer have.
+type nodeHook struct{ fetched *atomic.Uint64 }
+
+func (nodeHook) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := next(ctx, network, addr)
+		if err == nil {
+			reached(addr)
+		}
+		return c, err
+	}
+}
+
+func (h nodeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if slots, ok := cmd.(*redis.ClusterSlotsCmd); ok && err == nil && h.fetched != nil {
+			h.fetched.Add(1)
+			forgotten(slots.Val())
+		}
+		return err
+	}
+}
+
+func (nodeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
 // Close stops the refreshes and closes the client.
 func (c *ClusterClient) Close() error {
 	c.stop()
@@ -180,31 +226,75 @@ func (c *ClusterClient) Close() error {
 	return c.ClusterClient.Close()
 }
 
-// NodeHealth pings every node of the cluster's slot map, masters and
-// replicas, and says of each "ok" or "down"; a map that cannot be had at all
-// reads as one node "cluster" down. Finding the map may take up to ctx's
-// deadline (go-redis asks a node for it, maybe the dead one); each ping then
-// has NodePing of its own, so that a slow map does not make live nodes look
-// dead.
+// NodeHealth says of every node of the cluster's slot map, masters and
+// replicas, "ok" or "down" (see Health).
 func (c *ClusterClient) NodeHealth(ctx context.Context) map[string]string {
+	return c.Health(ctx).Nodes
+}
+
+// ClusterHealth is how a Redis Cluster's nodes answer.
+type ClusterHealth struct {
+	// Nodes says of every node of the slot map "ok" or "down"; a map that
+	// cannot be had at all reads as one node "cluster" down.
+	Nodes map[string]string
+	// WithoutReplica lists, sorted, the masters that answer and have no
+	// replica that answers with its first sync done: if one of them dies
+	// next, its slots stay unserved until it comes back (redundancy lost).
+	WithoutReplica []string
+}
+
+// Health asks every node of the cluster's slot map, masters and replicas,
+// for its replication (INFO replication): a node that answers is "ok", and a
+// master that lists no replica online (its first sync done) is without one.
+// Finding the map may take up to ctx's deadline (go-redis asks a node for it,
+// maybe the dead one); each node's question then has NodePing of its own, so
+// that a slow map does not make live nodes look dead.
+func (c *ClusterClient) Health(ctx context.Context) ClusterHealth {
 	var mu sync.Mutex
-	out := map[string]string{}
+	h := ClusterHealth{Nodes: map[string]string{}}
 	err := c.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
-		pingCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), NodePing)
+		askCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), NodePing)
 		defer cancel()
-		state := "ok"
-		if node.Ping(pingCtx).Err() != nil {
-			state = "down"
-		}
+		addr := node.Options().Addr
+		info, err := node.Info(askCtx, "replication").Result()
 		mu.Lock()
-		out[node.Options().Addr] = state
-		mu.Unlock()
+		defer mu.Unlock()
+		if err != nil {
+			h.Nodes[addr] = "down"
+			return nil
+		}
+		h.Nodes[addr] = "ok"
+		if infoField(info, "role") == "master" && !hasReplicaOnline(info) {
+			h.WithoutReplica = append(h.WithoutReplica, addr)
+		}
 		return nil
 	})
-	if err != nil && len(out) == 0 {
-		out["cluster"] = "down"
+	if err != nil && len(h.Nodes) == 0 {
+		h.Nodes["cluster"] = "down"
 	}
-	return out
+	slices.Sort(h.WithoutReplica)
+	return h
+}
+
+// hasReplicaOnline reports whether a master's INFO replication lists a
+// replica online: "slave0:ip=…,port=…,state=online,offset=…,lag=…".
+func hasReplicaOnline(info string) bool {
+	for line := range strings.Lines(info) {
+		if strings.HasPrefix(line, "slave") && strings.Contains(line, ",state=online,") {
+			return true
+		}
+	}
+	return false
+}
+
+// infoField is the value of field in an INFO reply ("" when it has none).
+func infoField(info, field string) string {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 // NodePing is how long NodeHealth waits for one node's answer.
@@ -230,20 +320,4 @@ func masterAddr(ctx context.Context, c *redis.ClusterClient, key string) string 
 		return ""
 	}
 	return node.Options().Addr
-}
-
-// RedisLogger is go-redis's logger (give it to redis.SetLogger, once a
-// process): its own lines, such as "connection pool: failed to dial", become
-// one outage of Redis in logger's JSON log, a WARN line when they start and
-// at most one every 10 s with a count, instead of a plain-text line each.
-func RedisLogger(logger *slog.Logger) interface {
-	Printf(ctx context.Context, format string, v ...any)
-} {
-	return redisLog{outage.New(logger, "redis", 0)}
-}
-
-type redisLog struct{ outage *outage.Reporter }
-
-func (l redisLog) Printf(_ context.Context, format string, v ...any) {
-	l.outage.Failed(errors.New(strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: ")))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,18 +20,32 @@ import (
 // the keys of the healthy nodes never wait for it. Each node's failures are
 // logged as that node's outage (a WARN line when they start, a count every
 // 10 s) and counted in stagedoor_redis_calls_total{caller,node,result}.
+//
+// A node's outage ends at its next successful call, or, when it never
+// answers again, once its keys are located on another node (a replica took
+// over a dead master's slots): its INFO line then names that node
+// (now_served_by). Nodes looks for that at most every sweepEvery, while an
+// outage is under way and keys are asked for.
 type Nodes struct {
-	opts   Options
-	locate func(ctx context.Context, key string) string
-	calls  *prometheus.CounterVec
-	guards sync.Map // node address → *NodeGuard
+	opts      Options
+	locate    func(ctx context.Context, key string) string
+	calls     *prometheus.CounterVec
+	guards    sync.Map     // node address → *NodeGuard
+	out       atomic.Int64 // node guards whose outage is under way
+	lastSweep atomic.Int64 // when they were last looked at (Unix ns)
 }
+
+// sweepEvery is how often, at most, Nodes looks whether the keys of a node in
+// an outage are served by another node now.
+const sweepEvery = 250 * time.Millisecond
 
 type nodeGuard struct {
 	*Guard
 	node               string
 	outage             *outage.Reporter
-	ok, failed, refuse prometheus.Counter // its stagedoor_redis_calls_total series, resolved once
+	ok, failed, refuse prometheus.Counter     // its stagedoor_redis_calls_total series, resolved once
+	out                atomic.Bool            // its outage is under way
+	sample             atomic.Pointer[string] // a key it served during its outage
 }
 
 // NewNodes returns the guards of a dependency whose keys locate places on
@@ -57,7 +72,15 @@ func (n *Nodes) For(ctx context.Context, key string) *NodeGuard {
 		node = "redis" // one server, or a cluster whose slot map is not known yet
 	}
 	if g, ok := n.guards.Load(node); ok {
-		return g.(*NodeGuard)
+		ng := g.(*NodeGuard)
+		if n.out.Load() > 0 {
+			if ng.g.out.Load() && ng.g.sample.Load() == nil {
+				k := key
+				ng.g.sample.Store(&k)
+			}
+			n.sweep(ctx)
+		}
+		return ng
 	}
 	o := n.opts
 	o.Name = n.opts.Name + " " + node
@@ -73,6 +96,30 @@ func (n *Nodes) For(ctx context.Context, key string) *NodeGuard {
 		failed: n.calls.WithLabelValues(n.opts.Name, node, "failed"),
 		refuse: n.calls.WithLabelValues(n.opts.Name, node, "refused")}, n})
 	return g.(*NodeGuard)
+}
+
+// sweep ends the outage of each node whose sampled key another node serves
+// now; at most once every sweepEvery, whoever calls.
+func (n *Nodes) sweep(ctx context.Context) {
+	now := time.Now().UnixNano()
+	last := n.lastSweep.Load()
+	if now-last < int64(sweepEvery) || !n.lastSweep.CompareAndSwap(last, now) {
+		return
+	}
+	n.guards.Range(func(_, v any) bool {
+		g := v.(*NodeGuard).g
+		if !g.out.Load() {
+			return true
+		}
+		if k := g.sample.Load(); k != nil {
+			if at := n.locate(ctx, *k); at != "" && at != g.node && g.out.CompareAndSwap(true, false) {
+				n.out.Add(-1)
+				g.sample.Store(nil)
+				g.outage.Ended("now_served_by", at)
+			}
+		}
+		return true
+	})
 }
 
 // Timeout is the deadline of one call.
@@ -99,12 +146,19 @@ func (g *NodeGuard) DoUntil(ctx context.Context, deadline time.Time, call func(c
 	switch {
 	case err == nil:
 		g.g.outage.Succeeded()
+		if g.g.out.Load() && g.g.out.CompareAndSwap(true, false) {
+			g.nodes.out.Add(-1)
+			g.g.sample.Store(nil)
+		}
 		g.g.ok.Inc()
 	case ctx.Err() != nil:
 	case isOpen(err):
 		g.g.refuse.Inc()
 	default:
 		g.g.outage.Failed(err)
+		if !g.g.out.Load() && g.g.outage.Out() && g.g.out.CompareAndSwap(false, true) {
+			g.nodes.out.Add(1)
+		}
 		g.g.failed.Inc()
 	}
 	return err

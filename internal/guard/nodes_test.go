@@ -1,8 +1,14 @@
 package guard
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,5 +50,75 @@ func TestNodesHaveBreakersOfTheirOwn(t *testing.T) {
 	}
 	if got := n.For(ctx, "unknown key").Node(); got != "redis" {
 		t.Errorf("a key no node serves is node %q, want redis", got)
+	}
+}
+
+// syncBuffer is a log both the test and the guards write to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestADeadNodesOutageEndsWhenAnotherServesItsKeys: a node that never answers
+// again (a dead master) has its outage ended, with an INFO line naming the
+// node that serves its keys now, once they are located there (its replica
+// took over); until then its outage goes on.
+func TestADeadNodesOutageEndsWhenAnotherServesItsKeys(t *testing.T) {
+	var log syncBuffer
+	var at atomic.Value
+	at.Store("node-1")
+	locate := func(_ context.Context, key string) string {
+		if key == "a" {
+			return at.Load().(string)
+		}
+		return "node-2"
+	}
+	n := NewNodes(Options{Name: "test", Failures: 2, Cooldown: time.Minute, Logger: slog.New(slog.NewJSONHandler(&log, nil))}, locate, nil)
+	ctx := context.Background()
+	dead := errors.New("connection refused")
+	for range 3 {
+		_ = n.For(ctx, "a").Do(ctx, func(context.Context) error { return dead })
+	}
+	ended := func() bool { return strings.Contains(log.String(), `"msg":"dependency available again"`) }
+	// While node-1 still serves "a", however long and whatever else is asked,
+	// its outage goes on.
+	for deadline := time.Now().Add(3 * sweepEvery); time.Now().Before(deadline); {
+		_ = n.For(ctx, "b").Do(ctx, func(context.Context) error { return nil })
+		_ = n.For(ctx, "a")
+		time.Sleep(time.Millisecond)
+	}
+	if ended() {
+		t.Fatalf("node-1's outage ended while it still serves its keys:\n%s", log.String())
+	}
+	at.Store("node-3") // its replica took over
+	for !ended() {
+		_ = n.For(ctx, "b").Do(ctx, func(context.Context) error { return nil })
+		time.Sleep(time.Millisecond)
+	}
+	var line map[string]any
+	for raw := range strings.Lines(log.String()) {
+		if strings.Contains(raw, "dependency available again") {
+			if err := json.Unmarshal([]byte(raw), &line); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if line["node"] != "node-1" || line["now_served_by"] != "node-3" || line["failures_in_outage"] != 2.0 {
+		t.Errorf("the end of the outage: %v, want node-1's, now served by node-3, with its 2 failures", line)
+	}
+	if n.out.Load() != 0 {
+		t.Errorf("%d outages still counted under way", n.out.Load())
 	}
 }

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/conn"
@@ -132,8 +131,9 @@ func TestLimitsOnACluster(t *testing.T) {
 	room, _ := newEvent(t, one, org, roomEventBody(1, 2, 1000, time.Now().Add(-time.Minute)))
 	admitted(t, two, newAccount(t, one, auth.Buyer), room)
 
-	if a := one.request(t, "GET", "/readyz", ""); !strings.Contains(string(a.raw), `"redis_nodes"`) || strings.Contains(string(a.raw), "down") {
-		t.Errorf("readyz on the cluster: %s, want every node ok", a.raw)
+	if a := one.request(t, "GET", "/readyz", ""); !strings.Contains(string(a.raw), `"redis_nodes"`) || strings.Contains(string(a.raw), "down") ||
+		!strings.Contains(string(a.raw), `"redis_redundancy":"ok"`) {
+		t.Errorf("readyz on the cluster: %s, want every node ok and every master with a replica", a.raw)
 	}
 }
 
@@ -175,23 +175,40 @@ func TestASingleClusterNodeURLIsACluster(t *testing.T) {
 // failoverWindows is what clients saw of a master's death: how long after the
 // kill, and after the replica's promotion, the room on that master answered
 // 503 and the buyer's bucket on it was decided without Redis (failed open);
-// and what the room and bucket on a healthy master saw meanwhile.
+// whether every request on them that started once the instance had fetched
+// the slot map twice more after the promotion (followed) was served; and what
+// the room and bucket on a healthy master saw meanwhile.
 type failoverWindows struct {
 	promotedAfter                 time.Duration
 	room503, roomAfterPromotion   time.Duration
 	bucketOpen, bucketAfterPromo  time.Duration
 	healthyRoom503, healthyFailed int
-	roomBack, bucketBack          bool
+	// followedRoom and followedBucket are the requests on the dead master's
+	// room and bucket that started after the instance followed; lateRoom and
+	// lateBucket those of them that failed all the same.
+	followedRoom, followedBucket int
+	lateRoom, lateBucket         int
+	logs                         string // the instance's log
+	// readyz is /readyz once it says redundancy is lost, and promoted the
+	// replica that took over.
+	readyz   answer
+	promoted string
 }
+
+// followFetches is how many slot maps the instance fetches, once every live
+// node says the replica is master, before every call must find it: the fetch
+// under way at the promotion may have read the old map; the next one starts
+// after it. go-redis fetches one map at a time and uses it before the next.
+const followFetches = 2
 
 // failover kills the master that serves a waiting room and a buyer's bucket
 // while both are in use, on an instance whose Redis client is rdb.
-func failover(t *testing.T, c *testenv.Cluster, rdb func() redisClientCloser) failoverWindows {
+func failover(t *testing.T, c *testenv.Cluster, client *conn.ClusterClient) failoverWindows {
 	t.Helper()
-	client := rdb()
 	t.Cleanup(func() { client.Close() })
+	var logs syncBuffer
 	ts := startInstance(t, instance{env: limitEnv("STAGEDOOR_REDIS_TIMEOUT", "250ms", "STAGEDOOR_ADMIN_TOKEN", adminToken,
-		"STAGEDOOR_LIMIT_HOLD_BUYER", "100000/1s"), rdb: client})
+		"STAGEDOOR_LIMIT_HOLD_BUYER", "100000/1s"), rdb: client, logs: &logs})
 	ts.putLimit(t, "hold-organizer", `{"mode":"off"}`) // a hold's RateLimit headers are then hold-buyer's alone
 	org := newAccount(t, ts, auth.Organizer)
 
@@ -225,8 +242,9 @@ func failover(t *testing.T, c *testenv.Cluster, rdb func() redisClientCloser) fa
 	admitted(t, ts, healthyBuyer, healthyRoom)
 
 	type sample struct {
-		at time.Time
-		ok bool
+		at      time.Time
+		fetches uint64 // slot maps the instance had fetched when it started
+		ok      bool
 	}
 	var mu sync.Mutex
 	samples := map[string][]sample{}
@@ -235,9 +253,10 @@ func failover(t *testing.T, c *testenv.Cluster, rdb func() redisClientCloser) fa
 	loop := func(name string, do func(i int) bool) {
 		wg.Go(func() {
 			for i := 0; !stop.Load(); i++ {
+				at, fetches := time.Now(), client.SlotMapFetches()
 				ok := do(i)
 				mu.Lock()
-				samples[name] = append(samples[name], sample{time.Now(), ok})
+				samples[name] = append(samples[name], sample{at, fetches, ok})
 				mu.Unlock()
 				time.Sleep(20 * time.Millisecond)
 			}
@@ -256,39 +275,74 @@ func failover(t *testing.T, c *testenv.Cluster, rdb func() redisClientCloser) fa
 			return a.StatusCode == 201 && a.Header.Get("RateLimit") != ""
 		}
 	}
+	started := func(name string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(samples[name])
+	}
 	loop("doomed room", poll(doomedRoom, doomedBuyer))
 	loop("healthy room", poll(healthyRoom, healthyBuyer))
 	loop("doomed bucket", holdAndRelease(doomedBuyer, seats[0]))
 	loop("healthy bucket", holdAndRelease(healthyBuyer, seats[1]))
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, 30*time.Second, "requests before the kill", func() bool {
+		return started("doomed room") >= 5 && started("doomed bucket") >= 5
+	})
 
 	healthyMasters := slices.DeleteFunc(c.Masters(t), func(m string) bool { return m == victim })
 	killed := time.Now()
 	c.Kill(t, victim)
-	c.WaitHealthy(t, 30*time.Second)
-	promoted := time.Now()
-	time.Sleep(4 * time.Second)
+	c.WaitHealthy(t, 60*time.Second) // every live node: each slot has a live master
+	promoted, atPromotion := time.Now(), client.SlotMapFetches()
+	// The instance follows: it fetches the map twice more, and then each of
+	// the doomed room's and bucket's loops starts five requests.
+	followed := atPromotion + followFetches
+	waitFor(t, 60*time.Second, "the slot map fetched twice after the promotion", func() bool {
+		return client.SlotMapFetches() >= followed
+	})
+	after := func(name string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, s := range samples[name] {
+			if s.fetches >= followed {
+				n++
+			}
+		}
+		return n
+	}
+	waitFor(t, 60*time.Second, "requests after the instance followed", func() bool {
+		return after("doomed room") >= 5 && after("doomed bucket") >= 5
+	})
 	stop.Store(true)
 	wg.Wait()
 
 	var w failoverWindows
+	w.promoted = c.MasterOf(t, roomKey(ts, doomedRoom))
+	waitFor(t, 30*time.Second, "readyz saying redundancy is lost", func() bool {
+		w.readyz = ts.request(t, "GET", "/readyz", "")
+		return strings.Contains(string(w.readyz.raw), `"redis_redundancy":"lost"`)
+	})
 	w.promotedAfter = promoted.Sub(killed)
-	window := func(name string) (afterKill, afterPromotion time.Duration, back bool) {
+	window := func(name string) (afterKill, afterPromotion time.Duration, followed, late int) {
 		last := time.Time{}
 		for _, s := range samples[name] {
 			if !s.ok && s.at.After(killed) {
 				last = s.at
 			}
+			if s.fetches >= atPromotion+followFetches {
+				followed++
+				if !s.ok {
+					late++
+				}
+			}
 		}
-		n := len(samples[name])
-		back = n > 0 && samples[name][n-1].ok
 		if last.IsZero() {
-			return 0, 0, back
+			return 0, 0, followed, late
 		}
-		return last.Sub(killed), max(0, last.Sub(promoted)), back
+		return last.Sub(killed), max(0, last.Sub(promoted)), followed, late
 	}
-	w.room503, w.roomAfterPromotion, w.roomBack = window("doomed room")
-	w.bucketOpen, w.bucketAfterPromo, w.bucketBack = window("doomed bucket")
+	w.room503, w.roomAfterPromotion, w.followedRoom, w.lateRoom = window("doomed room")
+	w.bucketOpen, w.bucketAfterPromo, w.followedBucket, w.lateBucket = window("doomed bucket")
 	for _, name := range []string{"healthy room", "healthy bucket"} {
 		for _, s := range samples[name] {
 			if !s.ok {
@@ -305,36 +359,82 @@ func failover(t *testing.T, c *testenv.Cluster, rdb func() redisClientCloser) fa
 			}
 		}
 	}
+	w.logs = logs.String()
 	t.Logf("master %s killed; replica promoted after %v. The room on it failed until %v after the kill (%v after the promotion); "+
-		"the bucket on it was decided without Redis until %v after the kill (%v after the promotion). "+
-		"On healthy masters: %d failed requests, %d failed calls.",
+		"the bucket on it was decided without Redis until %v after the kill (%v after the promotion); "+
+		"%d and %d of their requests after the instance followed failed. On healthy masters: %d failed requests, %d failed calls.",
 		victim, w.promotedAfter.Round(10*time.Millisecond), w.room503.Round(10*time.Millisecond), w.roomAfterPromotion.Round(10*time.Millisecond),
-		w.bucketOpen.Round(10*time.Millisecond), w.bucketAfterPromo.Round(10*time.Millisecond), w.healthyRoom503, w.healthyFailed)
+		w.bucketOpen.Round(10*time.Millisecond), w.bucketAfterPromo.Round(10*time.Millisecond), w.lateRoom, w.lateBucket,
+		w.healthyRoom503, w.healthyFailed)
 	return w
 }
 
-// redisClientCloser is the client an instance is given.
-type redisClientCloser = redis.UniversalClient
+// syncBuffer is a log an instance writes while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
 
 // TestFailoverIsFollowedWithinSeconds kills the master that serves a waiting
-// room and a buyer's bucket while both are in use. Stagedoor is back to
-// admitting and enforcing within 2 s of the promotion; meanwhile the room and
+// room and a buyer's bucket while both are in use. Once every live node says
+// the replica is master, the instance follows within two fetches of its slot
+// map (conn.SlotMapReload apart): every request on that room and bucket that
+// starts after them is admitted and decided in Redis. Meanwhile the room and
 // the bucket on healthy masters never fail (no 503, no call failed).
 func TestFailoverIsFollowedWithinSeconds(t *testing.T) {
 	t.Parallel()
 	c := testenv.StartCluster(t)
-	w := failover(t, c, func() redisClientCloser {
-		rdb, err := conn.Redis(context.Background(), c.URL, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rdb
-	})
-	if w.roomAfterPromotion > 2*time.Second || w.bucketAfterPromo > 2*time.Second || !w.roomBack || !w.bucketBack {
-		t.Errorf("the room and bucket on the dead master came back %v and %v after the promotion (back: %v, %v); want within 2 s",
-			w.roomAfterPromotion, w.bucketAfterPromo, w.roomBack, w.bucketBack)
+	rdb, err := conn.Redis(context.Background(), c.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := failover(t, c, rdb.(*conn.ClusterClient))
+	if w.lateRoom != 0 || w.lateBucket != 0 {
+		t.Errorf("after the instance had fetched the slot map %d times since the promotion, %d of %d requests on the room and %d of %d on the bucket of the dead master still failed",
+			followFetches, w.lateRoom, w.followedRoom, w.lateBucket, w.followedBucket)
 	}
 	if w.healthyRoom503 != 0 || w.healthyFailed != 0 {
-		t.Errorf("on healthy masters %d requests and %d calls failed; want none", w.healthyRoom503, w.healthyFailed)
+		t.Errorf("on healthy masters %d requests and %d calls failed; want none. The instance's warnings:\n%s",
+			w.healthyRoom503, w.healthyFailed, warnings(w.logs))
 	}
+	// The promoted replica has no replica of its own: readiness says so, and
+	// stays ready.
+	var ready struct {
+		Status     string   `json:"status"`
+		Redis      string   `json:"redis"`
+		Redundancy string   `json:"redis_redundancy"`
+		Lonely     []string `json:"redis_masters_without_replica"`
+	}
+	if err := json.Unmarshal(w.readyz.raw, &ready); err != nil {
+		t.Fatal(err)
+	}
+	if w.readyz.StatusCode != 200 || ready.Status != "ready" || ready.Redis != "ok" || !slices.Equal(ready.Lonely, []string{w.promoted}) {
+		t.Errorf("readyz after the takeover = %d %s; want 200, ready, redis ok, redundancy lost for %s alone", w.readyz.StatusCode, w.readyz.raw, w.promoted)
+	}
+	if !strings.Contains(w.logs, "redundancy lost") {
+		t.Errorf("no WARN line said redundancy was lost:\n%s", warnings(w.logs))
+	}
+}
+
+// warnings are the WARN lines of an instance's log.
+func warnings(logs string) string {
+	var out strings.Builder
+	for line := range strings.Lines(logs) {
+		if strings.Contains(line, `"level":"WARN"`) {
+			out.WriteString(line)
+		}
+	}
+	return out.String()
 }

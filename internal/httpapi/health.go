@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -56,6 +57,10 @@ type readiness struct {
 	mu      sync.Mutex
 	last    *readyResult
 	running chan struct{} // closed when the check under way ends; nil: none
+	// lonely is the Redis Cluster masters without a replica at the last check,
+	// written by the checks only (one at a time), so that a loss of
+	// redundancy is logged when it begins and when it ends, not at every check.
+	lonely []string
 }
 
 // readyResult is one check's answer, encoded once for every caller.
@@ -109,14 +114,22 @@ func (s *Server) checkReadiness() *readyResult {
 	redisCtx, cancelRedis := context.WithTimeout(context.Background(), readyRedisTimeout)
 	defer cancelRedis()
 	if cluster, ok := s.Redis.(*conn.ClusterClient); ok {
-		nodes := cluster.NodeHealth(redisCtx)
-		body["redis_nodes"] = nodes
-		for addr, state := range nodes {
+		h := cluster.Health(redisCtx)
+		body["redis_nodes"] = h.Nodes
+		for addr, state := range h.Nodes {
 			if state != "ok" {
 				s.Logger.Warn("readiness: a Redis Cluster node does not answer", "node", addr)
 				body["redis"] = "degraded"
 			}
 		}
+		// Redundancy lost is no reason to take the instance out of rotation:
+		// every key is still served. It is said, for the operator.
+		body["redis_redundancy"] = "ok"
+		if len(h.WithoutReplica) > 0 {
+			body["redis_redundancy"] = "lost"
+			body["redis_masters_without_replica"] = h.WithoutReplica
+		}
+		s.noteRedundancy(h.WithoutReplica)
 	} else if err := s.Redis.Ping(redisCtx).Err(); err != nil {
 		s.Logger.Warn("readiness: Redis does not answer", "error", err)
 		body["redis"] = "degraded"
@@ -126,6 +139,22 @@ func (s *Server) checkReadiness() *readyResult {
 		result = "degraded"
 	}
 	s.metrics.readyChecks.WithLabelValues(result).Inc()
-	encoded, _ := json.Marshal(body) // strings and a map of strings: cannot fail
+	encoded, _ := json.Marshal(body) // strings, a map of strings and a list: cannot fail
 	return &readyResult{status: status, body: append(encoded, '\n'), at: time.Now()}
+}
+
+// noteRedundancy logs a WARN when some masters of the cluster are found
+// without a replica, or others than at the last check, and an INFO when every
+// master has one again.
+func (s *Server) noteRedundancy(lonely []string) {
+	before := s.ready.lonely
+	s.ready.lonely = lonely
+	switch {
+	case slices.Equal(before, lonely):
+	case len(lonely) > 0:
+		s.Logger.Warn("readiness: Redis Cluster masters without a replica in sync (redundancy lost): the next death of one leaves its slots unserved",
+			"masters", lonely)
+	default:
+		s.Logger.Info("readiness: every Redis Cluster master has a replica in sync again", "were_without", before)
+	}
 }

@@ -100,7 +100,13 @@ func (r *Reporter) failed(err error, down bool) {
 
 // Succeeded ends an outage, if one is under way, with an INFO line saying how
 // long it lasted and how many failures it had.
-func (r *Reporter) Succeeded() {
+func (r *Reporter) Succeeded() { r.Ended() }
+
+// Ended ends an outage, if one is under way, as Succeeded does, with attrs
+// (key, value pairs) added to its INFO line: for an outage that ends without
+// a success of its own, such as a dead Redis master whose slots another node
+// now serves.
+func (r *Reporter) Ended(attrs ...any) {
 	if r == nil {
 		return
 	}
@@ -110,9 +116,19 @@ func (r *Reporter) Succeeded() {
 		r.mu.Unlock()
 		return
 	}
-	attrs := []any{"dependency", r.dependency, "failures_in_outage", r.total,
-		"lasted", r.now().Sub(r.since).Round(time.Millisecond).String()}
+	line := append([]any{"dependency", r.dependency, "failures_in_outage", r.total,
+		"lasted", r.now().Sub(r.since).Round(time.Millisecond).String()}, attrs...)
 	r.down = false
 	r.mu.Unlock()
-	r.logger.Info("dependency available again", attrs...)
+	r.logger.Info("dependency available again", line...)
+}
+
+// Out reports whether an outage is under way: begun and not yet ended.
+func (r *Reporter) Out() bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.down
 }

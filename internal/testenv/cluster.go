@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -240,6 +241,23 @@ func (c *Cluster) Kill(t testing.TB, addr string) {
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
+}
+
+// Pause stops one node (SIGSTOP) for d and lets it go on (SIGCONT): a node
+// that stalls, its connections open, answering nothing meanwhile.
+func (c *Cluster) Pause(t testing.TB, addr string, d time.Duration) {
+	t.Helper()
+	cmd, ok := c.nodes[addr]
+	if !ok {
+		t.Fatalf("testenv: %s is no node of this cluster", addr)
+	}
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("testenv: stop %s: %v", addr, err)
+	}
+	time.Sleep(d) // the stall itself
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatalf("testenv: continue %s: %v", addr, err)
+	}
 }
 
 // Stop kills every node it started; calling it twice is harmless.
