@@ -106,8 +106,9 @@ func TestADeadInstancesLeasesLapse(t *testing.T) {
 
 // TestEveryCountedRouteRefusesPastTheMaximum: with a buyer's and an
 // organizer's places all taken, every route of theirs answers 429 but
-// logout and a ticket's QR image (immutable: not counted); the public routes
-// and the other accounts are not affected.
+// logout, a ticket's QR image (immutable: not counted) and a waiting-room
+// poll (paced by the room, and with its token free of Redis: not counted);
+// the public routes and the other accounts are not affected.
 func TestEveryCountedRouteRefusesPastTheMaximum(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, nil, nil, nil)
@@ -123,7 +124,6 @@ func TestEveryCountedRouteRefusesPastTheMaximum(t *testing.T) {
 		body         string
 	}{
 		{buyer, "GET", "/v1/me", ""},
-		{buyer, "GET", "/v1/events/" + event + "/queue", ""},
 		{buyer, "POST", "/v1/holds", holdBody(event, seats[0])},
 		{buyer, "GET", "/v1/holds/" + id, ""},
 		{buyer, "DELETE", "/v1/holds/" + id, ""},
@@ -146,6 +146,9 @@ func TestEveryCountedRouteRefusesPastTheMaximum(t *testing.T) {
 	}
 	if a := ts.request(t, "GET", "/v1/tickets/"+id+"/qr", "", buyer.bearer()...); a.StatusCode != 404 {
 		t.Errorf("GET /v1/tickets/{id}/qr = %d %s, want 404 (no such ticket): QR images are not counted in flight", a.StatusCode, a.raw)
+	}
+	if a := ts.request(t, "GET", "/v1/events/"+event+"/queue", "", buyer.bearer()...); a.StatusCode != 404 || !a.problem(t).is("no-waiting-room") {
+		t.Errorf("GET /v1/events/{id}/queue = %d %s, want 404 no-waiting-room: polls are not counted in flight", a.StatusCode, a.raw)
 	}
 	other := newAccount(t, ts, auth.Buyer)
 	if a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[0]), other.bearer()...); a.StatusCode != 201 {

@@ -41,6 +41,7 @@ type instance struct {
 	rdb         redis.UniversalClient
 	redisPrefix string
 	admission   time.Duration    // how long a waiting-room admission lasts; zero: 15 minutes
+	roomClock   func() time.Time // the clock that ages the waiting room's progress; nil: time.Now
 	logs        io.Writer        // where the server logs, as JSON at debug level; nil discards
 	routes      func(*echo.Echo) // routes added behind the API's rings
 }
@@ -88,7 +89,7 @@ func startInstance(t testing.TB, in instance) *testServer {
 	}
 	logger := slog.New(slog.NewJSONHandler(in.logs, &slog.HandlerOptions{Level: level}))
 	a, err := app.New(context.Background(), cfg, logger,
-		app.WithDB(in.db), app.WithRedis(in.rdb), app.WithAdmission(in.admission), app.WithRoutes(in.routes))
+		app.WithDB(in.db), app.WithRedis(in.rdb), app.WithAdmission(in.admission), app.WithRoutes(in.routes), app.WithRoomClock(in.roomClock))
 	if err != nil {
 		t.Fatal(err)
 	}

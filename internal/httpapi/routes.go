@@ -72,9 +72,11 @@ func (s *Server) routes() {
 
 	// Waiting room (events created with one; others answer 404 no-waiting-room
 	// before any token is spent). queue-join is keyed on the buyer and the
-	// event; polling is not limited. Redis unreachable: 503, fail closed.
+	// event; polling is not limited, nor counted in flight: with its queue
+	// token a poll costs the room no Redis call (the room's pace and the
+	// rings bound it). Redis unreachable: 503, fail closed.
 	normal(e.POST("/v1/events/:id/queue", s.joinQueue, s.authenticate(auth.Buyer), s.limitBy(s.byBuyerAndRoom(limits.QueueJoin)), counted))
-	normal(e.GET("/v1/events/:id/queue", s.queueStatus, s.authenticate(auth.Buyer), counted))
+	normal(e.GET("/v1/events/:id/queue", s.queueStatus, s.authenticate(auth.Buyer)))
 
 	// Holds. hold-buyer and hold-organizer are one decision, made in createHold
 	// once the body names the event (and so its organizer), before the write;

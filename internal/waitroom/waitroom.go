@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -56,6 +57,9 @@ type Status struct {
 	AdmittedUntil time.Time
 	// Now is Redis's clock when this was decided.
 	Now time.Time
+	// Place is what the room knows of her as of Now, for a queue token
+	// (internal/queuetoken) that lets Poll answer her next polls without Redis.
+	Place Place
 }
 
 // Progress is how far an event's queue has come, as of Now.
@@ -65,7 +69,15 @@ type Progress struct {
 	// Admitted is how many of them have been admitted (their admission may
 	// have lapsed since).
 	Admitted int
-	Now      time.Time
+	// AdmittedThrough is how many buyers the room has ever admitted, those who
+	// joined again after their admission lapsed included: a buyer whose
+	// Place.Rank is below it has been admitted.
+	AdmittedThrough int
+	// Drawn: the sale has opened (Now is on_sale_at or later), so the
+	// lottery is drawn and no buyer's Place.Rank changes any more.
+	Drawn bool
+	// Now is Redis's clock when the progress was read.
+	Now time.Time
 }
 
 // Options configure a Service; all are optional.
@@ -91,6 +103,9 @@ type Options struct {
 	NodeOf func(ctx context.Context, key string) string
 	// Registerer takes stagedoor_redis_calls_total; nil registers nothing.
 	Registerer prometheus.Registerer
+	// Clock is this instance's clock, which ages the progress Poll keeps;
+	// default time.Now (tests move it on by hand).
+	Clock func() time.Time
 }
 
 // Service runs the waiting rooms of all events. Safe for concurrent use.
@@ -100,6 +115,11 @@ type Service struct {
 	admission time.Duration
 	lottery   func() float64 // a buyer's place among early joiners, in [0, 1)
 	nodes     *guard.Nodes   // the deadline and breaker of every Redis call, per node
+	clock     func() time.Time
+
+	mu       sync.Mutex
+	progress map[string]*progressEntry // event id → its progress, as Poll last read it
+	batches  map[string]*batch         // event id → the buyers waiting for a status call
 }
 
 // New returns a Service on rdb (a *redis.Client, *redis.ClusterClient or
@@ -111,6 +131,10 @@ func New(rdb redis.Scripter, o Options) *Service {
 	if s.admission <= 0 {
 		s.admission = DefaultAdmission
 	}
+	if s.clock = o.Clock; s.clock == nil {
+		s.clock = time.Now
+	}
+	s.progress, s.batches = map[string]*progressEntry{}, map[string]*batch{}
 	return s
 }
 
@@ -148,7 +172,7 @@ func (s *Service) Join(ctx context.Context, ev event.Info, buyerID string) (Stat
 	if err != nil {
 		return Status{}, err
 	}
-	st, ok := rep.status()
+	st, ok := rep.status(r, buyerID, 0)
 	if !ok { // cannot happen: the script just queued her
 		return Status{}, fmt.Errorf("waitroom: buyer %s not queued after joining event %s", buyerID, ev.ID)
 	}
@@ -197,14 +221,25 @@ func (s *Service) status(ctx context.Context, ev event.Info, buyerID string) (St
 	if err != nil {
 		return Status{}, "", err
 	}
-	if st, ok := rep.status(); ok {
-		return st, "", nil
+	st, why := rep.explain(r, buyerID, 0)
+	return st, why, nil
+}
+
+// explain is the Status of the i-th buyer of the reply, or why she is not
+// queued.
+func (rep reply) explain(r room, buyerID string, i int) (Status, string) {
+	if st, ok := rep.status(r, buyerID, i); ok {
+		return st, ""
 	}
-	if rep.kind == kindLapsed {
-		return Status{}, fmt.Sprintf("your admission to event %s lapsed at %s; join its queue again to queue anew",
-			ev.ID, micros(rep.a).Format(time.RFC3339)), nil
+	if b := rep.buyers[i]; b.kind == kindLapsed {
+		return Status{}, lapsedWhy(r.eventID, micros(b.a))
 	}
-	return Status{}, fmt.Sprintf("you have not joined the waiting room of event %s", ev.ID), nil
+	return Status{}, fmt.Sprintf("you have not joined the waiting room of event %s", r.eventID)
+}
+
+func lapsedWhy(eventID string, until time.Time) string {
+	return fmt.Sprintf("your admission to event %s lapsed at %s; join its queue again to queue anew",
+		eventID, until.Format(time.RFC3339))
 }
 
 // Progress returns how many buyers the event's queue holds and how many of
@@ -215,11 +250,16 @@ func (s *Service) Progress(ctx context.Context, ev event.Info) (Progress, error)
 	if err != nil {
 		return Progress{}, err
 	}
-	rep, err := s.call(ctx, r, "progress", "")
+	rep, err := s.call(ctx, r, "progress")
 	if err != nil {
 		return Progress{}, err
 	}
-	return Progress{Queued: rep.queued, Admitted: rep.admitted, Now: rep.now}, nil
+	return rep.progress(r), nil
+}
+
+func (rep reply) progress(r room) Progress {
+	return Progress{Queued: rep.queued, Admitted: rep.admitted, AdmittedThrough: rep.admitted + rep.removed,
+		Drawn: !rep.now.Before(r.onSaleAt), Now: rep.now}
 }
 
 // WaitSeconds is a wait in whole seconds, rounded up.
@@ -230,11 +270,11 @@ func WaitSeconds(d time.Duration) int64 {
 // call runs the room's script under the deadline and the breaker of the node
 // that serves the room. When the caller's context ends first, its error is
 // returned as it is.
-func (s *Service) call(ctx context.Context, r room, op, buyerID string) (reply, error) {
+func (s *Service) call(ctx context.Context, r room, op string, buyers ...string) (reply, error) {
 	var rep reply
 	err := s.nodes.For(ctx, s.roomKey(r)).Do(ctx, func(rctx context.Context) error {
 		var err error
-		rep, err = s.run(rctx, r, op, buyerID)
+		rep, err = s.run(rctx, r, op, buyers)
 		return err
 	})
 	switch {
@@ -246,14 +286,21 @@ func (s *Service) call(ctx context.Context, r room, op, buyerID string) (reply, 
 	return rep, nil
 }
 
-// status is the Status the reply gives, and false when the buyer is not
-// queued (or her admission lapsed).
-func (r reply) status() (Status, bool) {
-	switch r.kind {
+// status is the Status the reply gives of its i-th buyer, and false when she
+// is not queued (or her admission lapsed).
+func (rep reply) status(r room, buyerID string, i int) (Status, bool) {
+	b := rep.buyers[i]
+	pl := Place{EventID: r.eventID, BuyerID: buyerID, Drawn: !rep.now.Before(r.onSaleAt), Rank: b.rank, Tick: b.tick}
+	if !pl.Drawn {
+		// Before the draw only the lottery score is hers for good; her rank is
+		// her place among those queued so far.
+		pl.Tick, pl.Lottery, pl.Queued = 0, b.lottery, int64(rep.queued)
+	}
+	switch b.kind {
 	case kindWaiting:
-		return Status{State: Waiting, Position: int(r.a), EstimatedWait: time.Duration(r.b) * time.Microsecond, Now: r.now}, true
+		return Status{State: Waiting, Position: int(b.a), EstimatedWait: time.Duration(b.b) * time.Microsecond, Now: rep.now, Place: pl}, true
 	case kindAdmitted:
-		return Status{State: Admitted, AdmittedUntil: micros(r.a), Now: r.now}, true
+		return Status{State: Admitted, AdmittedUntil: micros(b.a), Now: rep.now, Place: pl}, true
 	}
 	return Status{}, false
 }

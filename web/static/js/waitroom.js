@@ -1,8 +1,10 @@
 // The waiting room of a hot on-sale: the buyer joins the event's queue
 // (POST /v1/events/{id}/queue), then polls their place (GET, not limited) until
 // admitted. Polls back off from 1 s, doubling up to 10 s, and come sooner when
-// the estimated wait says the turn is near. An admission lasts until
-// admitted_until; after it, the buyer joins again.
+// the estimated wait says the turn is near. Each answer carries a queue token,
+// sent back with the next poll (Queue-Token): the server then answers it
+// without asking the room's store. An admission lasts until admitted_until;
+// after it, the buyer joins again.
 
 import { api, ApiError, retrying } from "./api.js";
 import { h, onAbort, replace, sleep } from "./dom.js";
@@ -25,6 +27,7 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
 
   let generation = 0; // each (re)start invalidates the loops of the one before
   let timer = null;
+  let token = null; // the queue_token of the last answer, for the next poll
   onAbort(signal, () => clearInterval(timer));
 
   /** Draws the state answered by the server ({status, position, …}) or null (not in the queue). */
@@ -63,12 +66,24 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
     timer = setInterval(tick, 1000);
   }
 
+  /** Keeps the answer's queue token for the next poll. */
+  function remember(place) {
+    token = place?.queue_token ?? null;
+    return place;
+  }
+
   /** GET the buyer's place: null when not in the queue (404). */
   async function fetchPlace() {
     try {
-      return (await retrying(() => api("GET", path, { signal }), signal)).data;
+      return remember((await retrying(() => api("GET", path, {
+        signal, headers: token ? { "Queue-Token": token } : {},
+      }), signal)).data);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 404) return null;
+      if (err instanceof ApiError && err.status === 404) return remember(null);
+      if (err instanceof ApiError && err.slug === "invalid-queue-token" && token) {
+        token = null; // expired (or from before a restart of the sale): ask without it
+        return fetchPlace();
+      }
       throw err;
     }
   }
@@ -98,7 +113,7 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
     try {
       // Joining again keeps one's place, so retrying a refusal is safe.
       const { data } = await retrying(() => api("POST", path, { signal }), signal);
-      await follow(data);
+      await follow(remember(data));
     } finally {
       button.disabled = false;
     }
