@@ -194,6 +194,7 @@ type queueJSON struct {
 	Position             *int       `json:"position"`
 	EstimatedWaitSeconds *int64     `json:"estimated_wait_seconds"`
 	AdmittedUntil        *time.Time `json:"admitted_until"`
+	ClosedReason         string     `json:"closed_reason"`
 	QueueToken           string     `json:"queue_token"`
 }
 

@@ -15,14 +15,16 @@ import (
 )
 
 // queueJSON is a buyer's place in a waiting room: waiting with a position and
-// an estimated wait, or admitted until a time; and the queue token to send
-// back with the next poll.
+// an estimated wait, admitted until a time, closed (for now, her place kept,
+// or for good) or sold out; and the queue token to send back with the next
+// poll.
 type queueJSON struct {
 	Status               waitroom.State `json:"status"`
 	EventID              string         `json:"event_id"`
 	Position             *int           `json:"position,omitempty"`
 	EstimatedWaitSeconds *int64         `json:"estimated_wait_seconds,omitempty"`
 	AdmittedUntil        *time.Time     `json:"admitted_until,omitempty"`
+	ClosedReason         string         `json:"closed_reason,omitempty"`
 	QueueToken           string         `json:"queue_token,omitempty"`
 }
 
@@ -31,14 +33,30 @@ type queueJSON struct {
 const queueTokenHeader = "Queue-Token"
 
 func queueJSONOf(eventID string, st waitroom.Status) queueJSON {
-	out := queueJSON{Status: st.State, EventID: eventID}
-	if st.State == waitroom.Admitted {
+	out := queueJSON{Status: st.State, EventID: eventID, ClosedReason: st.ClosedReason}
+	switch {
+	case !st.AdmittedUntil.IsZero():
 		out.AdmittedUntil = &st.AdmittedUntil
-		return out
+	case st.State == waitroom.Waiting:
+		wait := waitroom.WaitSeconds(st.EstimatedWait)
+		out.Position, out.EstimatedWaitSeconds = &st.Position, &wait
+	case st.Position > 0: // closed for now, her place kept
+		out.Position = &st.Position
 	}
-	wait := waitroom.WaitSeconds(st.EstimatedWait)
-	out.Position, out.EstimatedWaitSeconds = &st.Position, &wait
 	return out
+}
+
+// withSale tells the buyer's status with the sale's (waitroom.Status.Over):
+// sold out, closed while every seat left is held, or closed once the event
+// has started. The seat counts come from the event's snapshot, at most a
+// second old (no query most of the time, none to Redis); when they cannot be
+// read the status is told as the room gives it.
+func (s *Server) withSale(c echo.Context, ev event.Info, st waitroom.Status) waitroom.Status {
+	e, err := s.Events.Get(c.Request().Context(), ev.ID)
+	if err != nil {
+		return st
+	}
+	return st.Over(waitroom.Sale{StartsAt: ev.StartsAt, Available: e.SeatsAvailable, Held: e.SeatsHeld})
 }
 
 const roomEventKey = "waitroom_event"
@@ -84,6 +102,7 @@ func (s *Server) joinQueue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	st = s.withSale(c, ev, st)
 	return c.JSON(http.StatusOK, s.withToken(c, queueJSONOf(ev.ID, st), st.Place, time.Time{}))
 }
 
@@ -126,5 +145,6 @@ func (s *Server) queueStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	st = s.withSale(c, ev, st)
 	return c.JSON(http.StatusOK, s.withToken(c, queueJSONOf(ev.ID, st), st.Place, since))
 }

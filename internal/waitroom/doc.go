@@ -93,6 +93,13 @@
 // position is an estimate: her place when she last asked, plus each early
 // joiner since with the chance of her lottery score (theirs are drawn alike).
 //
+// # When the sale is over
+//
+// The room knows nothing of seats; Status.Over tells a buyer's status with
+// the sale's (seat counts its caller reads elsewhere): sold out, closed while
+// every seat left is held (her place kept; admissions go on), or closed once
+// the event has started.
+//
 // # When Redis cannot answer
 //
 // The room fails closed: it protects capacity, so Join, Status, Poll (with a

@@ -53,8 +53,11 @@ type Status struct {
 	// EstimatedWait is how long until she is admitted, at the room's rate and
 	// with everyone ahead of her already queued (Waiting only).
 	EstimatedWait time.Duration
-	// AdmittedUntil is when her admission ends (Admitted only).
+	// AdmittedUntil is when her admission ends (Admitted, or Closed after
+	// her admission).
 	AdmittedUntil time.Time
+	// ClosedReason says why the room is Closed: SeatsHeld or EventStarted.
+	ClosedReason string
 	// Now is Redis's clock when this was decided.
 	Now time.Time
 	// Place is what the room knows of her as of Now, for a queue token

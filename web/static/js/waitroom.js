@@ -4,7 +4,10 @@
 // the estimated wait says the turn is near. Each answer carries a queue token,
 // sent back with the next poll (Queue-Token): the server then answers it
 // without asking the room's store. An admission lasts until admitted_until;
-// after it, the buyer joins again.
+// after it, the buyer joins again. When the sale has nothing left the answer
+// says so: sold_out, or closed (for now while every seat left is in someone's
+// basket: polls go on, and the room reopens when one comes back; for good
+// once the event has started).
 
 import { api, ApiError, retrying } from "./api.js";
 import { h, onAbort, replace, sleep } from "./dom.js";
@@ -39,6 +42,26 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
       replace(status,
         h("p", {}, "This sale has a waiting room. Join the queue, and you can choose seats when it is your turn."),
         join);
+      return;
+    }
+    if (place.status === "sold_out") {
+      replace(status,
+        h("p", { class: "queue-over" }, "Sold out."),
+        h("p", {}, "Every seat has been sold. Thank you for waiting."));
+      return;
+    }
+    if (place.status === "closed" && place.closed_reason === "event_started") {
+      replace(status,
+        h("p", { class: "queue-over" }, "The sale is over."),
+        h("p", {}, "The event has started, so no more seats can be bought."));
+      return;
+    }
+    if (place.status === "closed") {
+      const where = place.position ? `You keep your place: number ${place.position} in the queue.`
+        : `Your turn lasts until ${formatTime(place.admitted_until)}: if a seat comes back before then, you can choose it here.`;
+      replace(status,
+        h("p", { class: "queue-paused" }, "All the seats left are in other buyers' baskets right now."),
+        h("p", {}, `Some may come back if those buyers do not pay in time. ${where} Keep this page open; it updates by itself.`));
       return;
     }
     if (place.status === "waiting") {
@@ -88,11 +111,16 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
     }
   }
 
+  /** Whether the answer may still change by itself: waiting, or closed for now. */
+  function pending(place) {
+    return place && (place.status === "waiting" || (place.status === "closed" && place.closed_reason === "seats_held"));
+  }
+
   /** Follows a place: polls while waiting, tells the page when admitted or not. */
   async function follow(place) {
     const mine = ++generation;
     let interval = FIRST_POLL_MS;
-    while (place && place.status === "waiting") {
+    while (pending(place)) {
       show(place);
       onLapsed();
       // Sooner when the estimate says the turn is near, never under 1 s.
@@ -104,7 +132,7 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
       if (mine !== generation) return;
     }
     show(place);
-    if (place) onAdmitted(new Date(place.admitted_until));
+    if (place?.status === "admitted") onAdmitted(new Date(place.admitted_until));
     else onLapsed();
   }
 
