@@ -208,7 +208,9 @@ func TestPollsCostTheRoomNoRedis(t *testing.T) {
 		t.Errorf("%d answers admitted, %d positions told: the room admits 2 a second, of 100", admitted, len(positions))
 	}
 	for p, k := range positions {
-		if k > 2 { // one round's answers are a few ms apart: one admission may pass between two
+		// One round's answers share one moment of the instance's clock; the
+		// first 60 places (30 s of admissions) are exact, the others estimates.
+		if k > 1 && p <= 60 {
 			t.Errorf("position %d told to %d buyers in one round", p, k)
 		}
 	}

@@ -87,11 +87,14 @@
 // queue token, and Poll answers a poll from the token and the room's
 // progress (Redis's clock, the queue's length), which each instance reads
 // once per ProgressMaxAge (100 ms) for all its callers. A poll costs a call
-// only without a token, or with one made before the draw once it is done
-// (her rank was not final): those calls are made together, one call for every
-// buyer the instance is asking about meanwhile. Before the draw a token's
-// position is an estimate: her place when she last asked, plus each early
-// joiner since with the chance of her lottery score (theirs are drawn alike).
+// only without a token, or with one made before the draw once her turn is
+// within LookupHorizon (her rank was not final then): those calls are made
+// together, one call for every buyer the instance is asking about meanwhile.
+// Until then a token made before the draw gives an estimate: her place when
+// she last asked, plus each early joiner since with the chance of her
+// lottery score (theirs are drawn alike), to a few hundred places in a
+// million; so the lottery's buyers are asked about at the admission rate,
+// not all when the sale opens.
 //
 // # When the sale is over
 //

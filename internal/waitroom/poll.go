@@ -17,6 +17,13 @@ const ProgressMaxAge = 100 * time.Millisecond
 // maxBatch is the most buyers one status call asks about.
 const maxBatch = 1000
 
+// LookupHorizon is how far from her turn, in admissions of the room's rate,
+// a buyer who joined before the draw is asked about (her rank, once): until
+// then her place is estimated from her lottery score, to a few hundred
+// places in a million, so that the lottery's buyers are asked about at the
+// rate they are admitted, not all at once when the sale opens.
+const LookupHorizon = 30 * time.Second
+
 // Place is what a queue token says of one buyer's place, all that Poll needs
 // to answer her polls from the room's progress instead of a call of her own.
 // The room hands it out (Status.Place); internal/queuetoken signs it, so that
@@ -44,7 +51,8 @@ type Place struct {
 // answer (from her token), it answers from the room's progress, read from
 // Redis at most once per ProgressMaxAge by this instance for every caller:
 // no call of her own. Without one, or with one made before the lottery was
-// drawn once it is, it asks Redis about her, in one call with every other
+// drawn once it is and her turn is within LookupHorizon (until then her
+// place is estimated), it asks Redis about her, in one call with every other
 // buyer this instance is asking about meanwhile. A Place of another event or
 // buyer is ignored. Errors wrap ErrNoRoom or ErrUnavailable, or are of kind
 // errkind.NotFound (never joined, or her admission lapsed).
@@ -61,6 +69,9 @@ func (s *Service) Poll(ctx context.Context, ev event.Info, buyerID string, pl *P
 		return Status{}, err
 	}
 	if !pl.Drawn && p.Drawn {
+		if st, far := pl.drawn(r, p); far {
+			return st, nil
+		}
 		return s.lookup(ctx, r, buyerID)
 	}
 	st, ok := pl.at(r, p.Now, s.admission, int64(p.Queued))
@@ -97,6 +108,28 @@ func (pl Place) at(r room, now time.Time, admission time.Duration, queued int64)
 }
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// drawn is the estimated Status, once the lottery is drawn, of a buyer whose
+// place is from before it, and true when she is far enough from her turn to
+// be told an estimate (more than LookupHorizon of admissions, and six
+// standard deviations of the estimate, ahead of her): each of the early
+// joiners who came after her last answer was drawn ahead of her with the
+// chance of her score.
+func (pl Place) drawn(r room, p Progress) (Status, bool) {
+	f := float64(pl.Lottery) / (1 << 53)
+	later := float64(max(int64(p.EarlyJoiners)-pl.Queued, 0))
+	rank := pl.Rank + int64(math.Round(later*f))
+	rate, nowUs := int64(r.rate), p.Now.UnixMicro()
+	const step = int64(time.Second / time.Microsecond)
+	tick := (rank + 1) * step
+	nowt := (nowUs - r.onSaleAt.UnixMicro()) * rate
+	horizon := float64(rate)*LookupHorizon.Seconds() + 6*math.Sqrt(later*f*(1-f)) + 1
+	if tick <= nowt || float64(ceilDiv(tick-nowt, step)) <= horizon {
+		return Status{}, false
+	}
+	return Status{State: Waiting, Position: int(ceilDiv(tick-nowt, step)), Now: p.Now, Place: pl,
+		EstimatedWait: time.Duration(r.onSaleAt.UnixMicro()+ceilDiv(tick, rate)-nowUs) * time.Microsecond}, true
+}
 
 // lookup asks Redis where the buyer stands, in one call with every buyer
 // this instance asks about meanwhile: the first caller's call goes at once,

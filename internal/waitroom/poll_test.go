@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -222,5 +223,59 @@ func (h *countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		h.n.Add(int64(len(cmds)))
 		return next(ctx, cmds)
+	}
+}
+
+// TestFarBuyersAreEstimated: after the draw, a buyer who joined before it
+// and is far from her turn is told an estimate from her lottery score, with
+// no call of her own, within a few standard deviations of her true place;
+// those within LookupHorizon of their turn are asked about, and told exactly.
+func TestFarBuyersAreEstimated(t *testing.T) {
+	t.Parallel()
+	s, rdb, _ := newService(t, DefaultAdmission)
+	ctx := context.Background()
+	const n = 1000
+	ev := roomEvent(1, redisNow(t, rdb).Add(3*time.Second))
+	places := make([]Place, n)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < n; i += 8 {
+				st, err := s.Join(ctx, ev, fmt.Sprintf("early-%04d", i))
+				if err != nil || st.Place.Drawn {
+					t.Errorf("join %d = %+v, %v; want a place before the draw (too slow a machine?)", i, st, err)
+				}
+				places[i] = st.Place
+			}
+		})
+	}
+	wg.Wait()
+	sleepUntil(t, rdb, ev.OnSaleAt)
+	var asked int
+	for i, pl := range places {
+		got, err := s.Poll(ctx, ev, pl.BuyerID, &pl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := s.Status(ctx, ev, pl.BuyerID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Place.Drawn {
+			asked++
+			if got.State != want.State || got.Position > want.Position {
+				t.Errorf("buyer %d, asked about: %+v, Redis says %+v", i, got, want)
+			}
+			continue
+		}
+		f := float64(pl.Lottery) / (1 << 53)
+		sigma := math.Sqrt(float64(n-int(pl.Queued)) * f * (1 - f))
+		if want.Position <= int(LookupHorizon.Seconds()) || math.Abs(float64(got.Position-want.Position)) > 6*sigma+2 {
+			t.Errorf("buyer %d estimated at %d, truly %d (σ %.1f)", i, got.Position, want.Position, sigma)
+		}
+	}
+	t.Logf("%d of %d buyers asked about after the draw; the others estimated", asked, n)
+	if asked < int(LookupHorizon.Seconds()) || asked > n/2 {
+		t.Errorf("%d of %d asked about; want those within %s of their turn (at 1 a second), and no more than half", asked, n, LookupHorizon)
 	}
 }

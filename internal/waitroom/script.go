@@ -29,7 +29,8 @@ const keyMargin = 5 * time.Minute
 // their admission lapsed), so that rank + d, a buyer's place counting every
 // buyer ever admitted, never changes once the lottery is drawn.
 //
-// It returns {now µs, admitted n, queued, d} and then six numbers a buyer:
+// It returns {now µs, admitted n, queued, d, early} (early: how many joined
+// before the sale, once it has opened; else 0) and then six numbers a buyer:
 // kind, a, b, rank + d, tick, lottery. kind 0 not queued; 1 waiting (a =
 // position, b = µs until admission, tick = when she will be admitted); 2
 // admitted (a = admitted until, µs; tick = when she was); 3 lapsed (the same).
@@ -115,7 +116,9 @@ if dirty then
   redis.call('PEXPIREAT', adm, ms)
 end
 
-local out = {now, n, len, d}
+local early = 0
+if now >= onsale then early = redis.call('ZCOUNT', q, '-inf', '(1') end
+local out = {now, n, len, d, early}
 if op == 'progress' then return out end
 for i = 7, #ARGV do
   local buyer = ARGV[i]
@@ -152,9 +155,9 @@ const (
 
 // reply is roomScript's answer, in Go types.
 type reply struct {
-	now                       time.Time
-	admitted, queued, removed int
-	buyers                    []buyerReply
+	now                              time.Time
+	admitted, queued, removed, early int
+	buyers                           []buyerReply
 }
 
 // buyerReply is what roomScript says of one buyer.
@@ -182,11 +185,11 @@ func (s *Service) run(ctx context.Context, r room, op string, buyers []string) (
 	if err != nil {
 		return reply{}, err
 	}
-	if len(v) != 4+6*len(buyers) {
-		return reply{}, fmt.Errorf("waitroom: script returned %d numbers for %d buyers, want %d", len(v), len(buyers), 4+6*len(buyers))
+	if len(v) != 5+6*len(buyers) {
+		return reply{}, fmt.Errorf("waitroom: script returned %d numbers for %d buyers, want %d", len(v), len(buyers), 5+6*len(buyers))
 	}
-	rep := reply{now: time.UnixMicro(v[0]).UTC(), admitted: int(v[1]), queued: int(v[2]), removed: int(v[3])}
-	for i := 4; i < len(v); i += 6 {
+	rep := reply{now: time.UnixMicro(v[0]).UTC(), admitted: int(v[1]), queued: int(v[2]), removed: int(v[3]), early: int(v[4])}
+	for i := 5; i < len(v); i += 6 {
 		rep.buyers = append(rep.buyers, buyerReply{kind: v[i], a: v[i+1], b: v[i+2], rank: v[i+3], tick: v[i+4], lottery: v[i+5]})
 	}
 	return rep, nil

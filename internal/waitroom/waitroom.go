@@ -79,6 +79,9 @@ type Progress struct {
 	// Drawn: the sale has opened (Now is on_sale_at or later), so the
 	// lottery is drawn and no buyer's Place.Rank changes any more.
 	Drawn bool
+	// EarlyJoiners is how many buyers joined before the sale opened, the
+	// lottery's size (Drawn only).
+	EarlyJoiners int
 	// Now is Redis's clock when the progress was read.
 	Now time.Time
 }
@@ -262,7 +265,7 @@ func (s *Service) Progress(ctx context.Context, ev event.Info) (Progress, error)
 
 func (rep reply) progress(r room) Progress {
 	return Progress{Queued: rep.queued, Admitted: rep.admitted, AdmittedThrough: rep.admitted + rep.removed,
-		Drawn: !rep.now.Before(r.onSaleAt), Now: rep.now}
+		Drawn: !rep.now.Before(r.onSaleAt), EarlyJoiners: rep.early, Now: rep.now}
 }
 
 // WaitSeconds is a wait in whole seconds, rounded up.
