@@ -147,8 +147,12 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
     }
   }
 
-  /** Asks the server again where the buyer stands (after a 403 not-admitted, or when the admission ends). */
+  /**
+   * Asks the server again where the buyer stands (after a 403 not-admitted, or
+   * when the admission ends): without the token, so that the room itself answers.
+   */
   async function recheck() {
+    token = null;
     await follow(await fetchPlace());
   }
 
