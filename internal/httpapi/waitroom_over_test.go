@@ -49,7 +49,7 @@ func TestTheRoomKnowsWhenItIsOver(t *testing.T) {
 	if q.ClosedReason != "seats_held" || q.AdmittedUntil == nil || q.Position != nil || q.QueueToken == "" {
 		t.Fatalf("Bob polling while every seat is held = %+v; want closed, seats_held, his admission kept", q)
 	}
-	waitFor(t, 5*time.Second, "the room reopening when Ada's hold expires", func() bool {
+	waitFor(t, 10*time.Second, "the room reopening when Ada's hold expires", func() bool {
 		q = poll(bob, q.QueueToken)
 		return q.Status == "admitted"
 	})
