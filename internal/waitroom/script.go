@@ -30,7 +30,8 @@ const keyMargin = 5 * time.Minute
 // buyer ever admitted, never changes once the lottery is drawn.
 //
 // It returns {now µs, admitted n, queued, d, early} (early: how many joined
-// before the sale, once it has opened; else 0) and then six numbers a buyer:
+// before the sale, for progress once the sale has opened; else 0) and then
+// six numbers a buyer:
 // kind, a, b, rank + d, tick, lottery. kind 0 not queued; 1 waiting (a =
 // position, b = µs until admission, tick = when she will be admitted); 2
 // admitted (a = admitted until, µs; tick = when she was); 3 lapsed (the same).
@@ -117,7 +118,7 @@ if dirty then
 end
 
 local early = 0
-if now >= onsale then early = redis.call('ZCOUNT', q, '-inf', '(1') end
+if op == 'progress' and now >= onsale then early = redis.call('ZCOUNT', q, '-inf', '(1') end
 local out = {now, n, len, d, early}
 if op == 'progress' then return out end
 for i = 7, #ARGV do
