@@ -32,6 +32,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/limitadmin"
 	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/metrics"
+	"github.com/stagedoor/stagedoor/internal/queuetoken"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/seatstream"
@@ -70,6 +71,7 @@ type options struct {
 	db        *pgxpool.Pool
 	rdb       redis.UniversalClient
 	admission time.Duration
+	roomClock func() time.Time
 	routes    func(*echo.Echo)
 }
 
@@ -83,6 +85,10 @@ func WithRedis(rdb redis.UniversalClient) Option { return func(o *options) { o.r
 
 // WithAdmission makes waiting-room admissions last d instead of 15 minutes.
 func WithAdmission(d time.Duration) Option { return func(o *options) { o.admission = d } }
+
+// WithRoomClock sets the clock that ages the waiting room's progress on this
+// instance (waitroom.Options.Clock): tests move it on by hand.
+func WithRoomClock(clock func() time.Time) Option { return func(o *options) { o.roomClock = clock } }
 
 // WithRoutes adds routes behind the same rings as the API's: tests add slow,
 // failing and panicking ones.
@@ -186,7 +192,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 			Sessions: a.Sessions})
 	a.Scans = scan.NewService(a.DB, a.TicketKeys)
 	a.WaitRoom = waitroom.New(a.Redis, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout,
-		Admission: o.admission, Logger: logger, NodeOf: nodeOf, Registerer: a.Registry})
+		Admission: o.admission, Logger: logger, NodeOf: nodeOf, Registerer: a.Registry, Clock: o.roomClock})
+	a.QueueTokens = queuetoken.New(a.DB, 0, nil)
 	a.Seats = seatstream.New(a.Events, seatstream.Options{Registerer: a.Registry})
 	a.closers = append(a.closers, a.Seats.Close)
 	a.Janitor = janitor.New([]janitor.Task{

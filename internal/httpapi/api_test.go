@@ -195,6 +195,8 @@ type queueJSON struct {
 	Position             *int       `json:"position"`
 	EstimatedWaitSeconds *int64     `json:"estimated_wait_seconds"`
 	AdmittedUntil        *time.Time `json:"admitted_until"`
+	ClosedReason         string     `json:"closed_reason"`
+	QueueToken           string     `json:"queue_token"`
 }
 
 type limitJSON struct {

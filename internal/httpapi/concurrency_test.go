@@ -111,8 +111,8 @@ func TestADeadInstancesLeasesLapse(t *testing.T) {
 // TestEveryCountedRouteRefusesPastTheMaximum: with a buyer's and an
 // organizer's places all taken, every route of theirs answers 429 but
 // logout, a ticket's QR image (immutable: not counted) and a waiting-room
-// poll (the room paces it: not counted); the public routes and the other
-// accounts are not affected.
+// poll (paced by the room, and with its token free of Redis: not counted);
+// the public routes and the other accounts are not affected.
 func TestEveryCountedRouteRefusesPastTheMaximum(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, nil, nil, nil)

@@ -41,6 +41,7 @@ type instance struct {
 	rdb         redis.UniversalClient
 	redisPrefix string
 	admission   time.Duration    // how long a waiting-room admission lasts; zero: 15 minutes
+	roomClock   func() time.Time // the clock that ages the waiting room's progress; nil: time.Now
 	logs        io.Writer        // where the server logs, as JSON at debug level; nil discards
 	routes      func(*echo.Echo) // routes added behind the API's rings
 	// ownPools: app.New opens DATABASE_URL (and STAGEDOOR_DIRECT_DATABASE_URL)
@@ -93,7 +94,7 @@ func startInstance(t testing.TB, in instance) *testServer {
 		in.logs, level = io.Discard, slog.LevelInfo
 	}
 	logger := slog.New(slog.NewJSONHandler(in.logs, &slog.HandlerOptions{Level: level}))
-	opts := []app.Option{app.WithRedis(in.rdb), app.WithAdmission(in.admission), app.WithRoutes(in.routes)}
+	opts := []app.Option{app.WithRedis(in.rdb), app.WithAdmission(in.admission), app.WithRoutes(in.routes), app.WithRoomClock(in.roomClock)}
 	if !in.ownPools {
 		opts = append(opts, app.WithDB(in.db))
 	}

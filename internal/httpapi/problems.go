@@ -23,6 +23,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/hold"
+	"github.com/stagedoor/stagedoor/internal/queuetoken"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
@@ -95,6 +96,7 @@ var errorProblems = []struct {
 	{err: waitroom.ErrNoRoom, slug: "no-waiting-room"},
 	{err: waitroom.ErrNotAdmitted, slug: "not-admitted"},
 	{err: waitroom.ErrUnavailable, slug: "service-overloaded", retryAfter: waitroom.RetryAfter},
+	{err: queuetoken.ErrInvalid, slug: "invalid-queue-token"},
 	{err: checkout.ErrPaymentDeclined, slug: "payment-declined"}, // + order_id
 	{err: checkout.ErrPaymentUnavailable, slug: "payment-unavailable", retryAfter: checkout.PaymentRetryAfter},
 	{err: checkout.ErrOrderReleased, slug: "order-released"},

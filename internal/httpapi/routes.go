@@ -73,8 +73,9 @@ func (s *Server) routes() {
 	// Waiting room (events created with one; others answer 404 no-waiting-room
 	// before any token is spent). queue-join is keyed on the buyer and the
 	// event; polling is neither limited nor counted in flight: the room paces
-	// it (estimated_wait_seconds, Retry-After), and a lease would be two more
-	// Redis calls a poll. Redis unreachable: 503, fail closed.
+	// it (estimated_wait_seconds, Retry-After), with its queue token a poll
+	// costs the room no Redis call, and a lease would be two more a poll.
+	// Redis unreachable: 503, fail closed.
 	normal(e.POST("/v1/events/:id/queue", s.joinQueue, s.authenticate(auth.Buyer), s.limitBy(s.byBuyerAndRoom(limits.QueueJoin)), counted))
 	normal(e.GET("/v1/events/:id/queue", s.queueStatus, s.authenticate(auth.Buyer)))
 

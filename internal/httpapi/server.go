@@ -27,6 +27,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/limitadmin"
 	"github.com/stagedoor/stagedoor/internal/outage"
+	"github.com/stagedoor/stagedoor/internal/queuetoken"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/seatstream"
@@ -38,21 +39,24 @@ import (
 
 // Deps are what the server is built from; internal/app makes each of them once.
 type Deps struct {
-	Config     config.Config
-	Logger     *slog.Logger
-	DB         *pgxpool.Pool
-	Redis      redis.UniversalClient
-	Registry   *prometheus.Registry
-	Limiter    *ratelimit.Limiter
-	Auth       *auth.Service
-	Settings   *limitadmin.Service // the limits' run-time settings; nil turns the admin API off
-	Events     *event.Service
-	Holds      *hold.Service
-	Checkout   *checkout.Service
-	Scans      *scan.Service
-	WaitRoom   *waitroom.Service // the on-sale waiting rooms, in Redis
-	Seats      *seatstream.Hub   // the live seat maps' streams
-	TicketKeys *ticketsign.Keys  // the events' keys that sign ticket codes
+	Config   config.Config
+	Logger   *slog.Logger
+	DB       *pgxpool.Pool
+	Redis    redis.UniversalClient
+	Registry *prometheus.Registry
+	Limiter  *ratelimit.Limiter
+	Auth     *auth.Service
+	Settings *limitadmin.Service // the limits' run-time settings; nil turns the admin API off
+	Events   *event.Service
+	Holds    *hold.Service
+	Checkout *checkout.Service
+	Scans    *scan.Service
+	WaitRoom *waitroom.Service // the on-sale waiting rooms, in Redis
+	// QueueTokens signs the waiting room's queue tokens, with which a poll
+	// costs the room no Redis call of its own.
+	QueueTokens *queuetoken.Signer
+	Seats       *seatstream.Hub  // the live seat maps' streams
+	TicketKeys  *ticketsign.Keys // the events' keys that sign ticket codes
 	// BuyerConcurrency and OrganizerConcurrency bound a buyer's and an
 	// organizer's requests in flight at once, across instances.
 	BuyerConcurrency     *concurrency.Limiter

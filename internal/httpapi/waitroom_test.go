@@ -154,12 +154,12 @@ func TestQueueJoinLimitAndPlace(t *testing.T) {
 	}
 }
 
-// TestWaitingRoomFailsClosed: with Redis stopped, joining, polling and holding
-// on a waiting-room event answer 503 service-overloaded with Retry-After (a
-// buyer admitted before too, when this instance has not read her admission),
-// while holds on an ordinary event go on, and so does the hold of a buyer
-// whose admission this instance read before the outage: it is remembered until
-// it ends.
+// TestWaitingRoomFailsClosed: with Redis stopped, joining, polling (with a
+// queue token or without) and holding on a waiting-room event answer 503
+// service-overloaded with Retry-After (a buyer admitted before too, when this
+// instance has not read her admission), while holds on an ordinary event go
+// on, and so does the hold of a buyer whose admission this instance read
+// before the outage: it is remembered until it ends.
 func TestWaitingRoomFailsClosed(t *testing.T) {
 	t.Parallel()
 	private := testenv.StartPrivateRedis(t)
@@ -177,6 +177,7 @@ func TestWaitingRoomFailsClosed(t *testing.T) {
 	plain, plainSeats := newEvent(t, ts, org, eventBody(1, 2))
 	admitted(t, ts, bob, room)
 	admitted(t, other, cy, room) // read by the other instance only
+	token := as[queueJSON](t, ts.request(t, "GET", queuePath(room), "", bob.bearer()...)).QueueToken
 	private.Stop()
 
 	for _, r := range []struct {
@@ -187,9 +188,14 @@ func TestWaitingRoomFailsClosed(t *testing.T) {
 		{ada, "POST", queuePath(room), ""},
 		{ada, "GET", queuePath(room), ""},
 		{bob, "GET", queuePath(room), ""},
+		{bob, "GET", queuePath(room), token}, // a poll with her token reads the room's progress
 		{cy, "POST", "/v1/holds", holdBody(room, roomSeats[0])},
 	} {
-		a := ts.request(t, r.method, r.path, r.body, r.who.bearer()...)
+		header := r.who.bearer()
+		if r.method == "GET" && r.body != "" {
+			header, r.body = append(header, "Queue-Token", r.body), ""
+		}
+		a := ts.request(t, r.method, r.path, r.body, header...)
 		if a.StatusCode != 503 || !a.problem(t).is("service-overloaded") || a.Header.Get("Retry-After") != "2" {
 			t.Errorf("%s %s with Redis down = %d %s Retry-After %q; want 503 service-overloaded, Retry-After: 2",
 				r.method, r.path, a.StatusCode, a.raw, a.Header.Get("Retry-After"))

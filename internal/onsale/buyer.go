@@ -108,6 +108,7 @@ type queueStatus struct {
 	Position      int       `json:"position"`
 	EstimatedWait int64     `json:"estimated_wait_seconds"`
 	AdmittedUntil time.Time `json:"admitted_until"`
+	ClosedReason  string    `json:"closed_reason"`
 }
 
 // queue joins the waiting room and waits to be admitted, as the answers say.
@@ -154,9 +155,15 @@ func (b *buyer) queue(ctx context.Context) string {
 					b.rec.queued.Add(1)
 				}
 			}
-			if st.Status == "admitted" {
+			switch {
+			case st.Status == "admitted":
 				b.admitted(st)
 				return ""
+			case st.Status == "sold_out", st.Status == "closed" && st.ClosedReason == "event_started":
+				return outcomeSoldOut // the room says there is nothing left
+			case st.Status == "closed": // every seat left is held for now: look again later
+				sleep(ctx, b.jitter(2*time.Second))
+				continue
 			}
 			// The estimate is exact at the room's rate, in whole seconds
 			// rounded up: look again then, at least every 250 ms, at most 15 s.

@@ -11,8 +11,9 @@
 // them all:
 //
 //	<prefix>wr:{<event>}:q  sorted set, buyer id → queue score
-//	<prefix>wr:{<event>}:s  hash: n (buyers admitted, in queue order) and last
-//	                         (the moment of the last admission)
+//	<prefix>wr:{<event>}:s  hash: n (buyers admitted, in queue order), last
+//	                         (the moment of the last admission) and d (admitted
+//	                         buyers removed since: they joined again)
 //	<prefix>wr:{<event>}:a  hash, buyer id → the moment she was admitted
 //
 // Every operation is one Lua script on Redis's clock (redis.call('TIME')), so
@@ -73,10 +74,39 @@
 // hold placed while admitted lives its own time and may be checked out after
 // the admission ends.
 //
+// # Polls without Redis
+//
+// Once the lottery is drawn (Redis's clock at on_sale_at or later) nobody is
+// ever queued ahead of a buyer: her rank counting every buyer ever admitted
+// (her rank in the queue + d) and with it the moment of her admission, A(r),
+// never change, since everyone ahead of her has joined and the walk's
+// arithmetic depends on nothing else. Her position at any moment is then the
+// number of admission slots of 1/rate between now and A(r), and her wait
+// A(r) − now: the script's own answer, from two numbers. Every answer carries
+// them in Status.Place, which internal/queuetoken signs into the buyer's
+// queue token, and Poll answers a poll from the token and the room's
+// progress (Redis's clock, the queue's length), which each instance reads
+// once per ProgressMaxAge (100 ms) for all its callers. A poll costs a call
+// only without a token, or with one made before the draw once her turn is
+// within LookupHorizon (her rank was not final then): those calls are made
+// together, one call for every buyer the instance is asking about meanwhile.
+// Until then a token made before the draw gives an estimate: her place when
+// she last asked, plus each early joiner since with the chance of her
+// lottery score (theirs are drawn alike), to a few hundred places in a
+// million; so the lottery's buyers are asked about at the admission rate,
+// not all when the sale opens.
+//
+// # When the sale is over
+//
+// The room knows nothing of seats; Status.Over tells a buyer's status with
+// the sale's (seat counts its caller reads elsewhere): sold out, closed while
+// every seat left is held (her place kept; admissions go on), or closed once
+// the event has started.
+//
 // # When Redis cannot answer
 //
-// The room fails closed: it protects capacity, so Join, Status and
-// CheckAdmitted return ErrUnavailable, which the API answers with 503 and
+// The room fails closed: it protects capacity, so Join, Status, Poll (with a
+// token too: its progress cannot be read) and CheckAdmitted return ErrUnavailable, which the API answers with 503 and
 // Retry-After. Calls have a short deadline and a circuit breaker, so an outage
 // costs microseconds a call. Events without a room never reach Redis here.
 package waitroom

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,10 +53,16 @@ type Status struct {
 	// EstimatedWait is how long until she is admitted, at the room's rate and
 	// with everyone ahead of her already queued (Waiting only).
 	EstimatedWait time.Duration
-	// AdmittedUntil is when her admission ends (Admitted only).
+	// AdmittedUntil is when her admission ends (Admitted, or Closed after
+	// her admission).
 	AdmittedUntil time.Time
+	// ClosedReason says why the room is Closed: SeatsHeld or EventStarted.
+	ClosedReason string
 	// Now is Redis's clock when this was decided.
 	Now time.Time
+	// Place is what the room knows of her as of Now, for a queue token
+	// (internal/queuetoken) that lets Poll answer her next polls without Redis.
+	Place Place
 }
 
 // Progress is how far an event's queue has come, as of Now.
@@ -65,7 +72,18 @@ type Progress struct {
 	// Admitted is how many of them have been admitted (their admission may
 	// have lapsed since).
 	Admitted int
-	Now      time.Time
+	// AdmittedThrough is how many buyers the room has ever admitted, those who
+	// joined again after their admission lapsed included: a buyer whose
+	// Place.Rank is below it has been admitted.
+	AdmittedThrough int
+	// Drawn: the sale has opened (Now is on_sale_at or later), so the
+	// lottery is drawn and no buyer's Place.Rank changes any more.
+	Drawn bool
+	// EarlyJoiners is how many buyers joined before the sale opened, the
+	// lottery's size (Drawn only).
+	EarlyJoiners int
+	// Now is Redis's clock when the progress was read.
+	Now time.Time
 }
 
 // Options configure a Service; all are optional.
@@ -94,8 +112,9 @@ type Options struct {
 	// MaxAdmissions bounds the admissions this instance remembers (see
 	// admissions.go); default DefaultMaxAdmissions.
 	MaxAdmissions int
-	// Clock is the instance's clock, on which remembered admissions end;
-	// default time.Now. The room itself always runs on Redis's clock.
+	// Clock is this instance's clock, on which remembered admissions end and
+	// which ages the progress Poll keeps; default time.Now (tests move it on
+	// by hand). The room itself always runs on Redis's clock.
 	Clock func() time.Time
 }
 
@@ -108,6 +127,10 @@ type Service struct {
 	nodes     *guard.Nodes   // the deadline and breaker of every Redis call, per node
 	clock     func() time.Time
 	admitted  *admissions // the admissions this instance has read, until they end
+
+	mu       sync.Mutex
+	progress map[string]*progressEntry // event id → its progress, as Poll last read it
+	batches  map[string]*batch         // event id → the buyers waiting for a status call
 }
 
 // New returns a Service on rdb (a *redis.Client, *redis.ClusterClient or
@@ -126,6 +149,7 @@ func New(rdb redis.Scripter, o Options) *Service {
 		o.MaxAdmissions = DefaultMaxAdmissions
 	}
 	s.admitted = newAdmissions(o.MaxAdmissions, s.clock)
+	s.progress, s.batches = map[string]*progressEntry{}, map[string]*batch{}
 	return s
 }
 
@@ -164,7 +188,7 @@ func (s *Service) Join(ctx context.Context, ev event.Info, buyerID string) (Stat
 	if err != nil {
 		return Status{}, err
 	}
-	st, ok := rep.status()
+	st, ok := rep.status(r, buyerID, 0)
 	if !ok { // cannot happen: the script just queued her
 		return Status{}, fmt.Errorf("waitroom: buyer %s not queued after joining event %s", buyerID, ev.ID)
 	}
@@ -220,15 +244,28 @@ func (s *Service) status(ctx context.Context, ev event.Info, buyerID string) (St
 	if err != nil {
 		return Status{}, "", err
 	}
-	if st, ok := rep.status(); ok {
+	st, why := rep.explain(r, buyerID, 0)
+	if why == "" {
 		s.admitted.remember(ev.ID, buyerID, start, st)
-		return st, "", nil
 	}
-	if rep.kind == kindLapsed {
-		return Status{}, fmt.Sprintf("your admission to event %s lapsed at %s; join its queue again to queue anew",
-			ev.ID, micros(rep.a).Format(time.RFC3339)), nil
+	return st, why, nil
+}
+
+// explain is the Status of the i-th buyer of the reply, or why she is not
+// queued.
+func (rep reply) explain(r room, buyerID string, i int) (Status, string) {
+	if st, ok := rep.status(r, buyerID, i); ok {
+		return st, ""
 	}
-	return Status{}, fmt.Sprintf("you have not joined the waiting room of event %s", ev.ID), nil
+	if b := rep.buyers[i]; b.kind == kindLapsed {
+		return Status{}, lapsedWhy(r.eventID, micros(b.a))
+	}
+	return Status{}, fmt.Sprintf("you have not joined the waiting room of event %s", r.eventID)
+}
+
+func lapsedWhy(eventID string, until time.Time) string {
+	return fmt.Sprintf("your admission to event %s lapsed at %s; join its queue again to queue anew",
+		eventID, until.Format(time.RFC3339))
 }
 
 // Progress returns how many buyers the event's queue holds and how many of
@@ -239,11 +276,16 @@ func (s *Service) Progress(ctx context.Context, ev event.Info) (Progress, error)
 	if err != nil {
 		return Progress{}, err
 	}
-	rep, err := s.call(ctx, r, "progress", "")
+	rep, err := s.call(ctx, r, "progress")
 	if err != nil {
 		return Progress{}, err
 	}
-	return Progress{Queued: rep.queued, Admitted: rep.admitted, Now: rep.now}, nil
+	return rep.progress(r), nil
+}
+
+func (rep reply) progress(r room) Progress {
+	return Progress{Queued: rep.queued, Admitted: rep.admitted, AdmittedThrough: rep.admitted + rep.removed,
+		Drawn: !rep.now.Before(r.onSaleAt), EarlyJoiners: rep.early, Now: rep.now}
 }
 
 // WaitSeconds is a wait in whole seconds, rounded up.
@@ -254,11 +296,11 @@ func WaitSeconds(d time.Duration) int64 {
 // call runs the room's script under the deadline and the breaker of the node
 // that serves the room. When the caller's context ends first, its error is
 // returned as it is.
-func (s *Service) call(ctx context.Context, r room, op, buyerID string) (reply, error) {
+func (s *Service) call(ctx context.Context, r room, op string, buyers ...string) (reply, error) {
 	var rep reply
 	err := s.nodes.For(ctx, s.roomKey(r)).Do(ctx, func(rctx context.Context) error {
 		var err error
-		rep, err = s.run(rctx, r, op, buyerID)
+		rep, err = s.run(rctx, r, op, buyers)
 		return err
 	})
 	switch {
@@ -270,14 +312,21 @@ func (s *Service) call(ctx context.Context, r room, op, buyerID string) (reply, 
 	return rep, nil
 }
 
-// status is the Status the reply gives, and false when the buyer is not
-// queued (or her admission lapsed).
-func (r reply) status() (Status, bool) {
-	switch r.kind {
+// status is the Status the reply gives of its i-th buyer, and false when she
+// is not queued (or her admission lapsed).
+func (rep reply) status(r room, buyerID string, i int) (Status, bool) {
+	b := rep.buyers[i]
+	pl := Place{EventID: r.eventID, BuyerID: buyerID, Drawn: !rep.now.Before(r.onSaleAt), Rank: b.rank, Tick: b.tick}
+	if !pl.Drawn {
+		// Before the draw only the lottery score is hers for good; her rank is
+		// her place among those queued so far.
+		pl.Tick, pl.Lottery, pl.Queued = 0, b.lottery, int64(rep.queued)
+	}
+	switch b.kind {
 	case kindWaiting:
-		return Status{State: Waiting, Position: int(r.a), EstimatedWait: time.Duration(r.b) * time.Microsecond, Now: r.now}, true
+		return Status{State: Waiting, Position: int(b.a), EstimatedWait: time.Duration(b.b) * time.Microsecond, Now: rep.now, Place: pl}, true
 	case kindAdmitted:
-		return Status{State: Admitted, AdmittedUntil: micros(r.a), Now: r.now}, true
+		return Status{State: Admitted, AdmittedUntil: micros(b.a), Now: rep.now, Place: pl}, true
 	}
 	return Status{}, false
 }

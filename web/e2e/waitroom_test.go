@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"testing"
+	"time"
 )
 
 // On an event with a waiting room the buyer first sees the queue: joins,
@@ -41,4 +42,56 @@ func TestWaitingRoomAdmitsThenHolds(t *testing.T) {
 	b.clickPrefix("Hold 1 seat")
 	b.waitHeading("Your hold")
 	b.waitText("main", "Stalls, row B, seat 4")
+}
+
+// admit has the client join the event's queue and polls until admitted.
+func (c *client) admit(t *testing.T, eventID string) {
+	t.Helper()
+	path := "/v1/events/" + eventID + "/queue"
+	var q struct{ Status string }
+	c.must(t, 200, "POST", path, nil, &q)
+	for deadline := time.Now().Add(waitFor); q.Status != "admitted"; c.must(t, 200, "GET", path, nil, &q) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not admitted after %s: %s", waitFor, q.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// When every seat is in other buyers' baskets the buyer who joins is told so,
+// in the room, not shown an empty map; once they pay, the room says sold out.
+func TestWaitingRoomSaysClosedThenSoldOut(t *testing.T) {
+	s := startStack(t, nil)
+	ev := s.signUp(t, "organizer").createEvent(t, "Last Night", 50)
+	var holders []*client
+	var holds []string
+	for i := range 4 { // 40 seats, 10 a buyer at most
+		c := s.signUp(t, "buyer")
+		c.admit(t, ev.ID)
+		holders, holds = append(holders, c), append(holds, c.hold(t, ev.ID, ev.Seats[i*10:i*10+10]...))
+	}
+	buyer := s.signUp(t, "buyer")
+	b := newBrowser(t, s)
+	b.logIn(buyer.Email)
+	b.goTo("/events/" + ev.ID)
+	b.waitHeading(ev.Name)
+	b.clickButton("Join the queue")
+	b.waitText(".queue", "in other buyers' baskets")
+	if shown := b.eval(`!document.querySelector(".seats")?.hidden && !!document.querySelector(".seats")`); string(shown) == "true" {
+		t.Error("the seat map is shown while every seat is held by others")
+	}
+	b.page("queue-closed")
+	b.viewport(390, 844)
+	b.noSidewaysScroll("the waiting room, closed")
+	b.screenshot("queue-closed-390")
+	b.viewport(1280, 900)
+
+	for i, c := range holders {
+		c.must(t, 201, "POST", "/v1/orders", map[string]string{"hold_id": holds[i], "payment_token": "tok_visa"}, nil)
+	}
+	b.waitText(".queue", "Sold out")
+	b.page("queue-sold-out")
+	b.viewport(390, 844)
+	b.noSidewaysScroll("the waiting room, sold out")
+	b.screenshot("queue-sold-out-390")
 }

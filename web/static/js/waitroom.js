@@ -1,8 +1,13 @@
 // The waiting room of a hot on-sale: the buyer joins the event's queue
 // (POST /v1/events/{id}/queue), then polls their place (GET, not limited) until
 // admitted. Polls back off from 1 s, doubling up to 10 s, and come sooner when
-// the estimated wait says the turn is near. An admission lasts until
-// admitted_until; after it, the buyer joins again.
+// the estimated wait says the turn is near. Each answer carries a queue token,
+// sent back with the next poll (Queue-Token): the server then answers it
+// without asking the room's store. An admission lasts until admitted_until;
+// after it, the buyer joins again. When the sale has nothing left the answer
+// says so: sold_out, or closed (for now while every seat left is in someone's
+// basket: polls go on, and the room reopens when one comes back; for good
+// once the event has started).
 
 import { api, ApiError, retrying } from "./api.js";
 import { h, onAbort, replace, sleep } from "./dom.js";
@@ -25,6 +30,7 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
 
   let generation = 0; // each (re)start invalidates the loops of the one before
   let timer = null;
+  let token = null; // the queue_token of the last answer, for the next poll
   onAbort(signal, () => clearInterval(timer));
 
   /** Draws the state answered by the server ({status, position, …}) or null (not in the queue). */
@@ -36,6 +42,26 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
       replace(status,
         h("p", {}, "This sale has a waiting room. Join the queue, and you can choose seats when it is your turn."),
         join);
+      return;
+    }
+    if (place.status === "sold_out") {
+      replace(status,
+        h("p", { class: "queue-over" }, "Sold out."),
+        h("p", {}, "Every seat has been sold. Thank you for waiting."));
+      return;
+    }
+    if (place.status === "closed" && place.closed_reason === "event_started") {
+      replace(status,
+        h("p", { class: "queue-over" }, "The sale is over."),
+        h("p", {}, "The event has started, so no more seats can be bought."));
+      return;
+    }
+    if (place.status === "closed") {
+      const where = place.position ? `You keep your place: number ${place.position} in the queue.`
+        : `Your turn lasts until ${formatTime(place.admitted_until)}: if a seat comes back before then, you can choose it here.`;
+      replace(status,
+        h("p", { class: "queue-paused" }, "All the seats left are in other buyers' baskets right now."),
+        h("p", {}, `Some may come back if those buyers do not pay in time. ${where} Keep this page open; it updates by itself.`));
       return;
     }
     if (place.status === "waiting") {
@@ -63,21 +89,38 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
     timer = setInterval(tick, 1000);
   }
 
+  /** Keeps the answer's queue token for the next poll. */
+  function remember(place) {
+    token = place?.queue_token ?? null;
+    return place;
+  }
+
   /** GET the buyer's place: null when not in the queue (404). */
   async function fetchPlace() {
     try {
-      return (await retrying(() => api("GET", path, { signal }), signal)).data;
+      return remember((await retrying(() => api("GET", path, {
+        signal, headers: token ? { "Queue-Token": token } : {},
+      }), signal)).data);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 404) return null;
+      if (err instanceof ApiError && err.status === 404) return remember(null);
+      if (err instanceof ApiError && err.slug === "invalid-queue-token" && token) {
+        token = null; // expired (or from before a restart of the sale): ask without it
+        return fetchPlace();
+      }
       throw err;
     }
+  }
+
+  /** Whether the answer may still change by itself: waiting, or closed for now. */
+  function pending(place) {
+    return place && (place.status === "waiting" || (place.status === "closed" && place.closed_reason === "seats_held"));
   }
 
   /** Follows a place: polls while waiting, tells the page when admitted or not. */
   async function follow(place) {
     const mine = ++generation;
     let interval = FIRST_POLL_MS;
-    while (place && place.status === "waiting") {
+    while (pending(place)) {
       show(place);
       onLapsed();
       // Sooner when the estimate says the turn is near, never under 1 s.
@@ -89,7 +132,7 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
       if (mine !== generation) return;
     }
     show(place);
-    if (place) onAdmitted(new Date(place.admitted_until));
+    if (place?.status === "admitted") onAdmitted(new Date(place.admitted_until));
     else onLapsed();
   }
 
@@ -98,14 +141,18 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
     try {
       // Joining again keeps one's place, so retrying a refusal is safe.
       const { data } = await retrying(() => api("POST", path, { signal }), signal);
-      await follow(data);
+      await follow(remember(data));
     } finally {
       button.disabled = false;
     }
   }
 
-  /** Asks the server again where the buyer stands (after a 403 not-admitted, or when the admission ends). */
+  /**
+   * Asks the server again where the buyer stands (after a 403 not-admitted, or
+   * when the admission ends): without the token, so that the room itself answers.
+   */
   async function recheck() {
+    token = null;
     await follow(await fetchPlace());
   }
 
