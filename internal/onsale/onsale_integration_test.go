@@ -76,6 +76,13 @@ func TestOnSaleOnThreeInstances(t *testing.T) {
 		if joins.Requests != 1000 || joins.Commands == 0 || polls.Requests == 0 || phases["the sale (every request)"].Commands == 0 {
 			t.Fatalf("the Redis phases: %+v (%s); want the joins', the polls' and the sale's", pl.Redis, pl.RedisNote)
 		}
+		// With their queue tokens, polls are answered from the room's
+		// progress, read at most ten times a second per instance: a script
+		// call for fewer than one poll in ten (it was two a poll, and 15
+		// commands with the scripts' own, before the tokens).
+		if scripts := float64(polls.ByCommand["evalsha"]+polls.ByCommand["eval"]) / float64(polls.Requests); scripts >= 0.1 || polls.PerRequest >= 1 {
+			t.Errorf("polls cost %.3f script calls and %.3f Redis commands each (%s); want under 0.1 and 1", scripts, polls.PerRequest, polls.Text())
+		}
 		t.Logf("joins: %.2f Redis commands each; polls: %.3f each", joins.PerRequest, polls.PerRequest)
 	})
 	t.Run("the sale keeps every check when the room's Redis master dies", func(t *testing.T) {
