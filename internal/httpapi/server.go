@@ -105,6 +105,9 @@ func New(d Deps) *Server {
 		reference:     newStaticFiles(swaggerui.FS),
 		contract:      newStaticFile("application/yaml", docs.OpenAPI, nil),
 	}
+	if d.Registry != nil && d.WaitRoom != nil && d.Events != nil {
+		_ = d.Registry.Register(newSaleCollector(d.WaitRoom, d.Events)) // once a registry: a second server on it shares it
+	}
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError

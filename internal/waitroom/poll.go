@@ -239,6 +239,7 @@ func (s *Service) progressOf(ctx context.Context, r room) (Progress, error) {
 // being read.
 type progressEntry struct {
 	p      Progress
+	rate   int // the room's admissions a second when it was read
 	err    error
 	readAt time.Time
 	done   chan struct{}
@@ -250,7 +251,7 @@ func (s *Service) readProgress(r room, e *progressEntry) {
 	defer s.mu.Unlock()
 	e.err, e.readAt = err, s.clock() // after the answer: Redis's clock was read before it
 	if err == nil {
-		e.p = rep.progress(r)
+		e.p, e.rate = rep.progress(r), r.rate
 	}
 	close(e.done)
 	e.done = nil
