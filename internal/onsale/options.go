@@ -131,7 +131,7 @@ var Defaults = Options{
 	DeclineRate:     0.1,
 	PriceCents:      4500,
 	MaxHoldTries:    5,
-	Greedy:          2,
+	Greedy:          20,
 	BotPause:        50 * time.Millisecond,
 	BotAddrs:        4,
 	MaxDuration:     5 * time.Minute,
