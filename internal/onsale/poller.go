@@ -18,8 +18,10 @@ import (
 )
 
 // Pollers are the cheap part of a crowd: buyers who join the waiting room and
-// wait, polling at the web page's cadence (web/static/js/waitroom.js: 1 s,
-// doubling to 10 s, never past the estimated wait), sending back the queue
+// wait, polling at the web page's cadence once it has waited a while
+// (web/static/js/waitroom.js: 1 s, doubling to 10 s, never past the
+// estimated wait; the pollers start at 10 s, having joined in the phase
+// before), sending back the queue
 // token of each answer (Queue-Token), and who leave when their wait ends
 // (admitted, sold out, closed, or the sale's end): they never hold. They share
 // a few connections and are counted in aggregate, not request by request, so
@@ -99,17 +101,20 @@ func (p *pollers) join(ctx context.Context, window time.Duration, tokens []strin
 	wg.Wait()
 }
 
-// wait has every poller poll until their wait ends; until is when the
-// first poll may go (a barrier: polls measured apart from joins).
+// wait has every poller poll until their wait ends, as a page that has
+// waited a while does: every pollMax (or sooner when the estimated wait is
+// shorter), their first polls spread over one interval. It starts once every
+// poller has joined, so that polls are measured apart from joins.
 func (p *pollers) wait(ctx context.Context, tokens []string, seed int64) {
 	var wg sync.WaitGroup
 	for i := range p.sessions {
 		rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)+7))
 		wg.Go(func() {
 			token := tokens[i]
-			interval := pollFirst
-			// The pollers do not all poll in the same second.
-			if !sleep(ctx, time.Duration(rng.Int64N(int64(pollFirst)))) {
+			// They joined a while ago (the join phase): their page polls every
+			// pollMax by now, and they do not all poll in the same second.
+			interval := pollMax
+			if !sleep(ctx, time.Duration(rng.Int64N(int64(pollMax)))) {
 				p.end("cut")
 				return
 			}
