@@ -229,7 +229,7 @@ type rig struct {
 	client *conn.ClusterClient
 	lim    *ratelimit.Limiter
 	rooms  *waitroom.Service
-	logs   *syncBuffer
+	logs   *testenv.LogBuffer
 	prefix string
 }
 
@@ -237,7 +237,7 @@ type rig struct {
 // (FailOpen) and "fallback" (Fallback).
 func newRig(t *testing.T, c *testenv.Cluster) rig {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	rdb, err := conn.Redis(context.Background(), c.URL, logger)
 	if err != nil {
@@ -315,24 +315,6 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// syncBuffer is a log written by the client's callers and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestAStalledMasterFailsOnlyTheCallsItCaught stops a master (SIGSTOP) for

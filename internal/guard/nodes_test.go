@@ -1,13 +1,11 @@
 package guard
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // One dead node opens its own breaker only: calls for keys of the other nodes
@@ -53,30 +53,12 @@ func TestNodesHaveBreakersOfTheirOwn(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log both the test and the guards write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestADeadNodesOutageEndsWhenAnotherServesItsKeys: a node that never answers
 // again (a dead master) has its outage ended, with an INFO line naming the
 // node that serves its keys now, once they are located there (its replica
 // took over); until then its outage goes on.
 func TestADeadNodesOutageEndsWhenAnotherServesItsKeys(t *testing.T) {
-	var log syncBuffer
+	var log testenv.LogBuffer
 	var at atomic.Value
 	at.Store("node-1")
 	locate := func(_ context.Context, key string) string {

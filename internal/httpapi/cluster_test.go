@@ -206,7 +206,7 @@ const followFetches = 2
 func failover(t *testing.T, c *testenv.Cluster, client *conn.ClusterClient) failoverWindows {
 	t.Helper()
 	t.Cleanup(func() { client.Close() })
-	var logs syncBuffer
+	var logs testenv.LogBuffer
 	ts := startInstance(t, instance{env: limitEnv("STAGEDOOR_REDIS_TIMEOUT", "250ms", "STAGEDOOR_ADMIN_TOKEN", adminToken,
 		"STAGEDOOR_LIMIT_HOLD_BUYER", "100000/1s"), rdb: client, logs: &logs})
 	ts.putLimit(t, "hold-organizer", `{"mode":"off"}`) // a hold's RateLimit headers are then hold-buyer's alone
@@ -367,24 +367,6 @@ func failover(t *testing.T, c *testenv.Cluster, client *conn.ClusterClient) fail
 		w.bucketOpen.Round(10*time.Millisecond), w.bucketAfterPromo.Round(10*time.Millisecond), w.lateRoom, w.lateBucket,
 		w.healthyRoom503, w.healthyFailed)
 	return w
-}
-
-// syncBuffer is a log an instance writes while a test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestFailoverIsFollowedWithinSeconds kills the master that serves a waiting

@@ -108,7 +108,7 @@ func TestPollsCostTheRoomNoRedis(t *testing.T) {
 	var mu sync.Mutex
 	clock := time.Now()
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	ts := startInstance(t, instance{rdb: rdb, roomClock: now, logs: logs})
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -45,23 +45,7 @@ local function rider(k, argv, now)
 ` + body + `
 end
 local nb = #KEYS - 1
-local out, new, veto = {now}, {}, false
-for i = 1, nb do
-  local k = KEYS[i]
-  local tat = tonumber(redis.call('GET', k)) or 0
-  out[i + 1] = tat
-  local tau = tonumber(ARGV[3*i-1])
-  if tat > now + tau then tat = now + tau - tonumber(ARGV[3*i-2]) end
-  local base = new[k] or tat
-  if base < now then base = now end
-  local nt = base + tonumber(ARGV[3*i-2])
-  if nt - now <= tau then
-    new[k] = nt
-  elseif ARGV[3*i] == '1' then
-    veto = true
-  end
-end
-if veto then
+` + bucketsDecide + `if veto then
   out[nb + 2] = 0
   return out
 end

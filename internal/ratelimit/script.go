@@ -37,6 +37,28 @@ var (
 // full again (when a missing key would mean the same).
 const keyMargin = "1000" // ms
 
+// bucketsDecide is the Lua that decides the first nb buckets of KEYS (ARGV:
+// three figures each), shared by takeScript and a rider's script: it sets out
+// to now and each bucket's TAT before, new to the TAT of each bucket that
+// allows, and veto when an enforcing bucket refuses. It writes nothing.
+const bucketsDecide = `local out, new, veto = {now}, {}, false
+for i = 1, nb do
+  local k = KEYS[i]
+  local tat = tonumber(redis.call('GET', k)) or 0
+  out[i + 1] = tat
+  local tau = tonumber(ARGV[3*i-1])
+  if tat > now + tau then tat = now + tau - tonumber(ARGV[3*i-2]) end
+  local base = new[k] or tat
+  if base < now then base = now end
+  local nt = base + tonumber(ARGV[3*i-2])
+  if nt - now <= tau then
+    new[k] = nt
+  elseif ARGV[3*i] == '1' then
+    veto = true
+  end
+end
+`
+
 // takeScript decides one request against every bucket in KEYS, all or nothing,
 // on Redis's clock. ARGV holds three figures a bucket: its interval and tau in
 // microseconds, and 1 when it enforces (0 for shadow). A bucket allows when
@@ -53,23 +75,8 @@ const keyMargin = "1000" // ms
 var takeScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2]
-local out, new, veto = {now}, {}, false
-for i = 1, #KEYS do
-  local k = KEYS[i]
-  local tat = tonumber(redis.call('GET', k)) or 0
-  out[i + 1] = tat
-  local tau = tonumber(ARGV[3*i-1])
-  if tat > now + tau then tat = now + tau - tonumber(ARGV[3*i-2]) end
-  local base = new[k] or tat
-  if base < now then base = now end
-  local nt = base + tonumber(ARGV[3*i-2])
-  if nt - now <= tau then
-    new[k] = nt
-  elseif ARGV[3*i] == '1' then
-    veto = true
-  end
-end
-if not veto then
+local nb = #KEYS
+` + bucketsDecide + `if not veto then
   for k, nt in pairs(new) do
     redis.call('SET', k, nt, 'PX', math.ceil((nt - now) / 1000) + ` + keyMargin + `)
   end
