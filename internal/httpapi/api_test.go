@@ -197,6 +197,7 @@ type queueJSON struct {
 	AdmittedUntil        *time.Time `json:"admitted_until"`
 	ClosedReason         string     `json:"closed_reason"`
 	QueueToken           string     `json:"queue_token"`
+	Paused               bool       `json:"paused"`
 }
 
 type limitJSON struct {

@@ -78,6 +78,10 @@ func (s *Server) routes() {
 	// Redis unreachable: 503, fail closed.
 	normal(e.POST("/v1/events/:id/queue", s.joinQueue, s.authenticate(auth.Buyer), s.limitBy(s.byBuyerAndRoom(limits.QueueJoin)), counted))
 	normal(e.GET("/v1/events/:id/queue", s.queueStatus, s.authenticate(auth.Buyer)))
+	// Its organizer (and the admin, below) pauses, resumes or changes the
+	// rate of a live room; critical, so that an overloaded sale can be slowed.
+	critical(e.GET("/v1/organizer/events/:id/waiting-room", s.getWaitingRoom, s.authenticate(auth.Organizer), counted))
+	critical(e.PATCH("/v1/organizer/events/:id/waiting-room", s.patchWaitingRoom, s.authenticate(auth.Organizer), counted))
 
 	// Holds. hold-buyer and hold-organizer are one decision, made in createHold
 	// once the body names the event (and so its organizer), before the write;
@@ -119,6 +123,8 @@ func (s *Server) routes() {
 	admin := s.adminOnly()
 	critical(e.GET("/v1/admin/limits", s.listLimits, admin))
 	critical(e.PUT("/v1/admin/limits/:name", s.putLimit, admin))
+	critical(e.GET("/v1/admin/events/:id/waiting-room", s.getWaitingRoom, admin))
+	critical(e.PATCH("/v1/admin/events/:id/waiting-room", s.patchWaitingRoom, admin))
 }
 
 // routeKey names a route: its method and echo's path template.

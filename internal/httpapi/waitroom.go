@@ -23,6 +23,7 @@ type queueJSON struct {
 	EventID              string         `json:"event_id"`
 	Position             *int           `json:"position,omitempty"`
 	EstimatedWaitSeconds *int64         `json:"estimated_wait_seconds,omitempty"`
+	Paused               bool           `json:"paused,omitempty"`
 	AdmittedUntil        *time.Time     `json:"admitted_until,omitempty"`
 	ClosedReason         string         `json:"closed_reason,omitempty"`
 	QueueToken           string         `json:"queue_token,omitempty"`
@@ -37,6 +38,8 @@ func queueJSONOf(eventID string, st waitroom.Status) queueJSON {
 	switch {
 	case !st.AdmittedUntil.IsZero():
 		out.AdmittedUntil = &st.AdmittedUntil
+	case st.State == waitroom.Waiting && st.Paused: // her place kept, no estimate
+		out.Position, out.Paused = &st.Position, true
 	case st.State == waitroom.Waiting:
 		wait := waitroom.WaitSeconds(st.EstimatedWait)
 		out.Position, out.EstimatedWaitSeconds = &st.Position, &wait

@@ -12,9 +12,10 @@
 //
 //	<prefix>wr:{<event>}:q  sorted set, buyer id → queue score
 //	<prefix>wr:{<event>}:s  hash: n (buyers admitted, in queue order), last
-//	                         (the moment of the last admission) and d (admitted
-//	                         buyers removed since: they joined again)
-//	<prefix>wr:{<event>}:a  hash, buyer id → the moment she was admitted
+//	                         (the tick of the last admission), d (admitted
+//	                         buyers removed since: they joined again) and the
+//	                         schedule: t0, k0, r, p (see Operating a live room)
+//	<prefix>wr:{<event>}:w  hash, buyer id → when she was admitted, µs
 //
 // Every operation is one Lua script on Redis's clock (redis.call('TIME')), so
 // instances never disagree and their clocks do not matter. Every script that
@@ -36,7 +37,8 @@
 // # Admissions
 //
 // Admissions are computed lazily, whenever any buyer joins or asks, by
-// walking the queue from rank n. With one admission every 1/rate seconds, the
+// walking the queue from rank n. With one admission every 1/rate seconds (on
+// the room's schedule: see Operating a live room), the
 // buyer at rank r is admitted at
 //
 //	A(r) = max(A(r−1) + 1/rate, joined(r)),   A(−1) = on_sale_at
@@ -95,6 +97,28 @@
 // lottery score (theirs are drawn alike), to a few hundred places in a
 // million; so the lottery's buyers are asked about at the admission rate,
 // not all when the sale opens.
+//
+// # Operating a live room
+//
+// Time in the room runs in ticks, 10⁶ to an admission, on a schedule kept
+// with its state: from t0 (µs) at tick k0, r admissions a second, or none
+// while p (paused). It starts as t0 = on_sale_at, k0 = 0, r = the event's
+// rate, so that tick = (now − on_sale_at)·rate as above, and is kept from the
+// room's first write on. Change (an organizer's or the admin's pause,
+// resume or new rate) runs in the same script as everything else: it walks
+// the admissions due under the old schedule first, then starts the new one
+// at Redis's now with k0 the tick reached, so that ticks run on without a
+// jump: nobody is admitted early or twice, the interval running when the
+// room paused is carried over, and a waiting buyer's Place.Tick, the tick
+// of her turn, stays true. Every instance admits by the change at once (the
+// room is one), and answers its polls by it at its next progress read
+// (within ProgressMaxAge): a paused buyer is told she waits, with her
+// position and no estimate. An admission is recorded as the moment it
+// began, not a tick, since the schedule of a past tick is not kept; a
+// token made before a change whose turn came before it is asked about once.
+// Admitted buyers keep their admissions through a pause. The event's own
+// rate stays the one the room opened at; a room idle past its keys' expiry
+// opens again at it. A paused room keeps its keys for a week of no writes.
 //
 // # When the sale is over
 //

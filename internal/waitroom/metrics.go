@@ -11,7 +11,6 @@ import (
 type RoomProgress struct {
 	EventID  string
 	Progress Progress
-	Rate     int // admissions a second
 	ReadAt   time.Time
 }
 
@@ -21,10 +20,10 @@ func (p RoomProgress) Waiting() int { return max(0, p.Progress.Queued-p.Progress
 // WaitSeconds is how long the last buyer in the queue waits yet, at the
 // room's rate.
 func (p RoomProgress) WaitSeconds() float64 {
-	if p.Rate < 1 {
+	if p.Progress.Rate < 1 {
 		return 0
 	}
-	return float64(p.Waiting()) / float64(p.Rate)
+	return float64(p.Waiting()) / float64(p.Progress.Rate)
 }
 
 // Rooms returns the progress of every room this instance read in the last
@@ -38,7 +37,7 @@ func (s *Service) Rooms() []RoomProgress {
 		if e.done != nil || e.err != nil || now.Sub(e.readAt) > time.Minute {
 			continue
 		}
-		out = append(out, RoomProgress{EventID: id, Progress: e.p, Rate: e.rate, ReadAt: e.readAt})
+		out = append(out, RoomProgress{EventID: id, Progress: e.p, ReadAt: e.readAt})
 	}
 	return out
 }

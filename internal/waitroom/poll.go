@@ -37,10 +37,13 @@ type Place struct {
 	// every buyer the room ever admitted (before the draw: among those
 	// queued so far).
 	Rank int64
-	// Tick is when she is admitted (or was), in ticks of 1/rate µs since
-	// on_sale_at (Drawn only): once the lottery is drawn nobody can be
-	// queued ahead of her, so it never changes.
+	// Tick is when she is admitted, in ticks of the room's schedule (a
+	// millionth of an admission; Drawn only): once the lottery is drawn
+	// nobody can be queued ahead of her, so it never changes, whatever
+	// the schedule does.
 	Tick int64
+	// Until is when her admission ends, µs, once she is admitted; else 0.
+	Until int64
 	// Lottery is her lottery score × 2⁵³ and Queued the number of buyers
 	// queued when she was last asked about (before the draw only): each
 	// early joiner since is drawn ahead of her with the chance of her score.
@@ -69,45 +72,67 @@ func (s *Service) Poll(ctx context.Context, ev event.Info, buyerID string, pl *P
 		return Status{}, err
 	}
 	if !pl.Drawn && p.Drawn {
-		if st, far := pl.drawn(r, p); far {
+		if st, far := pl.drawn(p); far {
 			return st, nil
 		}
 		return s.lookup(ctx, r, buyerID)
 	}
-	st, ok := pl.at(r, p.Now, s.admission, int64(p.Queued))
-	if !ok {
+	st, v := pl.at(p.schedule, p.Now, s.admission, int64(p.Queued))
+	switch v {
+	case ask:
+		return s.lookup(ctx, r, buyerID)
+	case lapsed:
 		return Status{}, errkind.NotFoundf("not in the queue: %s", lapsedWhy(r.eventID, st.AdmittedUntil))
 	}
 	return st, nil
 }
 
-// at is the Status of the buyer of the place at Redis's time now, and false
-// when her admission has lapsed (AdmittedUntil says when). It is the
-// arithmetic of roomScript, in integers.
-func (pl Place) at(r room, now time.Time, admission time.Duration, queued int64) (Status, bool) {
-	rate, onSale, nowUs := int64(r.rate), r.onSaleAt.UnixMicro(), now.UnixMicro()
-	const step = int64(time.Second / time.Microsecond) // ticks an admission
+// verdict is what a place says of its buyer at a moment.
+type verdict int
+
+const (
+	current verdict = iota // waiting, or admitted until AdmittedUntil
+	lapsed                 // her admission ended at AdmittedUntil
+	ask                    // the place cannot say: ask the room
+)
+
+// at is the Status of the buyer of the place at Redis's time now on the
+// room's schedule. It is the arithmetic of roomScript, in integers. A
+// buyer whose turn came before the schedule last changed is asked about:
+// when her admission began is not in the schedule any more.
+func (pl Place) at(sc schedule, now time.Time, admission time.Duration, queued int64) (Status, verdict) {
+	nowUs := now.UnixMicro()
 	st := Status{State: Waiting, Now: now, Place: pl}
-	wait := func(tick int64) time.Duration { // until onSale + tick/rate, rounded up to the µs
-		return time.Duration(max(onSale+ceilDiv(tick, rate)-nowUs, 0)) * time.Microsecond
+	if pl.Until > 0 { // admitted when she last asked
+		st.State, st.AdmittedUntil = Admitted, micros(pl.Until)
+		return st, map[bool]verdict{true: current, false: lapsed}[pl.Until > nowUs]
+	}
+	wait := func(tick int64) {
+		var known bool
+		st.EstimatedWait, known = sc.waitFor(nowUs, tick)
+		st.Paused = !known
 	}
 	if !pl.Drawn {
 		later := max(queued-pl.Queued, 0)
 		ahead := pl.Rank + int64(math.Round(float64(later)*float64(pl.Lottery)/(1<<53)))
-		st.Position, st.EstimatedWait = int(ahead+1), wait((ahead+1)*step)
-		return st, true
+		st.Position = int(ahead + 1)
+		wait((ahead + 1) * step)
+		return st, current
 	}
-	nowt := (nowUs - onSale) * rate
-	if pl.Tick > nowt {
-		st.Position, st.EstimatedWait = int(ceilDiv(pl.Tick-nowt, step)), wait(pl.Tick)
-		return st, true
+	if nowt := sc.tickAt(nowUs); pl.Tick > nowt {
+		st.Position = int(ceilDiv(pl.Tick-nowt, step))
+		wait(pl.Tick)
+		return st, current
 	}
-	st.State = Admitted
-	st.AdmittedUntil = micros(onSale + admission.Microseconds() + pl.Tick/rate)
-	return st, pl.Tick > (nowUs-onSale-admission.Microseconds())*rate
+	began, ok := sc.timeAt(pl.Tick)
+	if !ok {
+		return Status{}, ask
+	}
+	until := began + admission.Microseconds()
+	st.State, st.AdmittedUntil = Admitted, micros(until)
+	st.Place.Until = until
+	return st, map[bool]verdict{true: current, false: lapsed}[until > nowUs]
 }
-
-func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 // drawn is the estimated Status, once the lottery is drawn, of a buyer whose
 // place is from before it, and true when she is far enough from her turn to
@@ -115,20 +140,22 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 // standard deviations of the estimate, ahead of her): each of the early
 // joiners who came after her last answer was drawn ahead of her with the
 // chance of her score.
-func (pl Place) drawn(r room, p Progress) (Status, bool) {
+func (pl Place) drawn(p Progress) (Status, bool) {
 	f := float64(pl.Lottery) / (1 << 53)
 	later := float64(max(int64(p.EarlyJoiners)-pl.Queued, 0))
 	rank := pl.Rank + int64(math.Round(later*f))
-	rate, nowUs := int64(r.rate), p.Now.UnixMicro()
-	const step = int64(time.Second / time.Microsecond)
+	sc, nowUs := p.schedule, p.Now.UnixMicro()
 	tick := (rank + 1) * step
-	nowt := (nowUs - r.onSaleAt.UnixMicro()) * rate
-	horizon := float64(rate)*LookupHorizon.Seconds() + 6*math.Sqrt(later*f*(1-f)) + 1
+	nowt := sc.tickAt(nowUs)
+	horizon := float64(sc.rate)*LookupHorizon.Seconds() + 6*math.Sqrt(later*f*(1-f)) + 1
 	if tick <= nowt || float64(ceilDiv(tick-nowt, step)) <= horizon {
 		return Status{}, false
 	}
-	return Status{State: Waiting, Position: int(ceilDiv(tick-nowt, step)), Now: p.Now, Place: pl,
-		EstimatedWait: time.Duration(r.onSaleAt.UnixMicro()+ceilDiv(tick, rate)-nowUs) * time.Microsecond}, true
+	st := Status{State: Waiting, Position: int(ceilDiv(tick-nowt, step)), Now: p.Now, Place: pl}
+	var known bool
+	st.EstimatedWait, known = sc.waitFor(nowUs, tick)
+	st.Paused = !known
+	return st, true
 }
 
 // lookup asks Redis where the buyer stands, in one call with every buyer
@@ -239,7 +266,6 @@ func (s *Service) progressOf(ctx context.Context, r room) (Progress, error) {
 // being read.
 type progressEntry struct {
 	p      Progress
-	rate   int // the room's admissions a second when it was read
 	err    error
 	readAt time.Time
 	done   chan struct{}
@@ -251,7 +277,7 @@ func (s *Service) readProgress(r room, e *progressEntry) {
 	defer s.mu.Unlock()
 	e.err, e.readAt = err, s.clock() // after the answer: Redis's clock was read before it
 	if err == nil {
-		e.p, e.rate = rep.progress(r), r.rate
+		e.p = rep.progress(r)
 	}
 	close(e.done)
 	e.done = nil

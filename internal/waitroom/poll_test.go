@@ -29,7 +29,6 @@ func TestPlaceAnswersAsRedisDoes(t *testing.T) {
 	s, rdb, _ := newService(t, 1500*time.Millisecond)
 	ctx := context.Background()
 	ev := roomEvent(20, redisNow(t, rdb).Add(time.Second))
-	r, _ := roomOf(ev)
 	places := map[string]Place{}
 	for i := range 30 {
 		b := fmt.Sprintf("early-%02d", i)
@@ -57,20 +56,33 @@ func TestPlaceAnswersAsRedisDoes(t *testing.T) {
 	}
 	compare := func(round int) {
 		t.Helper()
+		p, err := s.Progress(ctx, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for b, pl := range places {
 			want, err := s.Status(ctx, ev, b)
-			got, ok := pl.at(r, want.Now, s.admission, 0)
+			got, v := pl.at(p.schedule, want.Now, s.admission, 0)
 			switch {
+			case v == ask:
+				// Admitted before the schedule changed: the place cannot say
+				// when, and Poll asks the room, which can.
+				if !p.schedule.changed() || pl.Tick >= p.schedule.k0 {
+					t.Errorf("round %d: %s's place asks the room on schedule %+v", round, b, p.schedule)
+				}
+				if got, err = s.Poll(ctx, ev, b, &pl); err == nil && (got.State != Admitted || !got.AdmittedUntil.Equal(want.AdmittedUntil)) {
+					t.Errorf("round %d: %s polled = %+v, by Redis = %+v", round, b, got, want)
+				}
 			case errors.Is(err, errkind.NotFound):
 				// Lapsed by Redis's clock: by any later moment too.
-				if got, ok = pl.at(r, redisNow(t, rdb), s.admission, 0); ok {
+				if got, v = pl.at(p.schedule, redisNow(t, rdb), s.admission, 0); v == current {
 					t.Errorf("round %d: %s lapsed by Redis, but her place says %+v", round, b, got)
 				}
 			case err != nil:
 				t.Fatal(err)
-			case !ok || got.State != want.State || got.Position != want.Position ||
+			case v != current || got.State != want.State || got.Position != want.Position || got.Paused != want.Paused ||
 				got.EstimatedWait != want.EstimatedWait || !got.AdmittedUntil.Equal(want.AdmittedUntil):
-				t.Errorf("round %d: %s by her place = %+v (%v), by Redis = %+v", round, b, got, ok, want)
+				t.Errorf("round %d: %s by her place = %+v (%v), by Redis = %+v", round, b, got, v, want)
 			}
 		}
 	}
@@ -95,6 +107,23 @@ func TestPlaceAnswersAsRedisDoes(t *testing.T) {
 	compare(2)
 	sleepUntil(t, rdb, slot(ev, 33))
 	compare(3)
+	// The operator pauses the room, changes its rate and resumes it: the
+	// places still agree, those admitted before a change by asking the room.
+	change := func(c Control) {
+		t.Helper()
+		if _, err := s.Change(ctx, ev, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paused, resumed, faster := true, false, 50
+	change(Control{Paused: &paused})
+	compare(4)
+	change(Control{Rate: &faster})
+	compare(5)
+	change(Control{Paused: &resumed})
+	compare(6)
+	sleepUntil(t, rdb, redisNow(t, rdb).Add(300*time.Millisecond))
+	compare(7)
 }
 
 // TestPollsShareOneProgressRead: 200 polls at once with their places cost

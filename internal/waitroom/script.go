@@ -17,24 +17,34 @@ const maxSteps = 10_000
 const keyMargin = 5 * time.Minute
 
 // roomScript is every operation on a room: it walks the admissions up to now,
-// then does ARGV[1] ('join', 'status' or 'progress') for the buyers ARGV[7…]
-// (join: one; status: any number; progress: none).
+// then does ARGV[1] ('join', 'status', 'progress' or 'control') for the buyers
+// ARGV[7…] (join: one; status: any number; progress: none; control: ARGV[7]
+// the new rate, or an empty string to keep it, and ARGV[8] '1' to pause, '0'
+// to resume or an empty string to keep).
 //
-// KEYS: queue (zset), state (hash n, last, d), admissions (hash buyer → tick).
-// ARGV: op, on_sale_at (µs), rate (per s), admission length (µs), lottery
-// score in [0, 1), key margin (µs), buyers….
+// KEYS: queue (zset), state (hash n, last, d and the schedule t0, k0, r, p),
+// admissions (hash buyer → when she was admitted, µs).
+// ARGV: op, on_sale_at (µs), rate (per s, the event's: the room's own r, once
+// an operator set one, wins), admission length (µs), lottery score in [0, 1),
+// key margin (µs), buyers….
 //
-// Times are ticks of 1/rate µs since on_sale_at: one admission is 10⁶ ticks.
+// Times are ticks: one admission is 10⁶ ticks, and the schedule says how
+// they run: from t0 (µs; on_sale_at until an operator changed the rate or
+// paused) at tick k0 (0 until then), r admissions a second, none while p is
+// 1. A change walks the admissions due under the old schedule, then starts
+// the new one at now, so that ticks run on without a jump and an admission
+// is never made early or twice.
 // d counts the admitted buyers removed from the queue (joined again after
 // their admission lapsed), so that rank + d, a buyer's place counting every
 // buyer ever admitted, never changes once the lottery is drawn.
 //
-// It returns {now µs, admitted n, queued, d, early} (early: how many joined
-// before the sale, for progress once the sale has opened; else 0) and then
-// six numbers a buyer:
+// It returns {now µs, admitted n, queued, d, early, t0, k0, r, p} (early: how
+// many joined before the sale, for progress once the sale has opened; else
+// 0) and then six numbers a buyer:
 // kind, a, b, rank + d, tick, lottery. kind 0 not queued; 1 waiting (a =
-// position, b = µs until admission, tick = when she will be admitted); 2
-// admitted (a = admitted until, µs; tick = when she was); 3 lapsed (the same).
+// position, b = µs until admission, −1 while paused; tick = when she will be
+// admitted); 2 admitted (a = admitted until, µs; tick = when she was); 3
+// lapsed (the same).
 // lottery is her score × 2⁵³ while the lottery is not drawn (now <
 // on_sale_at), else −1. Keep doc.go in step.
 var roomScript = redis.NewScript(`
@@ -42,20 +52,38 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local q, st, adm = KEYS[1], KEYS[2], KEYS[3]
 local op = ARGV[1]
-local onsale, rate, admitlen = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local onsale, admitlen = tonumber(ARGV[2]), tonumber(ARGV[4])
 local step = 1000000
-local nowt = (now - onsale) * rate
-local state = redis.call('HMGET', st, 'n', 'last', 'd')
+local state = redis.call('HMGET', st, 'n', 'last', 'd', 't0', 'k0', 'r', 'p')
 local n = tonumber(state[1]) or 0
 local last = tonumber(state[2]) or 0
 local d = tonumber(state[3]) or 0
+local t0 = tonumber(state[4]) or onsale
+local k0 = tonumber(state[5]) or 0
+local rate = tonumber(state[6]) or tonumber(ARGV[3])
+local paused = state[7] == '1'
 local len = redis.call('ZCARD', q)
 if n > len then n = len end
 local dirty = false
 
 local function num(x) return string.format('%.17g', x) end
 
+-- The tick at time t: before a changed schedule's start, its start (every
+-- admission due before it was walked when it changed).
+local function tickat(t)
+  if t < t0 and t0 > onsale then return k0 end
+  if paused then return k0 end
+  return k0 + (t - t0) * rate
+end
+-- When tick k comes (k ≥ k0), µs; nil while paused.
+local function timeat(k)
+  if paused then return nil end
+  return t0 + (k - k0) / rate
+end
+local nowt = tickat(now)
+
 local function advance()
+  if paused then return end
   local budget = ` + strconv.Itoa(maxSteps) + `
   while n < len and budget > 0 do
     -- Each admission comes a step after the one before at the earliest: no
@@ -68,18 +96,18 @@ local function advance()
       local at = last + step
       local score = tonumber(batch[i + 1])
       if score >= 1 then
-        local joined = (score - onsale) * rate
+        local joined = tickat(score)
         if joined > at then at = joined end
       end
       if at > nowt then return end
-      redis.call('HSET', adm, batch[i], num(at))
+      redis.call('HSET', adm, batch[i], num(math.floor(timeat(at))))
       n, last, budget, dirty = n + 1, at, budget - 1, true
       if budget == 0 then return end
     end
   end
 end
 
-local function ends(at) return onsale + at / rate + admitlen end
+local function ends(at) return at + admitlen end
 
 advance()
 if op == 'join' then
@@ -106,10 +134,23 @@ if op == 'join' then
   end
 end
 
+if op == 'control' then
+  -- The old schedule's admissions are walked (above); the new one starts now.
+  if now > t0 then k0, t0 = nowt, now end
+  if ARGV[7] ~= '' then rate = tonumber(ARGV[7]) end
+  if ARGV[8] ~= '' then paused = ARGV[8] == '1' end
+  nowt, dirty = tickat(now), true
+end
+
 if dirty then
-  redis.call('HSET', st, 'n', n, 'last', num(last), 'd', d)
+  -- The schedule is kept from the first write on: the event's rate (ARGV[3])
+  -- is the one the room opens at, and only a control changes it.
+  redis.call('HSET', st, 'n', n, 'last', num(last), 'd', d,
+    't0', num(t0), 'k0', num(k0), 'r', rate, 'p', paused and 1 or 0)
   local final = last + (len - n) * step
-  local expire = onsale + final / rate + admitlen + tonumber(ARGV[6])
+  -- A paused room keeps its queue for a week of no calls.
+  local expire = now + 7 * 86400000000
+  if not paused then expire = timeat(final) + admitlen + tonumber(ARGV[6]) end
   if expire < now + admitlen then expire = now + admitlen end
   local ms = math.floor(expire / 1000) + 1
   redis.call('PEXPIREAT', q, ms)
@@ -119,8 +160,8 @@ end
 
 local early = 0
 if op == 'progress' and now >= onsale then early = redis.call('ZCOUNT', q, '-inf', '(1') end
-local out = {now, n, len, d, early}
-if op == 'progress' then return out end
+local out = {now, n, len, d, early, t0, k0, rate, paused and 1 or 0}
+if op == 'progress' or op == 'control' then return out end
 for i = 7, #ARGV do
   local buyer = ARGV[i]
   local rank = redis.call('ZRANK', q, buyer)
@@ -129,13 +170,16 @@ for i = 7, #ARGV do
     local at = tonumber(redis.call('HGET', adm, buyer))
     if at then
       local untilus = ends(at)
-      kind, a, tick = 3, math.floor(untilus), at
+      kind, a = 3, math.floor(untilus)
       if untilus > now then kind = 2 end
     end
   elseif rank then
     local ahead = rank - n + 1
-    local eta = onsale + (last + ahead * step) / rate
-    kind, a, b, tick = 1, ahead, math.max(0, math.ceil(eta - now)), last + ahead * step
+    local at = last + ahead * step
+    local eta = timeat(at)
+    b = -1
+    if eta then b = math.max(0, math.ceil(eta - now)) end
+    kind, a, tick = 1, ahead, at
     if now < onsale then
       lottery = math.floor(tonumber(redis.call('ZSCORE', q, buyer)) * 9007199254740992)
     end
@@ -158,8 +202,12 @@ const (
 type reply struct {
 	now                              time.Time
 	admitted, queued, removed, early int
+	schedule                         schedule
 	buyers                           []buyerReply
 }
+
+// header is how many numbers roomScript's answer begins with.
+const header = 9
 
 // buyerReply is what roomScript says of one buyer.
 type buyerReply struct {
@@ -172,25 +220,34 @@ type buyerReply struct {
 // roomKey is the key of a room's queue; all of the room's keys share its slot.
 func (s *Service) roomKey(r room) string { return s.prefix + "wr:{" + r.eventID + "}:q" }
 
-// run runs roomScript for op on the room's keys.
+// opControl is roomScript's operation that changes a room's schedule.
+const opControl = "control"
+
+// run runs roomScript for op on the room's keys, about the buyers (for
+// opControl, the rate and the pause).
 func (s *Service) run(ctx context.Context, r room, op string, buyers []string) (reply, error) {
 	p := s.prefix + "wr:{" + r.eventID + "}:"
-	keys := []string{p + "q", p + "s", p + "a"}
+	keys := []string{p + "q", p + "s", p + "w"}
 	args := make([]any, 0, 6+len(buyers))
 	args = append(args, op, r.onSaleAt.UnixMicro(), r.rate, s.admission.Microseconds(),
 		strconv.FormatFloat(s.lottery(), 'g', -1, 64), keyMargin.Microseconds())
 	for _, b := range buyers {
 		args = append(args, b)
 	}
+	n := len(buyers)
+	if op == opControl { // its arguments are the rate and the pause
+		n = 0
+	}
 	v, err := roomScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
 	if err != nil {
 		return reply{}, err
 	}
-	if len(v) != 5+6*len(buyers) {
-		return reply{}, fmt.Errorf("waitroom: script returned %d numbers for %d buyers, want %d", len(v), len(buyers), 5+6*len(buyers))
+	if len(v) != header+6*n {
+		return reply{}, fmt.Errorf("waitroom: script returned %d numbers for %d buyers, want %d", len(v), n, header+6*n)
 	}
-	rep := reply{now: time.UnixMicro(v[0]).UTC(), admitted: int(v[1]), queued: int(v[2]), removed: int(v[3]), early: int(v[4])}
-	for i := 5; i < len(v); i += 6 {
+	rep := reply{now: time.UnixMicro(v[0]).UTC(), admitted: int(v[1]), queued: int(v[2]), removed: int(v[3]), early: int(v[4]),
+		schedule: schedule{onSale: r.onSaleAt.UnixMicro(), t0: v[5], k0: v[6], rate: v[7], paused: v[8] == 1}}
+	for i := header; i < len(v); i += 6 {
 		rep.buyers = append(rep.buyers, buyerReply{kind: v[i], a: v[i+1], b: v[i+2], rank: v[i+3], tick: v[i+4], lottery: v[i+5]})
 	}
 	return rep, nil

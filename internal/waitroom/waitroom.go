@@ -51,8 +51,11 @@ type Status struct {
 	// Position is 1 for the next buyer to be admitted (Waiting only).
 	Position int
 	// EstimatedWait is how long until she is admitted, at the room's rate and
-	// with everyone ahead of her already queued (Waiting only).
+	// with everyone ahead of her already queued (Waiting only, not Paused).
 	EstimatedWait time.Duration
+	// Paused: an operator paused the room's admissions (Change); she keeps
+	// her place, and nobody knows how long she waits (Waiting only).
+	Paused bool
 	// AdmittedUntil is when her admission ends (Admitted, or Closed after
 	// her admission).
 	AdmittedUntil time.Time
@@ -82,6 +85,15 @@ type Progress struct {
 	// EarlyJoiners is how many buyers joined before the sale opened, the
 	// lottery's size (Drawn only).
 	EarlyJoiners int
+	// Rate is the room's admissions a second: the event's, until an operator
+	// changed it (Change).
+	Rate int
+	// Paused: an operator paused the room's admissions.
+	Paused bool
+	// ChangedAt is when an operator last changed the rate or paused or
+	// resumed the room once the sale had opened; zero if none did.
+	ChangedAt time.Time
+	schedule  schedule
 	// Now is Redis's clock when the progress was read.
 	Now time.Time
 }
@@ -284,8 +296,14 @@ func (s *Service) Progress(ctx context.Context, ev event.Info) (Progress, error)
 }
 
 func (rep reply) progress(r room) Progress {
-	return Progress{Queued: rep.queued, Admitted: rep.admitted, AdmittedThrough: rep.admitted + rep.removed,
-		Drawn: !rep.now.Before(r.onSaleAt), EarlyJoiners: rep.early, Now: rep.now}
+	sc := rep.schedule
+	p := Progress{Queued: rep.queued, Admitted: rep.admitted, AdmittedThrough: rep.admitted + rep.removed,
+		Drawn: !rep.now.Before(r.onSaleAt), EarlyJoiners: rep.early, Now: rep.now,
+		Rate: int(sc.rate), Paused: sc.paused, schedule: sc}
+	if sc.changed() {
+		p.ChangedAt = micros(sc.t0)
+	}
+	return p
 }
 
 // WaitSeconds is a wait in whole seconds, rounded up.
@@ -324,8 +342,13 @@ func (rep reply) status(r room, buyerID string, i int) (Status, bool) {
 	}
 	switch b.kind {
 	case kindWaiting:
-		return Status{State: Waiting, Position: int(b.a), EstimatedWait: time.Duration(b.b) * time.Microsecond, Now: rep.now, Place: pl}, true
+		st := Status{State: Waiting, Position: int(b.a), Now: rep.now, Place: pl}
+		if st.Paused = b.b < 0; !st.Paused {
+			st.EstimatedWait = time.Duration(b.b) * time.Microsecond
+		}
+		return st, true
 	case kindAdmitted:
+		pl.Until = b.a
 		return Status{State: Admitted, AdmittedUntil: micros(b.a), Now: rep.now, Place: pl}, true
 	}
 	return Status{}, false

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -94,4 +95,40 @@ func TestWaitingRoomSaysClosedThenSoldOut(t *testing.T) {
 	b.viewport(390, 844)
 	b.noSidewaysScroll("the waiting room, sold out")
 	b.screenshot("queue-sold-out-390")
+}
+
+// When the organizer pauses the sale the waiting buyer is told so, keeps her
+// place and is given no estimate; when it goes on (faster) she is admitted.
+func TestWaitingRoomSaysPausedThenGoesOn(t *testing.T) {
+	s := startStack(t, nil)
+	org := s.signUp(t, "organizer")
+	ev := org.createEvent(t, "Midnight Matinee", 1)
+	ahead := []*client{s.signUp(t, "buyer"), s.signUp(t, "buyer"), s.signUp(t, "buyer"), s.signUp(t, "buyer")}
+	buyer := s.signUp(t, "buyer")
+	b := newBrowser(t, s)
+	b.logIn(buyer.Email)
+	b.goTo("/events/" + ev.ID)
+	b.waitHeading(ev.Name)
+	// Four join just before her: at one a second she waits about 3 s.
+	for _, c := range ahead {
+		c.must(t, 200, "POST", "/v1/events/"+ev.ID+"/queue", nil, nil)
+	}
+	b.clickButton("Join the queue")
+	b.waitText(".queue", "Estimated wait")
+
+	room := "/v1/organizer/events/" + ev.ID + "/waiting-room"
+	org.must(t, 200, "PATCH", room, map[string]any{"paused": true}, nil)
+	b.waitText(".queue", "paused the sale")
+	b.waitText(".queue", "You keep your place")
+	if text := string(b.eval(`document.querySelector(".queue").textContent`)); strings.Contains(text, "Estimated wait") {
+		t.Errorf("a paused room still gives an estimate: %s", text)
+	}
+	b.page("queue-paused")
+	b.viewport(390, 844)
+	b.noSidewaysScroll("the waiting room, paused")
+	b.screenshot("queue-paused-390")
+	b.viewport(1280, 900)
+
+	org.must(t, 200, "PATCH", room, map[string]any{"paused": false, "admit_per_second": 50}, nil)
+	b.waitText(".queue", "It is your turn")
 }

@@ -7,7 +7,8 @@
 // after it, the buyer joins again. When the sale has nothing left the answer
 // says so: sold_out, or closed (for now while every seat left is in someone's
 // basket: polls go on, and the room reopens when one comes back; for good
-// once the event has started).
+// once the event has started). The organizer may pause the room: the buyer
+// is told so, keeps her place, and polls go on.
 
 import { api, ApiError, retrying } from "./api.js";
 import { h, onAbort, replace, sleep } from "./dom.js";
@@ -16,6 +17,9 @@ import { report } from "./notice.js";
 
 const FIRST_POLL_MS = 1000;
 const MAX_POLL_MS = 10_000;
+// While the organizer has paused the sale, polls come at least this often, so
+// that the buyer sees it go on soon (a poll with a token costs the room nothing).
+const PAUSED_POLL_MS = 5000;
 
 /**
  * The waiting-room panel of an event. onAdmitted(until) is called when the
@@ -62,6 +66,13 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
       replace(status,
         h("p", { class: "queue-paused" }, "All the seats left are in other buyers' baskets right now."),
         h("p", {}, `Some may come back if those buyers do not pay in time. ${where} Keep this page open; it updates by itself.`));
+      return;
+    }
+    if (place.status === "waiting" && place.paused) {
+      replace(status,
+        h("p", { class: "queue-position" }, `You are number ${place.position} in the queue.`),
+        h("p", { class: "queue-paused" }, "The organizer has paused the sale for a moment."),
+        h("p", {}, "You keep your place, and nobody moves ahead of you. Keep this page open; it goes on by itself when the sale does."));
       return;
     }
     if (place.status === "waiting") {
@@ -124,7 +135,7 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
       show(place);
       onLapsed();
       // Sooner when the estimate says the turn is near, never under 1 s.
-      const estimate = (place.estimated_wait_seconds ?? Infinity) * 1000;
+      const estimate = place.paused ? PAUSED_POLL_MS : (place.estimated_wait_seconds ?? Infinity) * 1000;
       await sleep(Math.max(FIRST_POLL_MS, Math.min(interval, estimate)), signal);
       if (mine !== generation) return;
       interval = Math.min(MAX_POLL_MS, interval * 2);
