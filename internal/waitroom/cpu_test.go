@@ -61,6 +61,8 @@ const (
 //	peak                   everything of the room's at once, at the peak's rates:
 //	                       5,000 late joins, 160 progress reads, 400 lookups and
 //	                       10,600 holds' checks a second (thread-% is the answer)
+//	peak/no-bots           the same without the 10,000 bots' holds' checks
+//	peak/k=2               one of two rooms: half the joins, lookups and checks
 //
 // Not run by go test; it takes about two minutes:
 //
@@ -134,7 +136,7 @@ func BenchmarkRoomCPU(b *testing.B) {
 	idle = idleCPU(b, rdb, 3*time.Second)
 	note("idle", 100*idle, "thread-%", "with a replica in sync, the server idle: %.2f %% of a thread", 100*idle)
 	each("join-early", clients, peakJoins*seconds, peakJoins, 1, join(ev))
-	each("join-early/saturated", clients, peakJoins*seconds, 0, 1, join(ev))
+	each("join-early/saturated", clients, 3*peakJoins*seconds, 0, 1, join(ev)) // over a second: run once
 	each("join-request-early", clients, peakJoins*seconds, peakJoins, 1, func(int) { j.join(ev, ids.New()) })
 	progress := each("progress", 16, peakProgress*seconds, peakProgress, 1, func(int) {
 		_, err := s.Progress(ctx, done)
@@ -180,33 +182,43 @@ func BenchmarkRoomCPU(b *testing.B) {
 	each("join-late", clients, peakJoins*seconds, peakJoins, 1, join(open))
 	each("join-request-late", clients, peakJoins*seconds, peakJoins, 1, func(int) { j.join(open, ids.New()) })
 
-	// Everything at once, each at its own rate, from clients of its own.
-	var peak cost
-	b.Run("peak", func(b *testing.B) {
-		before := usageOf(b, rdb)
-		start := time.Now()
-		var wg sync.WaitGroup
-		wg.Go(func() { drive(clients, peakJoins*seconds, peakJoins, join(open)) })
-		wg.Go(func() {
-			drive(16, peakProgress*seconds, peakProgress, func(int) {
-				_, err := s.Progress(ctx, open)
-				must(err)
+	// Everything at once, each at its own rate, from clients of its own: the
+	// peak, the peak without the bots' holds' checks, and one of k = 2 rooms
+	// (half of the joins, lookups and checks; as many progress reads).
+	peak := func(name string, share float64, bots bool) {
+		b.Run(name, func(b *testing.B) {
+			paced := func(clients int, rate float64, op func(int)) func() {
+				n := int(rate * share * seconds)
+				return func() { drive(clients, n, rate*share, op) }
+			}
+			before := usageOf(b, rdb)
+			start := time.Now()
+			var wg sync.WaitGroup
+			wg.Go(paced(clients, peakJoins, join(open)))
+			wg.Go(func() {
+				drive(16, peakProgress*seconds, peakProgress, func(int) {
+					_, err := s.Progress(ctx, open)
+					must(err)
+				})
 			})
-		})
-		wg.Go(func() {
-			drive(16, peakLookups*seconds, peakLookups, func(i int) {
+			wg.Go(paced(16, peakLookups, func(i int) {
 				_, err := s.call(ctx, r, "status", queuedBuyer(i))
 				must(err)
-			})
+			}))
+			if bots {
+				wg.Go(paced(2*clients, peakHoldChecks, holdCheck))
+			}
+			wg.Wait()
+			c := cost{usage: usageOf(b, rdb).minus(before), n: seconds, wall: time.Since(start)}
+			b.ReportMetric(100*c.share(), "thread-%")
+			b.ReportMetric(c.usec/1e4/c.wall.Seconds(), "cmd-thread-%")
+			b.Logf("%s: %.1f %% of a thread (command time: %.1f %%) for %s",
+				name, 100*c.share(), c.usec/1e4/c.wall.Seconds(), c.wall.Round(time.Millisecond))
 		})
-		wg.Go(func() { drive(2*clients, peakHoldChecks*seconds, peakHoldChecks, holdCheck) })
-		wg.Wait()
-		peak = cost{usage: usageOf(b, rdb).minus(before), n: seconds, wall: time.Since(start)}
-		b.ReportMetric(100*peak.share(), "thread-%")
-		b.ReportMetric(peak.usec/1e4/peak.wall.Seconds(), "cmd-thread-%")
-		b.Logf("peak: %.1f %% of a thread (command time: %.1f %%) for %s",
-			100*peak.share(), peak.usec/1e4/peak.wall.Seconds(), peak.wall.Round(time.Millisecond))
-	})
+	}
+	peak("peak", 1, true)
+	peak("peak/no-bots", 1, false)
+	peak("peak/k=2", 0.5, true)
 
 	// The room's master at the peak, from the figures of one kind at a time.
 	us := func(name string) float64 { return costs[name].perOp(idle) }
