@@ -13,14 +13,16 @@ import (
 // caught up by the calls that follow (it never admits anyone early).
 const maxSteps = 10_000
 
-// keyMargin is how long the keys outlive the last admission's end.
+// keyMargin is how long the keys outlive the last admission's end, at the
+// least (at most twice as long: doc.go).
 const keyMargin = 5 * time.Minute
 
 // roomScript is every operation on a room: it walks the admissions up to now,
 // then does ARGV[1] ('join', 'status' or 'progress') for the buyers ARGV[7…]
 // (join: one; status: any number; progress: none).
 //
-// KEYS: queue (zset), state (hash n, last, d), admissions (hash buyer → tick).
+// KEYS: queue (zset), state (hash n, last, d, x: the keys' expiry in ms as
+// last set), admissions (hash buyer → tick).
 // ARGV: op, on_sale_at (µs), rate (per s), admission length (µs), lottery
 // score in [0, 1), key margin (µs), buyers….
 //
@@ -45,13 +47,16 @@ local op = ARGV[1]
 local onsale, rate, admitlen = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local step = 1000000
 local nowt = (now - onsale) * rate
-local state = redis.call('HMGET', st, 'n', 'last', 'd')
+local state = redis.call('HMGET', st, 'n', 'last', 'd', 'x')
 local n = tonumber(state[1]) or 0
 local last = tonumber(state[2]) or 0
 local d = tonumber(state[3]) or 0
+local x = tonumber(state[4]) -- the keys' expiry as last set (ms), nil to set it anew
 local len = redis.call('ZCARD', q)
-if n > len then n = len end
-local dirty = false
+if n > len then n, x = len, nil end
+local dirty = false -- n, last or d changed
+local grown = false -- the queue grew: the keys may need to live longer
+local wrote = false -- an admission was written: the admissions' hash may be new
 
 local function num(x) return string.format('%.17g', x) end
 
@@ -73,7 +78,7 @@ local function advance()
       end
       if at > nowt then return end
       redis.call('HSET', adm, batch[i], num(at))
-      n, last, budget, dirty = n + 1, at, budget - 1, true
+      n, last, budget, dirty, wrote = n + 1, at, budget - 1, true, true
       if budget == 0 then return end
     end
   end
@@ -90,7 +95,8 @@ if op == 'join' then
     if not at or ends(at) <= now then
       redis.call('ZREM', q, buyer)
       redis.call('HDEL', adm, buyer)
-      n, len, rank, d, dirty = n - 1, len - 1, nil, d + 1, true
+      -- either may have removed its key: every key's expiry is set anew
+      n, len, rank, d, dirty, x = n - 1, len - 1, nil, d + 1, true, nil
     end
   end
   if not rank then
@@ -101,20 +107,27 @@ if op == 'join' then
       if top[2] and tonumber(top[2]) >= score then score = tonumber(top[2]) + 1 end
     end
     redis.call('ZADD', q, num(score), buyer)
-    len, dirty = len + 1, true
+    len, grown = len + 1, true
     advance()
   end
 end
 
-if dirty then
-  redis.call('HSET', st, 'n', n, 'last', num(last), 'd', d)
+if dirty or grown then
+  local margin = tonumber(ARGV[6])
   local final = last + (len - n) * step
-  local expire = onsale + final / rate + admitlen + tonumber(ARGV[6])
+  local expire = onsale + final / rate + admitlen + margin
   if expire < now + admitlen then expire = now + admitlen end
   local ms = math.floor(expire / 1000) + 1
-  redis.call('PEXPIREAT', q, ms)
-  redis.call('PEXPIREAT', st, ms)
-  redis.call('PEXPIREAT', adm, ms)
+  local renew = not x or ms > x
+  if renew then x, dirty = ms + math.floor(margin / 1000), true end
+  if dirty then redis.call('HSET', st, 'n', n, 'last', num(last), 'd', d, 'x', x) end
+  if renew then
+    redis.call('PEXPIREAT', q, x)
+    redis.call('PEXPIREAT', st, x)
+    redis.call('PEXPIREAT', adm, x)
+  elseif wrote then
+    redis.call('PEXPIREAT', adm, x)
+  end
 end
 
 local early = 0
