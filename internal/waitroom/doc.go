@@ -13,15 +13,21 @@
 //	<prefix>wr:{<event>}:q  sorted set, buyer id → queue score
 //	<prefix>wr:{<event>}:s  hash: n (buyers admitted, in queue order), last
 //	                         (the tick of the last admission), d (admitted
-//	                         buyers removed since: they joined again) and the
+//	                         buyers removed since: they joined again), x
+//	                         (the keys' expiry as last set, ms) and the
 //	                         schedule: t0, k0, r, p (see Operating a live room)
 //	<prefix>wr:{<event>}:w  hash, buyer id → when she was admitted, µs
 //
 // Every operation is one Lua script on Redis's clock (redis.call('TIME')), so
-// instances never disagree and their clocks do not matter. Every script that
-// writes sets every key to expire when the last buyer in the queue would have
-// been admitted, plus the admission length, plus a margin: no key outlives the
-// room's use, and an abandoned room costs nothing.
+// instances never disagree and their clocks do not matter. The keys expire
+// when the last buyer in the queue would have been admitted, plus the
+// admission length, plus one to two margins: a script that writes and finds
+// that the keys must live longer than x sets every key to expire a margin
+// later than it must (and keeps that in x), so that most writes, a join into
+// a long queue among them, set no expiry at all (each key's expiry is a
+// command of its own, replicated; an early join writes the queue alone). No
+// key outlives the room's use by more than two margins, and an abandoned room
+// costs nothing.
 //
 // # Order
 //

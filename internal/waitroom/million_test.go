@@ -42,19 +42,7 @@ func BenchmarkRoomAtAMillion(b *testing.B) {
 	ev := event.Info{ID: ids.New(), OnSaleAt: time.Now().Add(time.Hour).Truncate(time.Microsecond).UTC(),
 		WaitingRoom: &event.WaitingRoom{AdmitPerSecond: rate}}
 	r, _ := roomOf(ev)
-	buyers := make([]string, queued)
-	for i := range buyers {
-		buyers[i] = ids.New()
-	}
-	for i := 0; i < queued; i += 10_000 {
-		members := make([]redis.Z, 0, 10_000)
-		for _, m := range buyers[i : i+10_000] {
-			members = append(members, redis.Z{Score: rand.Float64(), Member: m})
-		}
-		if err := rdb.ZAdd(ctx, s.roomKey(r), members...).Err(); err != nil {
-			b.Fatal(err)
-		}
-	}
+	buyers := queueBuyers(b, rdb, s.roomKey(r), queued)
 	mem, _ := rdb.MemoryUsage(ctx, s.roomKey(r), 100).Result()
 	b.Logf("%d buyers queued; the queue takes about %d MB", queued, mem>>20)
 	_, err := s.Progress(ctx, roomEvent(1, time.Now())) // a first script call, so that INFO lists EVALSHA

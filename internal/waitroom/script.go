@@ -13,7 +13,8 @@ import (
 // caught up by the calls that follow (it never admits anyone early).
 const maxSteps = 10_000
 
-// keyMargin is how long the keys outlive the last admission's end.
+// keyMargin is how long the keys outlive the last admission's end, at the
+// least (at most twice as long: doc.go).
 const keyMargin = 5 * time.Minute
 
 // roomScript is every operation on a room: it walks the admissions up to now,
@@ -22,11 +23,12 @@ const keyMargin = 5 * time.Minute
 // the new rate, or an empty string to keep it, and ARGV[8] '1' to pause, '0'
 // to resume or an empty string to keep).
 //
-// KEYS: queue (zset), state (hash n, last, d and the schedule t0, k0, r, p),
-// admissions (hash buyer → when she was admitted, µs).
+// KEYS: queue (zset), state (hash n, last, d, x: the keys' expiry in ms as
+// last set, and the schedule t0, k0, r, p), admissions (hash buyer → when
+// she was admitted, µs).
 // ARGV: op, on_sale_at (µs), rate (per s, the event's: the room's own r, once
-// an operator set one, wins), admission length (µs), lottery score in [0, 1),
-// key margin (µs), buyers….
+// it is written, wins), admission length (µs), lottery score in [0, 1), key
+// margin (µs), buyers….
 //
 // Times are ticks: one admission is 10⁶ ticks, and the schedule says how
 // they run: from t0 (µs; on_sale_at until an operator changed the rate or
@@ -54,17 +56,20 @@ local q, st, adm = KEYS[1], KEYS[2], KEYS[3]
 local op = ARGV[1]
 local onsale, admitlen = tonumber(ARGV[2]), tonumber(ARGV[4])
 local step = 1000000
-local state = redis.call('HMGET', st, 'n', 'last', 'd', 't0', 'k0', 'r', 'p')
+local state = redis.call('HMGET', st, 'n', 'last', 'd', 'x', 't0', 'k0', 'r', 'p')
 local n = tonumber(state[1]) or 0
 local last = tonumber(state[2]) or 0
 local d = tonumber(state[3]) or 0
-local t0 = tonumber(state[4]) or onsale
-local k0 = tonumber(state[5]) or 0
-local rate = tonumber(state[6]) or tonumber(ARGV[3])
-local paused = state[7] == '1'
+local x = tonumber(state[4]) -- the keys' expiry as last set (ms), nil to set it anew
+local t0 = tonumber(state[5]) or onsale
+local k0 = tonumber(state[6]) or 0
+local rate = tonumber(state[7]) or tonumber(ARGV[3])
+local paused = state[8] == '1'
 local len = redis.call('ZCARD', q)
-if n > len then n = len end
-local dirty = false
+if n > len then n, x = len, nil end
+local dirty = false -- n, last, d or the schedule changed
+local grown = false -- the queue grew: the keys may need to live longer
+local wrote = false -- an admission was written: the admissions' hash may be new
 
 local function num(x) return string.format('%.17g', x) end
 
@@ -101,7 +106,7 @@ local function advance()
       end
       if at > nowt then return end
       redis.call('HSET', adm, batch[i], num(math.floor(timeat(at))))
-      n, last, budget, dirty = n + 1, at, budget - 1, true
+      n, last, budget, dirty, wrote = n + 1, at, budget - 1, true, true
       if budget == 0 then return end
     end
   end
@@ -118,7 +123,8 @@ if op == 'join' then
     if not at or ends(at) <= now then
       redis.call('ZREM', q, buyer)
       redis.call('HDEL', adm, buyer)
-      n, len, rank, d, dirty = n - 1, len - 1, nil, d + 1, true
+      -- either may have removed its key: every key's expiry is set anew
+      n, len, rank, d, dirty, x = n - 1, len - 1, nil, d + 1, true, nil
     end
   end
   if not rank then
@@ -129,7 +135,7 @@ if op == 'join' then
       if top[2] and tonumber(top[2]) >= score then score = tonumber(top[2]) + 1 end
     end
     redis.call('ZADD', q, num(score), buyer)
-    len, dirty = len + 1, true
+    len, grown = len + 1, true
     advance()
   end
 end
@@ -142,20 +148,29 @@ if op == 'control' then
   nowt, dirty = tickat(now), true
 end
 
-if dirty then
-  -- The schedule is kept from the first write on: the event's rate (ARGV[3])
-  -- is the one the room opens at, and only a control changes it.
-  redis.call('HSET', st, 'n', n, 'last', num(last), 'd', d,
-    't0', num(t0), 'k0', num(k0), 'r', rate, 'p', paused and 1 or 0)
+if dirty or grown then
+  local margin = tonumber(ARGV[6])
   local final = last + (len - n) * step
-  -- A paused room keeps its queue for a week of no calls.
+  -- A paused room keeps its queue for a week.
   local expire = now + 7 * 86400000000
-  if not paused then expire = timeat(final) + admitlen + tonumber(ARGV[6]) end
+  if not paused then expire = timeat(final) + admitlen + margin end
   if expire < now + admitlen then expire = now + admitlen end
   local ms = math.floor(expire / 1000) + 1
-  redis.call('PEXPIREAT', q, ms)
-  redis.call('PEXPIREAT', st, ms)
-  redis.call('PEXPIREAT', adm, ms)
+  local renew = not x or ms > x
+  if renew then x, dirty = ms + math.floor(margin / 1000), true end
+  -- The schedule is kept from the first write on: the event's rate (ARGV[3])
+  -- is the one the room opens at, and only a control changes it.
+  if dirty then
+    redis.call('HSET', st, 'n', n, 'last', num(last), 'd', d, 'x', x,
+      't0', num(t0), 'k0', num(k0), 'r', rate, 'p', paused and 1 or 0)
+  end
+  if renew then
+    redis.call('PEXPIREAT', q, x)
+    redis.call('PEXPIREAT', st, x)
+    redis.call('PEXPIREAT', adm, x)
+  elseif wrote then
+    redis.call('PEXPIREAT', adm, x)
+  end
 end
 
 local early = 0
