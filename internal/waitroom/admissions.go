@@ -28,6 +28,17 @@ import (
 // its remembered entries would be honoured until the admission's end: that is
 // the latency such a revocation would have without it.
 //
+// A refusal is remembered too, briefly: a buyer not admitted (waiting, never
+// queued, lapsed) is refused from memory for RefusalMemory, or until her
+// turn if that comes sooner, so that a bot hammering holds without an
+// admission costs the room's node a call a second an instance, not a call a
+// hold (at a stadium's peak the bots' checks were nearly half of the room's
+// master: docs/scaling.md). It never admits anyone; its cost is that a buyer
+// admitted sooner than her answer said (the rate was raised) or who joined
+// on another instance is refused here for up to RefusalMemory. A join on
+// this instance, a poll here that finds her admitted, and any admission read
+// here end it at once.
+//
 // Memory is bounded: at most Options.MaxAdmissions entries (default
 // DefaultMaxAdmissions), in shards; a shard that is full first drops its ended
 // entries, and when none has ended the new admission is not remembered (that
@@ -37,13 +48,23 @@ import (
 // Options.MaxAdmissions is 0: about 150 bytes each, some 15 MB in all.
 const DefaultMaxAdmissions = 100_000
 
+// RefusalMemory is the longest a refusal is remembered.
+const RefusalMemory = time.Second
+
 const admissionShards = 16
 
 type admissionKey struct{ event, buyer string }
 
+// memo is a remembered admission (refusal nil) or refusal, until end on the
+// instance's clock.
+type memo struct {
+	end     time.Time
+	refusal error
+}
+
 type admissionShard struct {
 	mu sync.Mutex
-	m  map[admissionKey]time.Time // the admission's end, on the instance's clock
+	m  map[admissionKey]memo
 }
 
 // admissions is what this instance remembers. Safe for concurrent use.
@@ -57,7 +78,7 @@ type admissions struct {
 func newAdmissions(limit int, clock func() time.Time) *admissions {
 	a := &admissions{seed: maphash.MakeSeed(), max: max(1, limit/admissionShards), clock: clock}
 	for i := range a.shards {
-		a.shards[i].m = make(map[admissionKey]time.Time)
+		a.shards[i].m = make(map[admissionKey]memo)
 	}
 	return a
 }
@@ -70,20 +91,21 @@ func (a *admissions) shard(k admissionKey) *admissionShard {
 	return &a.shards[h.Sum64()%admissionShards]
 }
 
-// current reports whether the buyer's admission to the event is remembered
-// and has not ended.
-func (a *admissions) current(eventID, buyerID string) bool {
+// current reports whether the buyer's admission to the event, or a refusal
+// of it, is remembered and has not ended: ok, and the refusal (nil for an
+// admission).
+func (a *admissions) current(eventID, buyerID string) (refusal error, ok bool) {
 	k := admissionKey{eventID, buyerID}
 	sh := a.shard(k)
 	now := a.clock()
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	end, ok := sh.m[k]
-	if ok && !now.Before(end) {
+	m, ok := sh.m[k]
+	if ok && !now.Before(m.end) {
 		delete(sh.m, k)
-		return false
+		return nil, false
 	}
-	return ok
+	return m.refusal, ok
 }
 
 // remember keeps an admission read by a call that started at start: st is
@@ -92,18 +114,32 @@ func (a *admissions) remember(eventID, buyerID string, start time.Time, st Statu
 	if st.State != Admitted {
 		return
 	}
-	end := start.Add(st.AdmittedUntil.Sub(st.Now))
+	a.keep(admissionKey{eventID, buyerID}, memo{end: start.Add(st.AdmittedUntil.Sub(st.Now))}, true)
+}
+
+// refuse keeps a refusal read by a call that started at start, for d at most
+// RefusalMemory, unless an admission is remembered.
+func (a *admissions) refuse(eventID, buyerID string, start time.Time, d time.Duration, refusal error) {
+	a.keep(admissionKey{eventID, buyerID}, memo{end: start.Add(min(d, RefusalMemory)), refusal: refusal}, false)
+}
+
+// keep stores m if it has not ended, over what is remembered when over, else
+// only where nothing current is.
+func (a *admissions) keep(k admissionKey, m memo, over bool) {
 	now := a.clock()
-	if !now.Before(end) {
+	if !now.Before(m.end) {
 		return
 	}
-	k := admissionKey{eventID, buyerID}
 	sh := a.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if _, ok := sh.m[k]; !ok && len(sh.m) >= a.max {
+	old, ok := sh.m[k]
+	if ok && !over && now.Before(old.end) {
+		return
+	}
+	if !ok && len(sh.m) >= a.max {
 		for kk, e := range sh.m {
-			if !now.Before(e) {
+			if !now.Before(e.end) {
 				delete(sh.m, kk)
 			}
 		}
@@ -111,19 +147,23 @@ func (a *admissions) remember(eventID, buyerID string, start time.Time, st Statu
 			return
 		}
 	}
-	sh.m[k] = end
+	sh.m[k] = m
 }
 
-// forget drops the buyer's remembered admission to the event.
-func (a *admissions) forget(eventID, buyerID string) {
+// forget drops what is remembered of the buyer and the event: all of it, or
+// only a refusal.
+func (a *admissions) forget(eventID, buyerID string, refusalOnly bool) {
 	k := admissionKey{eventID, buyerID}
 	sh := a.shard(k)
 	sh.mu.Lock()
-	delete(sh.m, k)
+	if m, ok := sh.m[k]; ok && (!refusalOnly || m.refusal != nil) {
+		delete(sh.m, k)
+	}
 	sh.mu.Unlock()
 }
 
-// len is how many admissions are remembered, ended ones not yet dropped included.
+// len is how many admissions and refusals are remembered, ended ones not yet
+// dropped included.
 func (a *admissions) len() int {
 	n := 0
 	for i := range a.shards {
@@ -139,8 +179,8 @@ func (a *admissions) len() int {
 // that her next hold asks the room again. Nothing in this package revokes an
 // admission before its end; a revocation added later must call it on every
 // instance.
-func (s *Service) Forget(eventID, buyerID string) { s.admitted.forget(eventID, buyerID) }
+func (s *Service) Forget(eventID, buyerID string) { s.admitted.forget(eventID, buyerID, false) }
 
-// Remembered is how many admissions this instance remembers (ended ones not
-// yet dropped included), at most Options.MaxAdmissions.
+// Remembered is how many admissions and refusals this instance remembers
+// (ended ones not yet dropped included), at most Options.MaxAdmissions.
 func (s *Service) Remembered() int { return s.admitted.len() }

@@ -25,6 +25,9 @@ const (
 	peakRate       = 400    // admissions
 	peakLookups    = 400    // lookups of one buyer, at the admission rate
 	peakHoldChecks = 10_600 // holds' admission checks: 600 admitted buyers' and 10,000 bots'
+	// The same once each instance remembers a refusal for a second: the 200
+	// bots' checks are at most a call a second on each of 16 instances.
+	peakRememberedChecks = 600 + 200*16
 )
 
 // BenchmarkRoomCPU is BenchmarkRoomAtAMillion's room (1,000,000 buyers queued
@@ -63,6 +66,8 @@ const (
 //	                       10,600 holds' checks a second (thread-% is the answer)
 //	peak/no-bots           the same without the 10,000 bots' holds' checks
 //	peak/k=2               one of two rooms: half the joins, lookups and checks
+//	peak/bots-remembered   the peak with refusals remembered for RefusalMemory:
+//	                       the bots' checks at most one a second a bot an instance
 //
 // Not run by go test; it takes about two minutes:
 //
@@ -185,7 +190,7 @@ func BenchmarkRoomCPU(b *testing.B) {
 	// Everything at once, each at its own rate, from clients of its own: the
 	// peak, the peak without the bots' holds' checks, and one of k = 2 rooms
 	// (half of the joins, lookups and checks; as many progress reads).
-	peak := func(name string, share float64, bots bool) {
+	peak := func(name string, share float64, checks float64) {
 		b.Run(name, func(b *testing.B) {
 			paced := func(clients int, rate float64, op func(int)) func() {
 				n := int(rate * share * seconds)
@@ -205,8 +210,8 @@ func BenchmarkRoomCPU(b *testing.B) {
 				_, err := s.call(ctx, r, "status", queuedBuyer(i))
 				must(err)
 			}))
-			if bots {
-				wg.Go(paced(2*clients, peakHoldChecks, holdCheck))
+			if checks > 0 {
+				wg.Go(paced(2*clients, checks, holdCheck))
 			}
 			wg.Wait()
 			c := cost{usage: usageOf(b, rdb).minus(before), n: seconds, wall: time.Since(start)}
@@ -216,9 +221,10 @@ func BenchmarkRoomCPU(b *testing.B) {
 				name, 100*c.share(), c.usec/1e4/c.wall.Seconds(), c.wall.Round(time.Millisecond))
 		})
 	}
-	peak("peak", 1, true)
-	peak("peak/no-bots", 1, false)
-	peak("peak/k=2", 0.5, true)
+	peak("peak", 1, peakHoldChecks)
+	peak("peak/no-bots", 1, 0)
+	peak("peak/k=2", 0.5, peakHoldChecks)
+	peak("peak/bots-remembered", 1, peakRememberedChecks)
 
 	// The room's master at the peak, from the figures of one kind at a time.
 	us := func(name string) float64 { return costs[name].perOp(idle) }

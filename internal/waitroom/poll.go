@@ -60,6 +60,15 @@ type Place struct {
 // buyer is ignored. Errors wrap ErrNoRoom or ErrUnavailable, or are of kind
 // errkind.NotFound (never joined, or her admission lapsed).
 func (s *Service) Poll(ctx context.Context, ev event.Info, buyerID string, pl *Place) (Status, error) {
+	st, err := s.poll(ctx, ev, buyerID, pl)
+	if err == nil && st.State == Admitted {
+		// Her next hold here asks the room, not a refusal it remembers.
+		s.admitted.forget(ev.ID, buyerID, true)
+	}
+	return st, err
+}
+
+func (s *Service) poll(ctx context.Context, ev event.Info, buyerID string, pl *Place) (Status, error) {
 	r, err := roomOf(ev)
 	if err != nil {
 		return Status{}, err

@@ -50,8 +50,8 @@ func (c *testClock) Add(d time.Duration) {
 
 // TestAdmissionsAreRemembered: an admission read once (by a join here) is
 // honoured from memory until it ends by the instance's clock, with no call to
-// the room; past its end the room is asked again. A buyer still waiting is
-// asked about every time, and one refused is never remembered.
+// the room; past its end the room is asked again. A refusal is remembered
+// apart (TestRefusalsAreRememberedBriefly).
 func TestAdmissionsAreRemembered(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
@@ -77,19 +77,8 @@ func TestAdmissionsAreRemembered(t *testing.T) {
 	if n := c.calls.Load() - before; n != 0 {
 		t.Fatalf("100 checks of an admission read before made %d room calls, want 0", n)
 	}
-	if s.Remembered() != 1 {
-		t.Fatalf("%d admissions remembered, want Ada's alone", s.Remembered())
-	}
-	for range 3 {
-		if err := s.CheckAdmitted(ctx, ev, "bob"); !errors.Is(err, ErrNotAdmitted) {
-			t.Fatalf("CheckAdmitted of a waiting buyer = %v, want ErrNotAdmitted", err)
-		}
-	}
-	if n := c.calls.Load() - before; n != 3 {
-		t.Fatalf("3 checks of a waiting buyer made %d room calls, want 3", n)
-	}
-	if err := s.CheckAdmitted(ctx, ev, "cy"); !errors.Is(err, ErrNotAdmitted) || s.Remembered() != 1 {
-		t.Fatalf("CheckAdmitted of a buyer who never joined = %v (%d remembered)", err, s.Remembered())
+	if err := s.CheckAdmitted(ctx, ev, "cy"); !errors.Is(err, ErrNotAdmitted) {
+		t.Fatalf("CheckAdmitted of a buyer who never joined = %v", err)
 	}
 
 	// Her admission ends a minute after it was made, as the call that read it
@@ -134,8 +123,76 @@ func TestRememberedAdmissionsAreBounded(t *testing.T) {
 	if _, err := s.Join(ctx, late, "late"); err != nil {
 		t.Fatal(err)
 	}
-	if !s.admitted.current(late.ID, "late") || s.Remembered() > 32 {
-		t.Fatalf("an admission read once the others ended: remembered %v (%d in all); want it kept, at most 32",
-			s.admitted.current(late.ID, "late"), s.Remembered())
+	if refusal, ok := s.admitted.current(late.ID, "late"); !ok || refusal != nil || s.Remembered() > 32 {
+		t.Fatalf("an admission read once the others ended: remembered %v, %v (%d in all); want it kept, at most 32",
+			ok, refusal, s.Remembered())
+	}
+}
+
+// TestRefusalsAreRememberedBriefly: a bot that never joined checks 100 times
+// in a moment and costs the room one call, then one more a RefusalMemory
+// later; a waiting buyer whose turn is nearer than that is refused from
+// memory only until her turn; a join here ends a remembered refusal, and a
+// refusal never becomes an admission.
+func TestRefusalsAreRememberedBriefly(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := testenv.Redis(t)
+	c := &countingRedis{Scripter: rdb}
+	clock := &testClock{now: time.Now()}
+	s := New(c, Options{Prefix: prefix, Timeout: 5 * time.Second, Clock: clock.Now})
+	ctx := context.Background()
+	ev := roomEvent(4, time.Now().Add(-time.Minute))
+	checks := func(buyer string, n int) (calls int64) {
+		t.Helper()
+		before := c.calls.Load()
+		for range n {
+			if err := s.CheckAdmitted(ctx, ev, buyer); !errors.Is(err, ErrNotAdmitted) {
+				t.Fatalf("CheckAdmitted of %s = %v, want ErrNotAdmitted", buyer, err)
+			}
+		}
+		return c.calls.Load() - before
+	}
+	if n := checks("bot", 100); n != 1 {
+		t.Fatalf("100 checks of a bot in a moment made %d room calls, want 1", n)
+	}
+	clock.Add(RefusalMemory - time.Millisecond)
+	if n := checks("bot", 10); n != 0 {
+		t.Fatalf("a moment before RefusalMemory: %d room calls, want 0", n)
+	}
+	clock.Add(time.Millisecond)
+	if n := checks("bot", 10); n != 1 {
+		t.Fatalf("at RefusalMemory: %d room calls, want 1", n)
+	}
+
+	// At 4 a second, the first is admitted at once and the second waits
+	// about 250 ms: her refusal is remembered until then, no longer.
+	if _, err := s.Join(ctx, ev, "ada"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Join(ctx, ev, "bob")
+	if err != nil || st.State != Waiting || st.EstimatedWait <= 0 || st.EstimatedWait > 250*time.Millisecond {
+		t.Fatalf("the second to join at 4 a second = %+v, %v; want waiting at most 250 ms", st, err)
+	}
+	clock.Add(time.Millisecond) // her check comes a moment after her join
+	if n := checks("bob", 5); n != 1 {
+		t.Fatalf("5 checks of a waiting buyer made %d room calls, want 1", n)
+	}
+	clock.Add(st.EstimatedWait)
+	if refusal, ok := s.admitted.current(ev.ID, "bob"); ok {
+		t.Fatalf("at her turn her refusal is still remembered: %v", refusal)
+	}
+
+	// The bot joins here: its refusal ends at once. The room is quiet
+	// again by Redis's clock once Bob's turn has passed.
+	sleepUntil(t, rdb, st.Now.Add(st.EstimatedWait+250*time.Millisecond))
+	if _, ok := s.admitted.current(ev.ID, "bot"); !ok {
+		t.Fatal("the bot's refusal is not remembered before its join")
+	}
+	joined, err := s.Join(ctx, ev, "bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refusal, ok := s.admitted.current(ev.ID, "bot"); ok && refusal != nil {
+		t.Fatalf("after joining here (%+v), the bot is still refused from memory: %v", joined, refusal)
 	}
 }

@@ -204,6 +204,7 @@ func (s *Service) Join(ctx context.Context, ev event.Info, buyerID string) (Stat
 	if !ok { // cannot happen: the script just queued her
 		return Status{}, fmt.Errorf("waitroom: buyer %s not queued after joining event %s", buyerID, ev.ID)
 	}
+	s.admitted.forget(ev.ID, buyerID, true)
 	s.admitted.remember(ev.ID, buyerID, start, st)
 	return st, nil
 }
@@ -223,24 +224,35 @@ func (s *Service) Status(ctx context.Context, ev event.Info, buyerID string) (St
 // admission to it is current, and otherwise an error wrapping ErrNotAdmitted
 // (saying where she stands) or ErrUnavailable. Events without a room cost no
 // call to Redis, and neither does an admission this instance has read before
-// (by a join, a poll or a hold) until it ends (admissions.go): that one is
-// honoured from memory, even while the room's Redis cannot answer.
+// (by a join or a hold) until it ends (admissions.go): that one is
+// honoured from memory, even while the room's Redis cannot answer. A
+// refusal is remembered for RefusalMemory, or until her turn if sooner.
 func (s *Service) CheckAdmitted(ctx context.Context, ev event.Info, buyerID string) error {
 	if ev.WaitingRoom == nil {
 		return nil
 	}
-	if s.admitted.current(ev.ID, buyerID) {
-		return nil
+	if refusal, ok := s.admitted.current(ev.ID, buyerID); ok {
+		return refusal
 	}
+	start := s.clock()
 	st, why, err := s.status(ctx, ev, buyerID)
 	switch {
 	case err != nil:
 		return err
 	case why != "":
-		return fmt.Errorf("%w: %s", ErrNotAdmitted, why)
+		err = fmt.Errorf("%w: %s", ErrNotAdmitted, why)
+		s.admitted.refuse(ev.ID, buyerID, start, RefusalMemory, err)
+		return err
 	case st.State == Waiting:
-		return fmt.Errorf("%w: event %s has a waiting room and you are number %d in its queue, about %d s from admission",
+		err = fmt.Errorf("%w: event %s has a waiting room and you are number %d in its queue, about %d s from admission",
 			ErrNotAdmitted, ev.ID, st.Position, WaitSeconds(st.EstimatedWait))
+		if st.Paused {
+			err = fmt.Errorf("%w: event %s has a waiting room, paused by its organizer, and you are number %d in its queue",
+				ErrNotAdmitted, ev.ID, st.Position)
+			st.EstimatedWait = RefusalMemory // her turn is later than any
+		}
+		s.admitted.refuse(ev.ID, buyerID, start, st.EstimatedWait, err)
+		return err
 	}
 	return nil
 }
