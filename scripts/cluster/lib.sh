@@ -30,7 +30,14 @@ readonly REDIS_PORTS=(7001 7002 7003 7004 7005 7006)
 # A node's cluster bus port: its port + 10000, given explicitly (--cluster-port).
 readonly BUS_OFFSET=10000
 readonly INSTANCES=(1 2 3)
-readonly EDGE_ADDR=127.0.0.1:8080 STATS_ADDR=127.0.0.1:8404
+readonly EDGE_ADDR=127.0.0.1:8080
+# HAProxy's stats page and metrics: STAGEDOOR_CLUSTER_STATS_ADDR (host:port) moves
+# them off 8404, for a machine where something else has it.
+readonly STATS_ADDR=${STAGEDOOR_CLUSTER_STATS_ADDR:-127.0.0.1:8404}
+if [[ ! $STATS_ADDR =~ ^[0-9A-Za-z.:-]+:[0-9]{1,5}$ ]]; then
+  printf 'cluster: STAGEDOOR_CLUSTER_STATS_ADDR must be host:port, not "%s"\n' "$STATS_ADDR" >&2
+  exit 2
+fi
 readonly PAYRAIL_LISTEN=127.0.0.1:8090 PROMETHEUS_ADDR=127.0.0.1:9090 ALERTMANAGER_ADDR=127.0.0.1:9093
 # PgBouncer in front of PostgreSQL: clear of 6432, where Debian's own pgbouncer
 # service listens once the package is installed (on a machine with systemd).
