@@ -71,7 +71,9 @@ var (
 // of this statement's plan is a quarter of a placement's CPU in PostgreSQL).
 // taken updates the seats asked for, not those of wanted: when ok holds, they
 // are the same rows, every one found and locked by wanted, and the semi-join
-// with wanted would cost a hash of its rows.
+// with wanted would cost a hash of its rows. For the same reason the result
+// reads wanted's verdict of a seat by a subquery rather than a hash join; a
+// seat's event never changes, so the peek's of_event is the locked read's.
 func placeStatement(cooled bool) string {
 	cooling, notCooling, coolFor, joinCooling := "", "", "NULL::float8", ""
 	if cooled {
@@ -129,10 +131,10 @@ WITH peek AS (
     FROM verdict WHERE ok
     RETURNING total_cents, expires_at, created_at
 )
-SELECT p.id::text, coalesce(w.of_event, p.of_event), coalesce(w.takeable, p.takeable),
+SELECT p.id::text, p.of_event, coalesce((SELECT w.takeable FROM wanted w WHERE w.id = p.id), p.takeable),
        (SELECT seats FROM held), h.total_cents, h.expires_at, h.created_at,
        ` + coolFor + `, ev.starts_at, coalesce(ev.started, false)
-FROM peek p LEFT JOIN wanted w ON w.id = p.id LEFT JOIN hold h ON true` + joinCooling + `
+FROM peek p LEFT JOIN hold h ON true` + joinCooling + `
      LEFT JOIN ev ON true`
 }
 
