@@ -143,10 +143,8 @@ FROM peek p LEFT JOIN hold h ON true` + joinCooling + `
 // transaction), it makes racing placements of that buyer on that event count
 // their seats one after the other, so together they never pass the cap. A
 // statement's snapshot is taken when it starts, so the lock must be taken by a
-// statement of its own, before. It also sets genericPlans and asyncCommit for
-// the transaction.
-const lockBuyerSQL = `SELECT pg_advisory_xact_lock(hashtextextended('hold:' || $1::text || ':' || $2::text, 0)), ` +
-	genericPlans + `, ` + asyncCommit
+// statement of its own, before. It also sets genericPlans for the transaction.
+const lockBuyerSQL = `SELECT pg_advisory_xact_lock(hashtextextended('hold:' || $1::text || ':' || $2::text, 0)), ` + genericPlans
 
 // genericPlans makes the statements after it in its transaction run the
 // generic plan of their prepared statement (pgx prepares each one). Left to
@@ -156,18 +154,6 @@ const lockBuyerSQL = `SELECT pg_advisory_xact_lock(hashtextextended('hold:' || $
 // which finds every row by the same indexes. set_config(…, true) lasts until
 // the transaction ends, which for a batch is its end.
 const genericPlans = `set_config('plan_cache_mode', 'force_generic_plan', true)`
-
-// asyncCommit makes the commit of its transaction (a placement's, a
-// release's) return without waiting for its WAL to reach the disk: the WAL
-// writer flushes it within 3 × wal_writer_delay (600 ms by default), with
-// those of the other transactions committed meanwhile. The wait for the flush
-// (an fdatasync a hold, and one a release) was a sixth of PostgreSQL's CPU on a
-// hold and its release. What a crash of PostgreSQL can then lose is a hold or
-// a release acknowledged in its last moments: the hold is gone (its seats are
-// free, its buyer finds it not found), or the released hold is back until it
-// expires. No sale depends on one: checkout's transactions commit as usual,
-// and a commit flushes the WAL written before it, the holds it read included.
-const asyncCommit = `set_config('synchronous_commit', 'off', true)`
 
 // verdict is what a statement read of one seat asked for.
 type verdict struct{ ofEvent, takeable bool }
@@ -310,8 +296,7 @@ func (s store) release(ctx context.Context, buyerID, holdID string) error {
 	var released int
 	// No set_config(plan_cache_mode) before it: PostgreSQL runs this
 	// statement's generic plan of its own accord (its custom plans cost the
-	// same), so it is planned once a connection. asyncCommit is set in it,
-	// which is in time: the setting is read at the commit.
+	// same), so it is planned once a connection.
 	err := s.db.QueryRow(ctx, `
 		WITH h AS (
 		    UPDATE holds SET status = 'released', ended_at = now()
@@ -326,7 +311,7 @@ func (s store) release(ctx context.Context, buyerID, holdID string) error {
 		    UPDATE seats SET hold_id = NULL, held_until = NULL
 		    WHERE id IN (SELECT id FROM mine)
 		)
-		SELECT count(*) FROM h, (SELECT `+asyncCommit+`) AS async`, holdID, buyerID).Scan(&released)
+		SELECT count(*) FROM h`, holdID, buyerID).Scan(&released)
 	if err != nil {
 		return fmt.Errorf("hold: release: %w", err)
 	}
