@@ -10,8 +10,9 @@
 // Cluster): its members are lease ids, one a request in flight, and their
 // scores the instant each lease expires, in ms on Redis's clock. Enter runs one
 // Lua script that drops the expired leases, then adds the request's lease if
-// fewer than Max are left; release removes it (ZREM). Rider does the same as a
-// rider of the rate limiter's script (ratelimit.Rider), so that a request's
+// fewer than Max are left; release removes it (ZREM: the leases given back
+// while one removal is on its way go together in the next, one pipelined
+// round per node). Rider does the same as a rider of the rate limiter's script (ratelimit.Rider), so that a request's
 // rate limits and its lease are one round trip: with Options.Tag the key is
 // <prefix>cc:{<tag>:<identity>}:<limit>, in the slot of the limiter's buckets
 // of that tag. A lease lives Lease (10 s)

@@ -162,6 +162,7 @@ type Limiter struct {
 	counts     [len(outcomes)]prometheus.Counter
 	live       prometheus.Gauge // this instance's live leases of the limit
 	leases     registry
+	released   releases // the leases given back, on their way to Redis
 
 	instance string        // random, this Limiter's part of every lease id
 	seq      atomic.Uint64 // the other part
@@ -246,9 +247,9 @@ func noRelease() {}
 // Enter counts one request of identity in flight. It returns the decision and
 // a release func that must be called when the request ends, allowed or not;
 // calling it again does nothing. release does not use ctx (which may be
-// cancelled by then): it removes the lease from Redis with one call under a
-// deadline of its own, and when Redis cannot answer the lease lapses after
-// Lease.
+// cancelled by then): it removes the lease from Redis under a deadline of its
+// own, in one pipelined round with the leases other requests gave back
+// meanwhile, and when Redis cannot answer the lease lapses after Lease.
 //
 // It never returns an error. In Enforce mode a request over Max is refused
 // (Allowed false, OutcomeDenied) and takes no lease. In Shadow mode every
@@ -313,10 +314,7 @@ func (l *Limiter) release(ls *lease) {
 	}
 	l.leases.remove(ls)
 	l.live.Dec()
-	ctx := context.Background()
-	_ = l.nodes.For(ctx, ls.key).Do(ctx, func(rctx context.Context) error {
-		return l.rdb.ZRem(rctx, ls.key, ls.id).Err()
-	})
+	l.remove(ls)
 }
 
 func (l *Limiter) count(o Outcome) {

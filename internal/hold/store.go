@@ -41,7 +41,8 @@ type store struct {
 //   - held counts the seats the buyer holds of the event now (in a checkout
 //     too), which with those asked for may not pass the cap ($7);
 //   - only when all are found, of the event and takeable, and the cap allows,
-//     taken points them at the new hold until now() + TTL, and hold inserts it;
+//     taken points them at the new hold until now() + TTL (the rows wanted
+//     locked), and hold inserts it;
 //     otherwise nothing is written;
 //   - the result lists each seat found with those two verdicts (the locked
 //     read's when there was one, else the peek's), the count held, and the
@@ -57,12 +58,26 @@ type store struct {
 // placement past the cooldown: it frees the seats and marks its hold released
 // in one transaction, and the placement reads both in one snapshot (peek and
 // cooling), so it finds the seats still held or the hold cooling.
-const placeSQL = `
-WITH peek AS (
-    SELECT id, event_id = $2 AS of_event,
-           sold_at IS NULL AND (held_until IS NULL OR held_until <= now()) AS takeable
-    FROM seats
-    WHERE id = ANY($4::uuid[])
+var (
+	placeSQL           = placeStatement(true)
+	placeNoCooldownSQL = placeStatement(false)
+)
+
+// placeStatement is placeSQL, with cooling when cooled (its parameters $1 to
+// $8), or without it (its parameters $1 to $7; the seconds until the buyer may
+// hold a seat again NULL), for a Service whose cooldown is 0 (the default):
+// the cooling CTE, even when its filter is false, costs each execution the
+// start and end of its scans, its aggregate and its join (the executor's start
+// of this statement's plan is a quarter of a placement's CPU in PostgreSQL).
+// taken updates the seats asked for, not those of wanted: when ok holds, they
+// are the same rows, every one found and locked by wanted, and the semi-join
+// with wanted would cost a hash of its rows. For the same reason the result
+// reads wanted's verdict of a seat by a subquery rather than a hash join; a
+// seat's event never changes, so the peek's of_event is the locked read's.
+func placeStatement(cooled bool) string {
+	cooling, notCooling, coolFor, joinCooling := "", "", "NULL::float8", ""
+	if cooled {
+		cooling = `
 ), cooling AS (
     SELECT s.id, max(coalesce(h.ended_at, h.expires_at)) + $8::float8 * interval '1 second' AS until
     FROM holds h CROSS JOIN LATERAL unnest(h.seat_ids) AS s(id)
@@ -71,12 +86,23 @@ WITH peek AS (
       AND (h.status IN ('released', 'expired') OR (h.status = 'active' AND h.expires_at <= now()))
       AND coalesce(h.ended_at, h.expires_at) > now() - $8::float8 * interval '1 second'
       AND NOT EXISTS (SELECT FROM orders o WHERE o.hold_id = h.id)
-    GROUP BY s.id
+    GROUP BY s.id`
+		notCooling = `
+           AND NOT EXISTS (SELECT FROM cooling)`
+		coolFor = `extract(epoch FROM c.until - now())::float8`
+		joinCooling = ` LEFT JOIN cooling c ON c.id = p.id`
+	}
+	return `
+WITH peek AS (
+    SELECT id, event_id = $2 AS of_event,
+           sold_at IS NULL AND (held_until IS NULL OR held_until <= now()) AS takeable
+    FROM seats
+    WHERE id = ANY($4::uuid[])` + cooling + `
 ), ev AS (
     SELECT starts_at, starts_at <= now() AS started FROM events WHERE id = $2
 ), looks_free AS (
-    SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), false)
-           AND NOT EXISTS (SELECT FROM cooling) AND NOT coalesce((SELECT started FROM ev), true) AS yes
+    SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), false)` + notCooling + `
+           AND NOT coalesce((SELECT started FROM ev), true) AS yes
     FROM peek
 ), wanted AS (
     SELECT id, price_cents, event_id = $2 AS of_event,
@@ -97,7 +123,7 @@ WITH peek AS (
     FROM wanted
 ), taken AS (
     UPDATE seats SET hold_id = $1, held_until = now() + $6::float8 * interval '1 second'
-    WHERE id IN (SELECT id FROM wanted) AND (SELECT ok FROM verdict)
+    WHERE id = ANY($4::uuid[]) AND (SELECT ok FROM verdict)
     RETURNING id
 ), hold AS (
     INSERT INTO holds (id, event_id, buyer_id, seat_ids, total_cents, currency, expires_at)
@@ -105,11 +131,12 @@ WITH peek AS (
     FROM verdict WHERE ok
     RETURNING total_cents, expires_at, created_at
 )
-SELECT p.id::text, coalesce(w.of_event, p.of_event), coalesce(w.takeable, p.takeable),
+SELECT p.id::text, p.of_event, coalesce((SELECT w.takeable FROM wanted w WHERE w.id = p.id), p.takeable),
        (SELECT seats FROM held), h.total_cents, h.expires_at, h.created_at,
-       extract(epoch FROM c.until - now())::float8, ev.starts_at, coalesce(ev.started, false)
-FROM peek p LEFT JOIN wanted w ON w.id = p.id LEFT JOIN hold h ON true LEFT JOIN cooling c ON c.id = p.id
+       ` + coolFor + `, ev.starts_at, coalesce(ev.started, false)
+FROM peek p LEFT JOIN hold h ON true` + joinCooling + `
      LEFT JOIN ev ON true`
+}
 
 // lockBuyerSQL takes a transaction-scoped lock on one buyer's holds of one
 // event. Sent in one batch with placeSQL (one round trip, one implicit
@@ -158,7 +185,11 @@ func refusal(p Plan, found map[string]verdict) error {
 func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Duration, maxHeld int, cooldown time.Duration) (Hold, error) {
 	batch := &pgx.Batch{}
 	batch.Queue(lockBuyerSQL, p.BuyerID, p.Event.ID)
-	batch.Queue(placeSQL, holdID, p.Event.ID, p.BuyerID, p.SeatIDs, p.Event.Currency, ttl.Seconds(), maxHeld, cooldown.Seconds())
+	if cooldown > 0 {
+		batch.Queue(placeSQL, holdID, p.Event.ID, p.BuyerID, p.SeatIDs, p.Event.Currency, ttl.Seconds(), maxHeld, cooldown.Seconds())
+	} else {
+		batch.Queue(placeNoCooldownSQL, holdID, p.Event.ID, p.BuyerID, p.SeatIDs, p.Event.Currency, ttl.Seconds(), maxHeld)
+	}
 	results := s.db.SendBatch(ctx, batch)
 	defer results.Close()
 	if _, err := results.Exec(); err != nil {
@@ -263,9 +294,10 @@ func (s store) get(ctx context.Context, buyerID, holdID string) (Hold, error) {
 // still owns, locking them in id order as placing does.
 func (s store) release(ctx context.Context, buyerID, holdID string) error {
 	var released int
-	batch := &pgx.Batch{}
-	batch.Queue(`SELECT ` + genericPlans)
-	batch.Queue(`
+	// No set_config(plan_cache_mode) before it: PostgreSQL runs this
+	// statement's generic plan of its own accord (its custom plans cost the
+	// same), so it is planned once a connection.
+	err := s.db.QueryRow(ctx, `
 		WITH h AS (
 		    UPDATE holds SET status = 'released', ended_at = now()
 		    WHERE id = $1 AND buyer_id = $2 AND status = 'active' AND expires_at > now()
@@ -279,8 +311,7 @@ func (s store) release(ctx context.Context, buyerID, holdID string) error {
 		    UPDATE seats SET hold_id = NULL, held_until = NULL
 		    WHERE id IN (SELECT id FROM mine)
 		)
-		SELECT count(*) FROM h`, holdID, buyerID).QueryRow(func(row pgx.Row) error { return row.Scan(&released) })
-	err := s.db.SendBatch(ctx, batch).Close()
+		SELECT count(*) FROM h`, holdID, buyerID).Scan(&released)
 	if err != nil {
 		return fmt.Errorf("hold: release: %w", err)
 	}
