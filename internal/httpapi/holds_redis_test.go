@@ -46,6 +46,10 @@ func TestAnAdmittedHoldCostsTwoRedisCommands(t *testing.T) {
 			if a := ts.request(t, "POST", "/v1/holds", holdBody(c.event, c.seats[0]), ada.bearer()...); a.StatusCode != 201 {
 				t.Fatalf("first hold = %d %s", a.StatusCode, a.raw)
 			}
+			// A lease of hold-organizer's that ran out before the window is given
+			// back in the background: let that refund land before counting, or it
+			// is counted as the window's (seen on a loaded machine: 3 calls).
+			ts.Limiter.Wait()
 			mon := testenv.StartMonitor(t, private.Addr)
 			start := time.Now()
 			for i := 1; i <= n; i++ {
