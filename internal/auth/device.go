@@ -73,9 +73,9 @@ func (s *Service) rememberDevice(ctx context.Context, accountID, token string) (
 			return token, expires, nil
 		}
 	}
-	random, hash := newToken()
+	random, _ := newToken()
 	token = devicePrefix + random
-	hash = hashToken(token)
+	hash := hashToken(token)
 	if _, err := s.store.db.Exec(ctx, `
 		INSERT INTO devices (token_hash, id, account_id, expires_at) VALUES ($1, $2, $3, $4)`,
 		hash, ids.New(), accountID, expires); err != nil {

@@ -28,8 +28,6 @@ type stub struct {
 	posts atomic.Int64
 }
 
-func startPayrail(t *testing.T, latency time.Duration) *stub { return startPayrailTB(t, latency) }
-
 // startPayrailTB starts a Payrail stub with its ledger in a database of its own.
 func startPayrailTB(t testing.TB, latency time.Duration) *stub {
 	t.Helper()

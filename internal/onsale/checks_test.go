@@ -11,13 +11,13 @@ import (
 // (after the recorder's epoch), answered status with a problem and the limit
 // its RateLimit-Policy named.
 type hold struct {
-	client        int32
-	at            float64
-	status        int
-	slug, policy  string
-	limit         string // the limit a 429 names
-	instance      string // "" is i1
-	route, detail string // "" is routeHold
+	client       int32
+	at           float64
+	status       int
+	slug, policy string
+	limit        string // the limit a 429 names
+	instance     string // "" is i1
+	route        string // "" is routeHold
 }
 
 func record(epoch time.Time, hs ...hold) *recorder {

@@ -84,11 +84,13 @@ func TestLocalClockStepsBack(t *testing.T) {
 			allowed++
 		}
 	}
+	if allowed != 10 {
+		t.Fatalf("%d of a full bucket's 10 allowed", allowed)
+	}
 	clock.Add(30 * time.Second) // 5 tokens earned
 	if d := l.Allow(context.Background(), check); !d.Allowed || d.Results[0].Remaining != 4 {
 		t.Fatalf("30 s later: %+v", d)
 	}
-	allowed++
 	clock.Add(-time.Hour) // the clock steps back an hour
 	if d := l.Allow(context.Background(), check); !d.Allowed || d.Results[0].Remaining != 0 {
 		t.Fatalf("after the step back: %+v, want the one token of a clamped bucket", d.Results[0])

@@ -254,7 +254,7 @@ func attachReplica(tb testing.TB, replicaAddr, primaryAddr string) {
 		tb.Fatal(err)
 	}
 	host, port, _ := strings.Cut(primaryAddr, ":")
-	if err := rc.SlaveOf(ctx, host, port).Err(); err != nil {
+	if err := rc.ReplicaOf(ctx, host, port).Err(); err != nil {
 		tb.Fatal(err)
 	}
 	pc := redis.NewClient(&redis.Options{Addr: primaryAddr})

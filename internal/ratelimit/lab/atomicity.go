@@ -48,10 +48,9 @@ type AtomicityResult struct {
 func RunAtomicity(ctx context.Context, env Env, cfg AtomicityConfig) (*AtomicityResult, error) {
 	res := &AtomicityResult{Users: cfg.Users, CrashEvery: cfg.CrashEvery}
 	type mode struct {
-		name   string
-		lab    int
-		prefix string
-		make   func(prefix string, crash func() bool) (Limiter, error)
+		name string
+		lab  int
+		make func(prefix string, crash func() bool) (Limiter, error)
 	}
 	lim := Limit{N: 100, Window: cfg.TTL}
 	modes := []mode{
