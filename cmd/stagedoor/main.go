@@ -9,8 +9,8 @@
 //	                              run the whole flow against a running Stagedoor (default
 //	                              http://127.0.0.1:8080) with the demo data of F
 //	stagedoor healthcheck [URL]   exit 0 when URL (default: this instance's /healthz) answers 200
-//	stagedoor lab [-out DIR] [-quick] [-experiments 1,2,3,4,5]
-//	                              the rate-limiting lab against REDIS_URL (docs/lab.md)
+//
+// The rate-limiting lab is a command of its own, cmd/ratelimit-lab (docs/lab.md).
 //
 // Configuration comes from the environment (see docs/configuration.md). A bad value stops
 // the program with exit code 2 and a message that names the variable.
@@ -29,7 +29,6 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/conn"
-	"github.com/stagedoor/stagedoor/internal/ratelimit/lab"
 )
 
 func main() {
@@ -57,7 +56,7 @@ func exitCode(err error) int {
 	return 1
 }
 
-const usage = `usage: stagedoor [serve | migrate | payrail | seed [-env-file PATH] | demo [-url URL] [-env-file PATH] | healthcheck [URL] | lab [-out DIR] [-quick] [-experiments 1,2,3,4,5]]`
+const usage = `usage: stagedoor [serve | migrate | payrail | seed [-env-file PATH] | demo [-url URL] [-env-file PATH] | healthcheck [URL]]`
 
 // run is the whole program: main only adds the process's signals, arguments,
 // environment and standard streams, so tests can start it on port 0.
@@ -96,8 +95,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return servePayrail(ctx, cfg, logger)
 	case "seed":
 		return seed(ctx, cfg, logger, args, getenv, stdout, stderr)
-	case "lab":
-		return lab.Main(ctx, cfg.RedisURL, args, stdout, logger)
 	default:
 		return usageError{fmt.Sprintf("unknown command %q\n%s", command, usage)}
 	}
