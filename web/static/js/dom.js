@@ -85,3 +85,11 @@ export function sleep(ms, signal) {
     }, { once: true });
   });
 }
+
+/** One labelled radio button. */
+export function radio(name, value, label, checked) {
+  const id = `${name}-${value}`;
+  return h("div", { class: "choice" },
+    h("input", { type: "radio", name, value, id, checked }),
+    h("label", { for: id }, label));
+}

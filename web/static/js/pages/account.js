@@ -2,7 +2,7 @@
 // session.js.
 
 import { api } from "../api.js";
-import { field, h } from "../dom.js";
+import { field, h, radio } from "../dom.js";
 import { clearNotice, showRefusal } from "../notice.js";
 import { go, setTitle } from "../router.js";
 import { currentUser, logIn } from "../session.js";
@@ -80,12 +80,4 @@ export async function signupPage({ main, query, signal }) {
       showRefusal(err, signal);
     }
   });
-}
-
-/** One labelled radio button. */
-export function radio(name, value, label, checked) {
-  const id = `${name}-${value}`;
-  return h("div", { class: "choice" },
-    h("input", { type: "radio", name, value, id, checked }),
-    h("label", { for: id }, label));
 }

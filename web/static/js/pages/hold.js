@@ -14,14 +14,13 @@
 //   202 pending                  → the outcome is unknown: poll GET /v1/orders/{id} until it settles
 
 import { api, ApiError, get, retrying } from "../api.js";
-import { h, replace, sleep } from "../dom.js";
+import { h, radio, replace, sleep } from "../dom.js";
 import { formatClock, formatMoney, formatTime, plural } from "../format.js";
 import { forgetHold } from "../holds.js";
 import { clearNotice, countdown, report, showMessage, showProblem } from "../notice.js";
 import { go, requireUser, setTitle } from "../router.js";
 import { currentUser } from "../session.js";
 import { seatName } from "../seatmap.js";
-import { radio } from "./account.js";
 
 /**
  * How many times one attempt to pay is retried by itself after a failure that
