@@ -224,6 +224,17 @@ func TestChaosCheckoutLosesNothing(t *testing.T) {
 		}
 	}
 	t.Logf("Payrail outages logged by the instances: %d", outages)
+	// No fault of a dependency is a 500: each is a problem the buyer can act on.
+	for i, lb := range logs {
+		for line := range strings.Lines(lb.String()) {
+			if strings.Contains(line, `"request failed"`) {
+				t.Errorf("instance %d: %s", i, strings.TrimSpace(line))
+			}
+		}
+	}
+	if n := firstAnswers(checkouts)[http.StatusInternalServerError]; n > 0 {
+		t.Errorf("%d checkouts were first answered 500; want none", n)
+	}
 	if outages == 0 || outages*4 > failed {
 		t.Errorf("%d Payrail outages logged for %d orders Payrail failed; want its death logged, and far fewer outages than failures", outages, failed)
 	}

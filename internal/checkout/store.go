@@ -77,7 +77,9 @@ func (s store) begin(ctx context.Context, buyerID, holdID string, key *claim, ti
 // fails started nothing, so it is tried again, up to twice: after PostgreSQL
 // terminated the pool's connections (a restart, a failover, an operator's
 // pg_terminate_backend) the first one taken may be dead, and the pool is reset
-// so that the next try gets a fresh one.
+// so that the next try gets a fresh one. A server out of connection slots (or
+// another resource: conn.Exhausted) is not reset for: the pool's connections
+// are good, and giving them up would only leave it fewer.
 func (s store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	var tx pgx.Tx
 	var err error
@@ -88,7 +90,7 @@ func (s store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 		if try == 3 || ctx.Err() != nil {
 			return err
 		}
-		if conn.Unavailable(err) {
+		if conn.Unavailable(err) && !conn.Exhausted(err) {
 			s.db.Reset()
 		}
 	}
