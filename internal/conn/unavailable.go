@@ -10,7 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Unavailable reports whether err says PostgreSQL could not be reached, ended
+// Unavailable reports whether err says PostgreSQL could not be reached (any
+// failure to connect, whatever the server answered), ended
 // the connection under the statement (class 57P: a restart, a failover, an
 // operator's pg_terminate_backend; class 08: a connection exception; a refused
 // dial; a connection broken mid-statement) or ran out of a resource (class 53,
@@ -22,13 +23,18 @@ func Unavailable(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
+	// A connection that could not be made is the database's, whatever the
+	// server said (a database that allows no connections says 55000).
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return true
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "53")
 	}
-	var connectErr *pgconn.ConnectError
 	var netErr net.Error
-	return errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err) ||
+	return errors.As(err, &netErr) || pgconn.SafeToRetry(err) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		strings.Contains(err.Error(), "conn closed")
 }
