@@ -98,7 +98,7 @@ func EndCheckout(ctx context.Context, tx pgx.Tx, holdID string, to Status) ([]st
 	}
 	var seatIDs []string
 	err := tx.QueryRow(ctx, `
-		UPDATE holds SET status = $2, ended_at = CASE WHEN $2 = 'active' THEN NULL ELSE now() END
+		UPDATE holds SET status = $2::text, ended_at = CASE WHEN $2::text = 'active' THEN NULL ELSE now() END
 		WHERE id = $1 AND status = 'checking_out'
 		RETURNING seat_ids::text[]`, holdID, string(to)).Scan(&seatIDs)
 	if errors.Is(err, pgx.ErrNoRows) {

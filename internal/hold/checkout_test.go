@@ -9,19 +9,22 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/ids"
 )
 
 // TestStatusesMatchTheCheckConstraint: the Go set of statuses is exactly what
-// the holds table's CHECK constraint allows.
+// the CHECK constraint of holds.status's domain (hold_status) allows.
 func TestStatusesMatchTheCheckConstraint(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	var def string
 	if err := f.db.QueryRow(context.Background(), `
-		SELECT pg_get_constraintdef(oid) FROM pg_constraint
-		WHERE conrelid = 'holds'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%status%'`).
+		SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c
+		JOIN pg_attribute a ON a.attrelid = 'holds'::regclass AND a.attname = 'status'
+		WHERE c.contypid = a.atttypid AND c.contype = 'c'`).
 		Scan(&def); err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +40,52 @@ func TestStatusesMatchTheCheckConstraint(t *testing.T) {
 	slices.Sort(inGo)
 	if !slices.Equal(inDB, inGo) {
 		t.Errorf("CHECK allows %v, hold.Statuses is %v (constraint: %s)", inDB, inGo, def)
+	}
+}
+
+// TestHoldsRefuseWhatTheirDomainsForbid: the domains of holds' columns keep
+// what their CHECK constraints kept: a status of Statuses, 1 to 10 seats, a
+// total that is not negative, on an update as on an insert.
+func TestHoldsRefuseWhatTheirDomainsForbid(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	p, err := f.holds.Plan(ctx, f.buyer, f.eventID, f.seats[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.holds.Place(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eleven := make([]string, 11)
+	for i := range eleven {
+		eleven[i] = ids.New()
+	}
+	for name, write := range map[string]func() error{
+		"an unknown status": func() error {
+			_, err := f.db.Exec(ctx, `UPDATE holds SET status = 'lost' WHERE id = $1`, h.ID)
+			return err
+		},
+		"no seats": func() error {
+			_, err := f.db.Exec(ctx, `UPDATE holds SET seat_ids = '{}' WHERE id = $1`, h.ID)
+			return err
+		},
+		"a negative total": func() error {
+			_, err := f.db.Exec(ctx, `UPDATE holds SET total_cents = -1 WHERE id = $1`, h.ID)
+			return err
+		},
+		"eleven seats": func() error {
+			_, err := f.db.Exec(ctx, `
+				INSERT INTO holds (id, event_id, buyer_id, seat_ids, total_cents, currency, expires_at)
+				VALUES ($1, $2, $3, $4::uuid[], 0, 'EUR', now())`, ids.New(), f.eventID, f.buyer, eleven)
+			return err
+		},
+	} {
+		var pgErr *pgconn.PgError
+		if err := write(); !errors.As(err, &pgErr) || pgErr.Code != "23514" {
+			t.Errorf("a hold with %s: %v, want a check violation (23514)", name, err)
+		}
 	}
 }
 

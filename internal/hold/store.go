@@ -296,7 +296,10 @@ func (s store) release(ctx context.Context, buyerID, holdID string) error {
 	var released int
 	// No set_config(plan_cache_mode) before it: PostgreSQL runs this
 	// statement's generic plan of its own accord (its custom plans cost the
-	// same), so it is planned once a connection.
+	// same), so it is planned once a connection. freed joins mine rather than
+	// reading id IN (SELECT id FROM mine): its ids are distinct (one row a
+	// seat), so the HashAggregate that IN puts before the join has nothing to
+	// remove.
 	err := s.db.QueryRow(ctx, `
 		WITH h AS (
 		    UPDATE holds SET status = 'released', ended_at = now()
@@ -309,7 +312,7 @@ func (s store) release(ctx context.Context, buyerID, holdID string) error {
 		    FOR NO KEY UPDATE OF s
 		), freed AS (
 		    UPDATE seats SET hold_id = NULL, held_until = NULL
-		    WHERE id IN (SELECT id FROM mine)
+		    FROM mine WHERE seats.id = mine.id
 		)
 		SELECT count(*) FROM h`, holdID, buyerID).Scan(&released)
 	if err != nil {
