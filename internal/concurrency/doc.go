@@ -11,8 +11,9 @@
 // scores the instant each lease expires, in ms on Redis's clock. Enter runs one
 // Lua script that drops the expired leases, then adds the request's lease if
 // fewer than Max are left; release removes it (ZREM: the leases given back
-// while one removal is on its way go together in the next, one pipelined
-// round per node). Rider does the same as a rider of the rate limiter's script (ratelimit.Rider), so that a request's
+// while a removal is on its way to their node go together in that node's
+// next, one pipelined round; each node has its own queue, so a stalled node
+// holds up only its own leases). Rider does the same as a rider of the rate limiter's script (ratelimit.Rider), so that a request's
 // rate limits and its lease are one round trip: with Options.Tag the key is
 // <prefix>cc:{<tag>:<identity>}:<limit>, in the slot of the limiter's buckets
 // of that tag. A lease lives Lease (10 s)

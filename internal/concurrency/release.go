@@ -10,17 +10,26 @@ import (
 )
 
 // releases gathers the leases given back while a removal is on its way to
-// Redis, so that those of many requests go in one pipelined round per node
-// rather than one round trip each: under load most of the cost of a ZREM is
-// its round trip (two system calls here, two in Redis), not the command. No
-// release waits for a timer: the first one of an idle limiter is sent at
-// once, and those that come while it is on its way go together as soon as it
-// is back. Each release returns once its own lease was removed (or its call
-// failed), as a lone ZREM did.
+// their node, so that those of many requests go in one pipelined round per
+// node rather than one round trip each: under load most of the cost of a ZREM
+// is its round trip (two system calls here, two in Redis), not the command.
+// No release waits for a timer: the first one to an idle node is sent at once,
+// and those that come while it is on its way go together as soon as it is
+// back. Each node has its own queue, so a dead or stalled node holds up only
+// the leases it serves, never another node's. Each release returns once its
+// own lease was removed (or its call failed), as a lone ZREM did.
 type releases struct {
-	mu   sync.Mutex
-	next *releaseBatch // the leases waiting for the round on its way
-	busy bool          // a round is on its way: its sender sends the next batch too
+	mu    sync.Mutex
+	nodes map[string]*nodeReleases // by node (guard.NodeGuard.Node)
+}
+
+// nodeReleases is one node's queue: next is the leases waiting for the round
+// on its way, and busy says a round is on its way (its sender sends the next
+// batch too).
+type nodeReleases struct {
+	g    *guard.NodeGuard
+	next *releaseBatch
+	busy bool
 }
 
 // releaseBatch is the leases removed in one round, and done is closed once
@@ -30,78 +39,62 @@ type releaseBatch struct {
 	done   chan struct{}
 }
 
-// remove removes ls from Redis, with the other leases given back meanwhile.
+// remove removes ls from Redis, with the other leases of its node given back
+// meanwhile.
 func (l *Limiter) remove(ls *lease) {
+	g := l.nodes.For(context.Background(), ls.key)
 	r := &l.released
 	r.mu.Lock()
-	if r.next == nil {
-		r.next = &releaseBatch{done: make(chan struct{})}
+	if r.nodes == nil {
+		r.nodes = map[string]*nodeReleases{}
 	}
-	b := r.next
+	q := r.nodes[g.Node()]
+	if q == nil {
+		q = &nodeReleases{g: g}
+		r.nodes[g.Node()] = q
+	}
+	if q.next == nil {
+		q.next = &releaseBatch{done: make(chan struct{})}
+	}
+	b := q.next
 	b.leases = append(b.leases, ls)
-	if r.busy {
+	if q.busy {
 		r.mu.Unlock()
 		<-b.done
 		return
 	}
-	r.busy = true
+	q.busy = true
 	r.mu.Unlock()
 	for {
 		r.mu.Lock()
-		b := r.next
-		r.next = nil
+		b := q.next
+		q.next = nil
 		if b == nil {
-			r.busy = false
+			q.busy = false
 			r.mu.Unlock()
 			return
 		}
 		r.mu.Unlock()
-		l.removeAll(b.leases)
+		l.removeAll(q.g, b.leases)
 		close(b.done)
 	}
 }
 
-// removeAll removes leases from Redis: one pipelined round per node, the nodes
-// in parallel, each under its node's deadline and breaker. A lease whose
-// removal fails lapses after Lease.
-func (l *Limiter) removeAll(leases []*lease) {
+// removeAll removes leases of one node from Redis in one pipelined round,
+// under its node's deadline and breaker. A lease whose removal fails lapses
+// after Lease.
+func (l *Limiter) removeAll(g *guard.NodeGuard, leases []*lease) {
 	ctx := context.Background()
-	if len(leases) == 1 {
-		ls := leases[0]
-		_ = l.nodes.For(ctx, ls.key).Do(ctx, func(rctx context.Context) error {
-			return l.rdb.ZRem(rctx, ls.key, ls.id).Err()
-		})
-		return
-	}
-	type group struct {
-		g      *guard.NodeGuard
-		leases []*lease
-	}
-	var groups []*group
-	byNode := map[string]*group{}
-	for _, ls := range leases {
-		g := l.nodes.For(ctx, ls.key)
-		gr, ok := byNode[g.Node()]
-		if !ok {
-			gr = &group{g: g}
-			byNode[g.Node()] = gr
-			groups = append(groups, gr)
+	_ = g.Do(ctx, func(rctx context.Context) error {
+		if len(leases) == 1 {
+			return l.rdb.ZRem(rctx, leases[0].key, leases[0].id).Err()
 		}
-		gr.leases = append(gr.leases, ls)
-	}
-	var wg sync.WaitGroup
-	for _, gr := range groups {
-		wg.Go(func() {
-			_ = gr.g.Do(ctx, func(rctx context.Context) error {
-				_, err := l.rdb.Pipelined(rctx, func(p redis.Pipeliner) error {
-					for _, ls := range gr.leases {
-						p.ZRem(rctx, ls.key, ls.id)
-					}
-					return nil
-				})
-				return err
-			})
+		_, err := l.rdb.Pipelined(rctx, func(p redis.Pipeliner) error {
+			for _, ls := range leases {
+				p.ZRem(rctx, ls.key, ls.id)
+			}
+			return nil
 		})
-	}
-	wg.Wait()
+		return err
+	})
 }
