@@ -27,7 +27,7 @@ type waitingRoomStateJSON struct {
 
 func waitingRoomStateOf(eventID string, p waitroom.Progress) waitingRoomStateJSON {
 	out := waitingRoomStateJSON{EventID: eventID, AdmitPerSecond: p.Rate, Paused: p.Paused,
-		Queued: p.Queued, Waiting: max(0, p.Queued-p.Admitted), AdmittedThrough: p.AdmittedThrough, Now: p.Now.UTC()}
+		Queued: p.Queued, Waiting: p.Waiting(), AdmittedThrough: p.AdmittedThrough, Now: p.Now.UTC()}
 	if !p.ChangedAt.IsZero() {
 		at := p.ChangedAt.UTC()
 		out.ChangedAt = &at

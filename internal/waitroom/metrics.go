@@ -15,7 +15,7 @@ type RoomProgress struct {
 }
 
 // Waiting is how many buyers wait, not yet admitted.
-func (p RoomProgress) Waiting() int { return max(0, p.Progress.Queued-p.Progress.Admitted) }
+func (p RoomProgress) Waiting() int { return p.Progress.Waiting() }
 
 // WaitSeconds is how long the last buyer in the queue waits yet, at the
 // room's rate.

@@ -114,7 +114,7 @@ func (pl Place) at(sc schedule, now time.Time, admission time.Duration, queued i
 	st := Status{State: Waiting, Now: now, Place: pl}
 	if pl.Until > 0 { // admitted when she last asked
 		st.State, st.AdmittedUntil = Admitted, micros(pl.Until)
-		return st, map[bool]verdict{true: current, false: lapsed}[pl.Until > nowUs]
+		return st, currentUntil(pl.Until, nowUs)
 	}
 	wait := func(tick int64) {
 		var known bool
@@ -140,7 +140,15 @@ func (pl Place) at(sc schedule, now time.Time, admission time.Duration, queued i
 	until := began + admission.Microseconds()
 	st.State, st.AdmittedUntil = Admitted, micros(until)
 	st.Place.Until = until
-	return st, map[bool]verdict{true: current, false: lapsed}[until > nowUs]
+	return st, currentUntil(until, nowUs)
+}
+
+// currentUntil is the verdict on an admission that ends at until (µs) at now.
+func currentUntil(until, now int64) verdict {
+	if until > now {
+		return current
+	}
+	return lapsed
 }
 
 // drawn is the estimated Status, once the lottery is drawn, of a buyer whose

@@ -105,7 +105,10 @@ func (s *Service) Change(ctx context.Context, ev event.Info, c Control) (Progres
 		rate = strconv.Itoa(*c.Rate)
 	}
 	if c.Paused != nil {
-		paused = map[bool]string{true: "1", false: "0"}[*c.Paused]
+		paused = "0"
+		if *c.Paused {
+			paused = "1"
+		}
 	}
 	rep, err := s.call(ctx, r, opControl, rate, paused)
 	if err != nil {

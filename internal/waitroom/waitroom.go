@@ -243,14 +243,14 @@ func (s *Service) CheckAdmitted(ctx context.Context, ev event.Info, buyerID stri
 		err = fmt.Errorf("%w: %s", ErrNotAdmitted, why)
 		s.admitted.refuse(ev.ID, buyerID, start, RefusalMemory, err)
 		return err
+	case st.State == Waiting && st.Paused:
+		err = fmt.Errorf("%w: event %s has a waiting room, paused by its organizer, and you are number %d in its queue",
+			ErrNotAdmitted, ev.ID, st.Position)
+		s.admitted.refuse(ev.ID, buyerID, start, RefusalMemory, err) // her turn is later than any
+		return err
 	case st.State == Waiting:
 		err = fmt.Errorf("%w: event %s has a waiting room and you are number %d in its queue, about %d s from admission",
 			ErrNotAdmitted, ev.ID, st.Position, WaitSeconds(st.EstimatedWait))
-		if st.Paused {
-			err = fmt.Errorf("%w: event %s has a waiting room, paused by its organizer, and you are number %d in its queue",
-				ErrNotAdmitted, ev.ID, st.Position)
-			st.EstimatedWait = RefusalMemory // her turn is later than any
-		}
 		s.admitted.refuse(ev.ID, buyerID, start, st.EstimatedWait, err)
 		return err
 	}
@@ -306,6 +306,9 @@ func (s *Service) Progress(ctx context.Context, ev event.Info) (Progress, error)
 	}
 	return rep.progress(r), nil
 }
+
+// Waiting is how many buyers wait, not yet admitted.
+func (p Progress) Waiting() int { return max(0, p.Queued-p.Admitted) }
 
 func (rep reply) progress(r room) Progress {
 	sc := rep.schedule
