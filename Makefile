@@ -47,12 +47,13 @@ bench: ## Run the benchmarks (services as for make test)
 # staticcheck, pinned; go run fetches it through the module proxy.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-lint: ## Fail on unformatted files (gofmt -l), then go vet and staticcheck, then the contract's lint (Spectral with OWASP, Redocly)
+lint: ## Fail on unformatted files (gofmt -l), then go vet and staticcheck, then the contract's lint (Spectral with OWASP, Redocly), then the web pages' type check (tsc)
 	@files="$$(gofmt -l .)"; \
 	if [ -n "$$files" ]; then echo "gofmt: not formatted (run gofmt -w on them):"; echo "$$files"; exit 1; fi
 	go vet ./...
 	go run $(STATICCHECK) ./...
 	@bash scripts/lint-contract.sh
+	@bash scripts/check-web.sh types
 
 build: ## Build bin/stagedoor (with the web pages' npm packages, scripts/ensure-web.sh)
 	@bash scripts/ensure-web.sh
