@@ -34,7 +34,8 @@ run-local: build ## Run Payrail and Stagedoor here, on local PostgreSQL and Redi
 demo: ## Run the whole flow against the running Stagedoor (make run first), as the demo data of .env.demo
 	go run ./cmd/stagedoor demo
 
-test: lint ## gofmt, go vet and the contract's lint, then all tests with -race (local services, or testcontainers when Docker answers)
+test: lint ## make lint, then the web pages' unit tests (node --test), then all Go tests with -race (local services, or testcontainers when Docker answers)
+	@bash scripts/check-web.sh tests
 	@bash scripts/ensure-browser.sh
 	@bash scripts/ensure-ops.sh
 	@services_env=$$(bash scripts/ensure-services.sh --test-env); eval "$$services_env"; \
