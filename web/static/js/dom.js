@@ -144,14 +144,23 @@ function labelled(label, control, hint) {
 }
 
 /**
- * The form's submit button (the page made it: a missing one throws).
+ * Runs a form's submit handler (instead of the browser's submit) with its
+ * submit button disabled meanwhile, so that a second click sends nothing.
  * @param {HTMLFormElement} form
- * @returns {HTMLButtonElement}
+ * @param {() => Promise<void>} handler
  */
-export function submitButton(form) {
-  const button = form.querySelector("button[type=submit]");
-  if (!(button instanceof HTMLButtonElement)) throw new Error("the form has no submit button");
-  return button;
+export function onSubmit(form, handler) {
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const button = form.querySelector("button[type=submit]");
+    if (!(button instanceof HTMLButtonElement)) throw new Error("the form has no submit button");
+    button.disabled = true;
+    try {
+      await handler();
+    } finally {
+      button.disabled = false;
+    }
+  });
 }
 
 /**

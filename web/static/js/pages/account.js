@@ -2,7 +2,7 @@
 // session.js.
 
 import { api } from "../api.js";
-import { field, h, radio, submitButton } from "../dom.js";
+import { field, h, onSubmit, radio } from "../dom.js";
 import { clearNotice, showRefusal } from "../notice.js";
 import { go, localPath, setTitle } from "../router.js";
 import { currentUser, logIn } from "../session.js";
@@ -15,24 +15,6 @@ import { currentUser, logIn } from "../session.js";
  */
 function nextPage(query, user) {
   return localPath(query.next) ?? (user.kind === "organizer" ? "/organizer" : "/events");
-}
-
-/**
- * Runs a form's submit handler with its button disabled meanwhile.
- * @param {HTMLFormElement} form
- * @param {() => Promise<void>} handler
- */
-function onSubmit(form, handler) {
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const button = submitButton(form);
-    button.disabled = true;
-    try {
-      await handler();
-    } finally {
-      button.disabled = false;
-    }
-  });
 }
 
 /** @type {import("../router.js").Page} */

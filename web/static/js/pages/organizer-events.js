@@ -2,7 +2,7 @@
 // (GET /v1/organizer/events), and the form that creates one (POST /v1/events).
 
 import { api, get, retrying } from "../api.js";
-import { field, h, submitButton } from "../dom.js";
+import { field, h, onSubmit } from "../dom.js";
 import { formatDateTime, formatMoney, localInputToISO, toCents } from "../format.js";
 import { report } from "../notice.js";
 import { go, requireUser, setTitle } from "../router.js";
@@ -73,8 +73,7 @@ export async function newEventPage({ main, signal }) {
   sections.append(sectionFields(sections));
   renumber(sections);
 
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
+  onSubmit(form, async () => {
     // Prices are typed in the currency's units and sent in cents.
     for (const price of form.querySelectorAll("input[data-price]")) {
       if (!(price instanceof HTMLInputElement)) continue;
@@ -96,16 +95,12 @@ export async function newEventPage({ main, signal }) {
     };
     if (onSaleAt.input.value) body.on_sale_at = localInputToISO(onSaleAt.input.value);
     if (roomOn.checked) body.waiting_room = { admit_per_second: Number(admit.input.value) };
-    const submit = submitButton(form);
-    submit.disabled = true;
     try {
       /** @type {import("../api.js").Answer<import("../types.js").Event>} */
       const { data: event } = await api("POST", "/v1/events", { body, signal });
       go("/organizer", `Event “${event.name}” created with ${event.seats_total} seats.`);
     } catch (err) {
       report(err);
-    } finally {
-      submit.disabled = false;
     }
   });
 }

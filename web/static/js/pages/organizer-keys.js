@@ -3,7 +3,7 @@
 // events and revocations, never keys; a lost device's key is revoked.
 
 import { api, get, retrying } from "../api.js";
-import { field, h, replace, selectField, submitButton } from "../dom.js";
+import { field, h, onSubmit, replace, selectField } from "../dom.js";
 import { formatDateTime } from "../format.js";
 import { clearNotice, report, showMessage } from "../notice.js";
 import { requireUser, setTitle } from "../router.js";
@@ -69,15 +69,12 @@ export async function keysPage({ main, signal }) {
       h("td", {}, k.revoked_at ? "" : revoke));
   }
 
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
+  onSubmit(form, async () => {
     if (!form.reportValidity()) return;
     clearNotice();
     /** @type {{label: string, event_id?: string}} */
     const body = { label: label.input.value.trim() };
     if (eventChoice.input.value) body.event_id = eventChoice.input.value;
-    const submit = submitButton(form);
-    submit.disabled = true;
     try {
       /** @type {import("../api.js").Answer<import("../types.js").NewScannerKey>} */
       const { data } = await api("POST", "/v1/scanner-keys", { body, signal });
@@ -86,8 +83,6 @@ export async function keysPage({ main, signal }) {
       await refresh();
     } catch (err) {
       report(err);
-    } finally {
-      submit.disabled = false;
     }
   });
 
