@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )

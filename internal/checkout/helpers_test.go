@@ -62,7 +62,7 @@ func newWorld(t *testing.T, s setup) *world {
 		t.Fatal(err)
 	}
 	w.buyer = w.newBuyer(t)
-	events := event.NewService(w.db)
+	events := event.NewService(w.db, hold.CreateSeats)
 	w.event, err = events.Create(ctx, event.Draft{
 		OrganizerID: org.ID, Name: "Night", Venue: "Hall", StartsAt: time.Now().Add(24 * time.Hour),
 		Sections: []event.Section{{Name: "Floor", Rows: 1, SeatsPerRow: 10, PriceCents: 2500}},
@@ -123,7 +123,7 @@ func (w *world) holdFor(t *testing.T, buyer string, seats ...int) hold.Hold {
 
 func (w *world) seatIDs(t *testing.T, seats ...int) []string {
 	t.Helper()
-	m, err := event.NewService(w.db).SeatMap(context.Background(), w.event.ID)
+	m, err := event.NewService(w.db, hold.CreateSeats).SeatMap(context.Background(), w.event.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

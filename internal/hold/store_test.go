@@ -35,7 +35,7 @@ func newFixture(t *testing.T) fixture {
 		}
 		return id
 	}
-	events := event.NewService(db)
+	events := event.NewService(db, CreateSeats)
 	ev, err := events.Create(ctx, event.Draft{
 		OrganizerID: account("organizer"), Name: "E", Venue: "V", StartsAt: time.Now().Add(time.Hour),
 		Sections: []event.Section{{Name: "S", Rows: 1, SeatsPerRow: 3, PriceCents: 100}},
