@@ -229,3 +229,15 @@ func testCounter(t *testing.T, c prometheus.Counter) float64 {
 	t.Helper()
 	return testutil.ToFloat64(c)
 }
+
+// pendingOrder waits for the checkout under way to write its pending order,
+// which it does before it charges, and returns its id.
+func (w *world) pendingOrder(t *testing.T) string {
+	t.Helper()
+	var orderID string
+	testenv.WaitUntil(t, 10*time.Second, "the checkout's pending order", func() bool {
+		_ = w.db.QueryRow(context.Background(), `SELECT id::text FROM orders WHERE status = 'pending'`).Scan(&orderID)
+		return orderID != ""
+	})
+	return orderID
+}
