@@ -12,7 +12,7 @@
 // placement's and a checkout's start, by the database's clock) and orders (a
 // hold that went to checkout never cools nor is purged), each inside the one
 // statement that needs it, and writes neither (docs/design.md, "Where each
-// rule lives"; internal/archtest checks it). store.go and checkout.go hold
+// rule lives"; internal/archtest checks it). store.go and store_checkout.go hold
 // its SQL.
 package hold
 

@@ -171,21 +171,14 @@ func TestRefusalsTakeNoLock(t *testing.T) {
 // waitForLockWait returns once a session of this database waits for a lock.
 func waitForLockWait(t *testing.T, db *pgxpool.Pool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testenv.WaitUntil(t, 5*time.Second, "the placement to wait for the locked seat", func() bool {
 		var waiting int
 		if err := db.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
-		if waiting > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the placement never waited for the locked seat")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return waiting > 0
+	})
 }
 
 func TestSweepMarksOnlyExpiredActiveHolds(t *testing.T) {
