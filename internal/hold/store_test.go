@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stagedoor/stagedoor/internal/event"
-	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
@@ -27,14 +26,7 @@ func newFixture(t *testing.T) fixture {
 	t.Helper()
 	ctx := context.Background()
 	db := testenv.Postgres(t)
-	account := func(kind string) string {
-		var id string
-		if err := db.QueryRow(ctx, `INSERT INTO accounts (id, kind, email, name, password_hash)
-			VALUES (gen_random_uuid(), $1, $2, 'T', 'x') RETURNING id::text`, kind, ids.New()+"@example.com").Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	account := func(kind string) string { return newAccount(t, db, kind) }
 	events := event.NewService(db, CreateSeats)
 	ev, err := events.Create(ctx, event.Draft{
 		OrganizerID: account("organizer"), Name: "E", Venue: "V", StartsAt: time.Now().Add(time.Hour),
