@@ -260,7 +260,7 @@ func (c *demoClient) twoAvailableSeats(ctx context.Context, eventID apiclient.ID
 
 // holdSeats holds the seats for the buyer.
 func (c *demoClient) holdSeats(ctx context.Context, token string, eventID apiclient.ID, seats []apiclient.Seat) (apiclient.Hold, error) {
-	a, err := c.api.CreateHoldWithResponse(ctx, apiclient.HoldRequest{EventId: eventID, SeatIds: []apiclient.ID{seats[0].Id, seats[1].Id}}, bearer(token))
+	a, err := c.api.CreateHoldWithResponse(ctx, apiclient.HoldRequest{EventId: eventID, SeatIds: []apiclient.ID{seats[0].Id, seats[1].Id}}, apiclient.Bearer(token))
 	if err := c.check("buyer", a, err, http.StatusCreated, func() string {
 		h := a.JSON201
 		return fmt.Sprintf("%s: %s and %s until %s, %s", h.Status, seatName(seats[0]), seatName(seats[1]),
@@ -275,7 +275,7 @@ func (c *demoClient) holdSeats(ctx context.Context, token string, eventID apicli
 func (c *demoClient) checkOut(ctx context.Context, token string, holdID apiclient.ID) (apiclient.Order, error) {
 	key := "demo-" + randomID()
 	a, err := c.api.CheckoutWithResponse(ctx, &apiclient.CheckoutParams{IdempotencyKey: &key},
-		apiclient.OrderRequest{HoldId: holdID, PaymentToken: "tok_visa"}, bearer(token))
+		apiclient.OrderRequest{HoldId: holdID, PaymentToken: "tok_visa"}, apiclient.Bearer(token))
 	if err := c.check("buyer", a, err, http.StatusCreated, func() string {
 		o := a.JSON201
 		return fmt.Sprintf("order %s, %d tickets, %s", o.Status, len(o.Tickets), money(int64(o.TotalCents), o.Currency))
@@ -291,7 +291,7 @@ func (c *demoClient) checkOut(ctx context.Context, token string, holdID apiclien
 
 // listTickets lists the buyer's tickets, which must hold the order's.
 func (c *demoClient) listTickets(ctx context.Context, token string, order apiclient.Order) error {
-	a, err := c.api.ListTicketsWithResponse(ctx, bearer(token))
+	a, err := c.api.ListTicketsWithResponse(ctx, apiclient.Bearer(token))
 	var valid, ours int
 	err = c.check("buyer", a, err, http.StatusOK, func() string {
 		for _, t := range a.JSON200.Tickets {
@@ -314,7 +314,7 @@ func (c *demoClient) listTickets(ctx context.Context, token string, order apicli
 
 // makeScannerKey makes a scanner key bound to the event, for this run.
 func (c *demoClient) makeScannerKey(ctx context.Context, token string, eventID apiclient.ID) (apiclient.NewScannerKey, error) {
-	a, err := c.api.CreateScannerKeyWithResponse(ctx, apiclient.ScannerKeyRequest{Label: "stagedoor demo", EventId: new(eventID.String())}, bearer(token))
+	a, err := c.api.CreateScannerKeyWithResponse(ctx, apiclient.ScannerKeyRequest{Label: "stagedoor demo", EventId: new(eventID.String())}, apiclient.Bearer(token))
 	if err := c.check("organizer", a, err, http.StatusCreated, func() string {
 		return "no DEMO_SCANNER_KEY: a key for this run, revoked at its end"
 	}); err != nil {
@@ -325,14 +325,14 @@ func (c *demoClient) makeScannerKey(ctx context.Context, token string, eventID a
 
 // revokeScannerKey revokes the run's key; a failure is printed, not returned.
 func (c *demoClient) revokeScannerKey(ctx context.Context, token string, keyID apiclient.ID) {
-	a, err := c.api.RevokeScannerKeyWithResponse(ctx, keyID, bearer(token))
+	a, err := c.api.RevokeScannerKeyWithResponse(ctx, keyID, apiclient.Bearer(token))
 	_ = c.check("organizer", a, err, http.StatusNoContent, func() string { return "the run's scanner key revoked" })
 }
 
 // scan scans the ticket at the door: want is 200 (admitted) or 409 (already
 // scanned: the ticket was admitted before).
 func (c *demoClient) scan(ctx context.Context, key string, t apiclient.Ticket, want int) error {
-	a, err := c.api.ScanWithResponse(ctx, apiclient.ScanRequest{Code: t.Code}, header("X-Api-Key", key))
+	a, err := c.api.ScanWithResponse(ctx, apiclient.ScanRequest{Code: t.Code}, apiclient.Header("X-Api-Key", key))
 	var result string
 	err = c.check("door", a, err, want, func() string {
 		if want == http.StatusOK {
@@ -357,7 +357,7 @@ func (c *demoClient) scan(ctx context.Context, key string, t apiclient.Ticket, w
 // organizerEvent lists the organizer's events: the demo event has sold at
 // least this run's two seats.
 func (c *demoClient) organizerEvent(ctx context.Context, token string, eventID apiclient.ID) error {
-	a, err := c.api.OrganizerEventsWithResponse(ctx, bearer(token))
+	a, err := c.api.OrganizerEventsWithResponse(ctx, apiclient.Bearer(token))
 	var ev *apiclient.OrganizerEvent
 	err = c.check("organizer", a, err, http.StatusOK, func() string {
 		list := a.JSON200.Events
@@ -383,7 +383,7 @@ func (c *demoClient) organizerEvent(ctx context.Context, token string, eventID a
 // scanAudit reads the event's newest scans: this run's already_scanned, then
 // its admission.
 func (c *demoClient) scanAudit(ctx context.Context, token string, eventID, ticketID apiclient.ID) error {
-	a, err := c.api.ListScansWithResponse(ctx, eventID, &apiclient.ListScansParams{Limit: new(int32(2))}, bearer(token))
+	a, err := c.api.ListScansWithResponse(ctx, eventID, &apiclient.ListScansParams{Limit: new(int32(2))}, apiclient.Bearer(token))
 	if err := c.check("organizer", a, err, http.StatusOK, func() string {
 		var s []string
 		for _, scan := range a.JSON200.Scans {

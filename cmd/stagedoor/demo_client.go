@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,32 +38,12 @@ func (c *demoClient) Do(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// bearer authenticates a request with a session token.
-func bearer(token string) apiclient.RequestEditorFn {
-	return header("Authorization", "Bearer "+token)
-}
-
-// header sets one header of a request.
-func header(name, value string) apiclient.RequestEditorFn {
-	return func(_ context.Context, req *http.Request) error {
-		req.Header.Set(name, value)
-		return nil
-	}
-}
-
-// demoAnswer is what every answer of the generated client tells.
-type demoAnswer interface {
-	StatusCode() int
-	Status() string
-	GetBody() []byte
-}
-
 // check ends a step: who made the request, a is its answer (err the
 // generated client's), want the status expected, and summary (nil: none)
 // says what the answer means. It prints one line: who, the request, the
 // status and the summary; or, on a status other than want, the problem the
 // answer holds, and fails.
-func (c *demoClient) check(who string, a demoAnswer, err error, want int, summary func() string) error {
+func (c *demoClient) check(who string, a apiclient.Answer, err error, want int, summary func() string) error {
 	r := demoRequest{who: who, method: "?", path: "?", want: want}
 	if c.last != nil {
 		r.method, r.path = c.last.Method, c.last.URL.RequestURI()
