@@ -12,6 +12,10 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	openapi_types "github.com/oapi-codegen/runtime/types"
+
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 )
 
 // demo runs the whole demo flow (docs/walkthrough.md) against a running Stagedoor, as a client
@@ -36,7 +40,10 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdout
 		return err
 	}
 	fmt.Fprintf(stdout, "Stagedoor demo against %s (demo data: %s)\n", s.baseURL, s.source)
-	c := &demoClient{base: s.baseURL, out: stdout, http: &http.Client{Timeout: 30 * time.Second}}
+	c, err := newDemoClient(s.baseURL, stdout)
+	if err != nil {
+		return err
+	}
 	if err := c.flow(ctx, s); err != nil {
 		return err
 	}
@@ -55,11 +62,11 @@ func (c *demoClient) flow(ctx context.Context, s demoSettings) error {
 	if err != nil {
 		return err
 	}
-	hold, err := c.holdTwoSeats(ctx, buyer, ev.ID)
+	hold, err := c.holdTwoSeats(ctx, buyer, ev.Id)
 	if err != nil {
 		return err
 	}
-	order, err := c.checkOut(ctx, buyer, hold.ID)
+	order, err := c.checkOut(ctx, buyer, hold.Id)
 	if err != nil {
 		return err
 	}
@@ -75,12 +82,12 @@ func (c *demoClient) flow(ctx context.Context, s demoSettings) error {
 		if organizer, err = c.login(ctx, "organizer", s.organizerEmail, s.organizerPassword); err != nil {
 			return err
 		}
-		made, err := c.makeScannerKey(ctx, organizer, ev.ID)
+		made, err := c.makeScannerKey(ctx, organizer, ev.Id)
 		if err != nil {
 			return err
 		}
 		key = made.Key
-		defer c.revokeScannerKey(context.WithoutCancel(ctx), organizer, made.ID) // failed or not
+		defer c.revokeScannerKey(context.WithoutCancel(ctx), organizer, made.Id) // failed or not
 	}
 	ticket := order.Tickets[0]
 	if err := c.scan(ctx, key, ticket, http.StatusOK); err != nil {
@@ -96,10 +103,10 @@ func (c *demoClient) flow(ctx context.Context, s demoSettings) error {
 			return err
 		}
 	}
-	if err := c.organizerEvent(ctx, organizer, ev.ID); err != nil {
+	if err := c.organizerEvent(ctx, organizer, ev.Id); err != nil {
 		return err
 	}
-	return c.scanAudit(ctx, organizer, ev.ID, ticket.ID)
+	return c.scanAudit(ctx, organizer, ev.Id, ticket.Id)
 }
 
 // demoSettings are where demo goes and who it is there.
@@ -166,44 +173,46 @@ func demoSettingsFrom(args []string, getenv func(string) string, stderr io.Write
 
 // login logs who in and returns the session token.
 func (c *demoClient) login(ctx context.Context, who, email, password string) (string, error) {
-	var in demoLogin
-	err := c.do(ctx, demoRequest{who: who, method: "POST", path: "/v1/login", want: http.StatusOK,
-		body: map[string]string{"email": email, "password": password}, into: &in,
-		summary: func() string { return fmt.Sprintf("logged in as %s (%s)", in.Principal.Email, in.Principal.Kind) }})
-	return in.Token, err
+	a, err := c.api.LoginWithResponse(ctx, apiclient.LoginRequest{Email: openapi_types.Email(email), Password: password})
+	if err := c.check(who, a, err, http.StatusOK, func() string {
+		return fmt.Sprintf("logged in as %s (%s)", a.JSON200.Principal.Email, a.JSON200.Principal.Kind)
+	}); err != nil {
+		return "", err
+	}
+	return a.JSON200.Token, nil
 }
 
 // findEvent lists the events on sale, a page at a time, until it meets the
 // demo event: DEMO_EVENT, else the one named as seed names it.
-func (c *demoClient) findEvent(ctx context.Context, eventID string) (demoEvent, error) {
-	path := "/v1/events?limit=100"
+func (c *demoClient) findEvent(ctx context.Context, eventID string) (apiclient.Event, error) {
+	params := &apiclient.ListEventsParams{Limit: new(apiclient.Limit100(100))}
 	for seen := 0; ; {
-		var page demoEvents
-		var found *demoEvent
-		err := c.do(ctx, demoRequest{who: "buyer", method: "GET", path: path, want: http.StatusOK, into: &page,
-			summary: func() string {
-				seen += len(page.Events)
-				for i, e := range page.Events {
-					if e.ID == eventID || eventID == "" && e.Name == demoEventName && e.Venue == demoVenue {
-						found = &page.Events[i]
-						return fmt.Sprintf("%s; the demo event %q: %d of %d seats available",
-							count(len(page.Events), "event"), e.Name, e.SeatsAvailable, e.SeatsTotal)
-					}
+		a, err := c.api.ListEventsWithResponse(ctx, params)
+		var found *apiclient.Event
+		err = c.check("buyer", a, err, http.StatusOK, func() string {
+			page := a.JSON200.Events
+			seen += len(page)
+			for i, e := range page {
+				if e.Id.String() == eventID || eventID == "" && e.Name == demoEventName && e.Venue == demoVenue {
+					found = &page[i]
+					return fmt.Sprintf("%s; the demo event %q: %d of %d seats available",
+						count(len(page), "event"), e.Name, e.SeatsAvailable, e.SeatsTotal)
 				}
-				return count(len(page.Events), "event") + ", not the demo event yet"
-			}})
+			}
+			return count(len(page), "event") + ", not the demo event yet"
+		})
 		switch {
 		case err != nil:
-			return demoEvent{}, err
+			return apiclient.Event{}, err
 		case found != nil:
 			return *found, nil
-		case page.NextAfter == nil:
+		case a.JSON200.NextAfter == nil:
 			if eventID != "" {
-				return demoEvent{}, fmt.Errorf("demo: DEMO_EVENT %s is not among the %d events on sale: run stagedoor seed against this Stagedoor's database", eventID, seen)
+				return apiclient.Event{}, fmt.Errorf("demo: DEMO_EVENT %s is not among the %d events on sale: run stagedoor seed against this Stagedoor's database", eventID, seen)
 			}
-			return demoEvent{}, fmt.Errorf("demo: no event %q at %q among the %d on sale: run stagedoor seed", demoEventName, demoVenue, seen)
+			return apiclient.Event{}, fmt.Errorf("demo: no event %q at %q among the %d on sale: run stagedoor seed", demoEventName, demoVenue, seen)
 		}
-		path = "/v1/events?limit=100&after=" + url.QueryEscape(*page.NextAfter)
+		params.After = a.JSON200.NextAfter
 	}
 }
 
@@ -211,11 +220,11 @@ func (c *demoClient) findEvent(ctx context.Context, eventID string) (demoEvent, 
 // a snapshot up to a second old, so seats it shows available may have just
 // been taken (by the last run, say): then it reads the map again, a second
 // later, up to twice.
-func (c *demoClient) holdTwoSeats(ctx context.Context, token, eventID string) (demoHold, error) {
+func (c *demoClient) holdTwoSeats(ctx context.Context, token string, eventID apiclient.ID) (apiclient.Hold, error) {
 	for attempt := 1; ; attempt++ {
 		seats, err := c.twoAvailableSeats(ctx, eventID)
 		if err != nil {
-			return demoHold{}, err
+			return apiclient.Hold{}, err
 		}
 		h, err := c.holdSeats(ctx, token, eventID, seats)
 		var answer *demoAnswerError
@@ -229,20 +238,17 @@ func (c *demoClient) holdTwoSeats(ctx context.Context, token, eventID string) (d
 }
 
 // twoAvailableSeats reads the seat map and picks its first two available seats.
-func (c *demoClient) twoAvailableSeats(ctx context.Context, eventID string) ([]demoSeat, error) {
-	var m struct {
-		Seats []demoSeat `json:"seats"`
-	}
-	var free []demoSeat
-	err := c.do(ctx, demoRequest{who: "buyer", method: "GET", path: "/v1/events/" + eventID + "/seats", want: http.StatusOK, into: &m,
-		summary: func() string {
-			for _, s := range m.Seats {
-				if s.Status == "available" {
-					free = append(free, s)
-				}
+func (c *demoClient) twoAvailableSeats(ctx context.Context, eventID apiclient.ID) ([]apiclient.Seat, error) {
+	a, err := c.api.SeatMapWithResponse(ctx, eventID)
+	var free []apiclient.Seat
+	err = c.check("buyer", a, err, http.StatusOK, func() string {
+		for _, s := range a.JSON200.Seats {
+			if s.Status == apiclient.SeatStatusAvailable {
+				free = append(free, s)
 			}
-			return fmt.Sprintf("%d seats, %d available", len(m.Seats), len(free))
-		}})
+		}
+		return fmt.Sprintf("%d seats, %d available", len(a.JSON200.Seats), len(free))
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -253,52 +259,53 @@ func (c *demoClient) twoAvailableSeats(ctx context.Context, eventID string) ([]d
 }
 
 // holdSeats holds the seats for the buyer.
-func (c *demoClient) holdSeats(ctx context.Context, token, eventID string, seats []demoSeat) (demoHold, error) {
-	var h demoHold
-	err := c.do(ctx, demoRequest{who: "buyer", method: "POST", path: "/v1/holds", token: token, want: http.StatusCreated,
-		body: map[string]any{"event_id": eventID, "seat_ids": []string{seats[0].ID, seats[1].ID}}, into: &h,
-		summary: func() string {
-			return fmt.Sprintf("%s: %s and %s until %s, %s", h.Status, seatName(seats[0]), seatName(seats[1]),
-				h.ExpiresAt.UTC().Format(time.TimeOnly), money(h.TotalCents, h.Currency))
-		}})
-	return h, err
+func (c *demoClient) holdSeats(ctx context.Context, token string, eventID apiclient.ID, seats []apiclient.Seat) (apiclient.Hold, error) {
+	a, err := c.api.CreateHoldWithResponse(ctx, apiclient.HoldRequest{EventId: eventID, SeatIds: []apiclient.ID{seats[0].Id, seats[1].Id}}, apiclient.Bearer(token))
+	if err := c.check("buyer", a, err, http.StatusCreated, func() string {
+		h := a.JSON201
+		return fmt.Sprintf("%s: %s and %s until %s, %s", h.Status, seatName(seats[0]), seatName(seats[1]),
+			h.ExpiresAt.UTC().Format(time.TimeOnly), money(int64(h.TotalCents), h.Currency))
+	}); err != nil {
+		return apiclient.Hold{}, err
+	}
+	return *a.JSON201, nil
 }
 
 // checkOut pays for the hold with tok_visa, under an Idempotency-Key of its own.
-func (c *demoClient) checkOut(ctx context.Context, token, holdID string) (demoOrder, error) {
-	var o demoOrder
-	err := c.do(ctx, demoRequest{who: "buyer", method: "POST", path: "/v1/orders", token: token, want: http.StatusCreated,
-		header: map[string]string{"Idempotency-Key": "demo-" + randomID()},
-		body:   map[string]string{"hold_id": holdID, "payment_token": "tok_visa"}, into: &o,
-		summary: func() string {
-			return fmt.Sprintf("order %s, %d tickets, %s", o.Status, len(o.Tickets), money(o.TotalCents, o.Currency))
-		}})
-	if err == nil && (o.Status != "confirmed" || len(o.Tickets) != 2) {
-		err = fmt.Errorf("demo: the order is %s with %d tickets, want confirmed with 2", o.Status, len(o.Tickets))
+func (c *demoClient) checkOut(ctx context.Context, token string, holdID apiclient.ID) (apiclient.Order, error) {
+	key := "demo-" + randomID()
+	a, err := c.api.CheckoutWithResponse(ctx, &apiclient.CheckoutParams{IdempotencyKey: &key},
+		apiclient.OrderRequest{HoldId: holdID, PaymentToken: "tok_visa"}, apiclient.Bearer(token))
+	if err := c.check("buyer", a, err, http.StatusCreated, func() string {
+		o := a.JSON201
+		return fmt.Sprintf("order %s, %d tickets, %s", o.Status, len(o.Tickets), money(int64(o.TotalCents), o.Currency))
+	}); err != nil {
+		return apiclient.Order{}, err
 	}
-	return o, err
+	o := *a.JSON201
+	if o.Status != apiclient.OrderStatusConfirmed || len(o.Tickets) != 2 {
+		return o, fmt.Errorf("demo: the order is %s with %d tickets, want confirmed with 2", o.Status, len(o.Tickets))
+	}
+	return o, nil
 }
 
 // listTickets lists the buyer's tickets, which must hold the order's.
-func (c *demoClient) listTickets(ctx context.Context, token string, order demoOrder) error {
-	var list struct {
-		Tickets []demoTicket `json:"tickets"`
-	}
+func (c *demoClient) listTickets(ctx context.Context, token string, order apiclient.Order) error {
+	a, err := c.api.ListTicketsWithResponse(ctx, apiclient.Bearer(token))
 	var valid, ours int
-	err := c.do(ctx, demoRequest{who: "buyer", method: "GET", path: "/v1/tickets", token: token, want: http.StatusOK, into: &list,
-		summary: func() string {
-			for _, t := range list.Tickets {
-				if t.Status == "valid" {
-					valid++
-				}
-				for _, o := range order.Tickets {
-					if t.ID == o.ID {
-						ours++
-					}
+	err = c.check("buyer", a, err, http.StatusOK, func() string {
+		for _, t := range a.JSON200.Tickets {
+			if t.Status == apiclient.TicketStatusValid {
+				valid++
+			}
+			for _, o := range order.Tickets {
+				if t.Id == o.Id {
+					ours++
 				}
 			}
-			return fmt.Sprintf("%d tickets (%d valid), this order's %d among them", len(list.Tickets), valid, ours)
-		}})
+		}
+		return fmt.Sprintf("%d tickets (%d valid), this order's %d among them", len(a.JSON200.Tickets), valid, ours)
+	})
 	if err == nil && ours != len(order.Tickets) {
 		err = fmt.Errorf("demo: the buyer's tickets hold %d of the order's %d", ours, len(order.Tickets))
 	}
@@ -306,54 +313,62 @@ func (c *demoClient) listTickets(ctx context.Context, token string, order demoOr
 }
 
 // makeScannerKey makes a scanner key bound to the event, for this run.
-func (c *demoClient) makeScannerKey(ctx context.Context, token, eventID string) (demoScannerKey, error) {
-	var k demoScannerKey
-	err := c.do(ctx, demoRequest{who: "organizer", method: "POST", path: "/v1/scanner-keys", token: token, want: http.StatusCreated,
-		body: map[string]string{"label": "stagedoor demo", "event_id": eventID}, into: &k,
-		summary: func() string { return "no DEMO_SCANNER_KEY: a key for this run, revoked at its end" }})
-	return k, err
+func (c *demoClient) makeScannerKey(ctx context.Context, token string, eventID apiclient.ID) (apiclient.NewScannerKey, error) {
+	a, err := c.api.CreateScannerKeyWithResponse(ctx, apiclient.ScannerKeyRequest{Label: "stagedoor demo", EventId: new(eventID.String())}, apiclient.Bearer(token))
+	if err := c.check("organizer", a, err, http.StatusCreated, func() string {
+		return "no DEMO_SCANNER_KEY: a key for this run, revoked at its end"
+	}); err != nil {
+		return apiclient.NewScannerKey{}, err
+	}
+	return *a.JSON201, nil
 }
 
 // revokeScannerKey revokes the run's key; a failure is printed, not returned.
-func (c *demoClient) revokeScannerKey(ctx context.Context, token, keyID string) {
-	_ = c.do(ctx, demoRequest{who: "organizer", method: "DELETE", path: "/v1/scanner-keys/" + keyID, token: token,
-		want: http.StatusNoContent, summary: func() string { return "the run's scanner key revoked" }})
+func (c *demoClient) revokeScannerKey(ctx context.Context, token string, keyID apiclient.ID) {
+	a, err := c.api.RevokeScannerKeyWithResponse(ctx, keyID, apiclient.Bearer(token))
+	_ = c.check("organizer", a, err, http.StatusNoContent, func() string { return "the run's scanner key revoked" })
 }
 
 // scan scans the ticket at the door: want is 200 (admitted) or 409 (already
 // scanned: the ticket was admitted before).
-func (c *demoClient) scan(ctx context.Context, key string, t demoTicket, want int) error {
-	var s demoScan
-	err := c.do(ctx, demoRequest{who: "door", method: "POST", path: "/v1/scans", want: want,
-		header: map[string]string{"X-Api-Key": key}, body: map[string]string{"code": t.Code}, into: &s,
-		summary: func() string {
-			if want == http.StatusOK {
-				return fmt.Sprintf("%s: %s row %s seat %d", s.Result, s.Seat.Section, s.Seat.Row, s.Seat.Number)
-			}
-			return fmt.Sprintf("%s, first at %s: one admission a ticket", s.Result, s.FirstScannedAt.UTC().Format(time.RFC3339))
-		}})
+func (c *demoClient) scan(ctx context.Context, key string, t apiclient.Ticket, want int) error {
+	a, err := c.api.ScanWithResponse(ctx, apiclient.ScanRequest{Code: t.Code}, apiclient.Header("X-Api-Key", key))
+	var result string
+	err = c.check("door", a, err, want, func() string {
+		if want == http.StatusOK {
+			s := a.JSON200
+			result = fmt.Sprint(s.Result)
+			return fmt.Sprintf("%s: %s row %s seat %d", result, s.Seat.Section, s.Seat.Row, s.Seat.Number)
+		}
+		p := a.ApplicationproblemJSON409
+		if p == nil || p.Result == nil || p.FirstScannedAt == nil {
+			return "not a scan-rejected problem"
+		}
+		result = string(*p.Result)
+		return fmt.Sprintf("%s, first at %s: one admission a ticket", result, p.FirstScannedAt.UTC().Format(time.RFC3339))
+	})
 	wantResult := map[int]string{http.StatusOK: "admitted", http.StatusConflict: "already_scanned"}[want]
-	if err == nil && s.Result != wantResult {
-		err = fmt.Errorf("demo: the scan's result is %q, want %q", s.Result, wantResult)
+	if err == nil && result != wantResult {
+		err = fmt.Errorf("demo: the scan's result is %q, want %q", result, wantResult)
 	}
 	return err
 }
 
 // organizerEvent lists the organizer's events: the demo event has sold at
 // least this run's two seats.
-func (c *demoClient) organizerEvent(ctx context.Context, token, eventID string) error {
-	var list demoEvents
-	var ev *demoEvent
-	err := c.do(ctx, demoRequest{who: "organizer", method: "GET", path: "/v1/organizer/events", token: token, want: http.StatusOK, into: &list,
-		summary: func() string {
-			for i, e := range list.Events {
-				if e.ID == eventID {
-					ev = &list.Events[i]
-					return fmt.Sprintf("%s; %q: %d seats sold, %d held", count(len(list.Events), "event"), e.Name, e.SeatsSold, e.SeatsHeld)
-				}
+func (c *demoClient) organizerEvent(ctx context.Context, token string, eventID apiclient.ID) error {
+	a, err := c.api.OrganizerEventsWithResponse(ctx, apiclient.Bearer(token))
+	var ev *apiclient.OrganizerEvent
+	err = c.check("organizer", a, err, http.StatusOK, func() string {
+		list := a.JSON200.Events
+		for i, e := range list {
+			if e.Id == eventID {
+				ev = &list[i]
+				return fmt.Sprintf("%s; %q: %d seats sold, %d held", count(len(list), "event"), e.Name, e.SeatsSold, e.SeatsHeld)
 			}
-			return count(len(list.Events), "event") + ", not the demo event"
-		}})
+		}
+		return count(len(list), "event") + ", not the demo event"
+	})
 	switch {
 	case err != nil:
 		return err
@@ -367,27 +382,22 @@ func (c *demoClient) organizerEvent(ctx context.Context, token, eventID string) 
 
 // scanAudit reads the event's newest scans: this run's already_scanned, then
 // its admission.
-func (c *demoClient) scanAudit(ctx context.Context, token, eventID, ticketID string) error {
-	var audit struct {
-		Scans []demoScanAttempt `json:"scans"`
-	}
-	err := c.do(ctx, demoRequest{who: "organizer", method: "GET", path: "/v1/events/" + eventID + "/scans?limit=2", token: token,
-		want: http.StatusOK, into: &audit,
-		summary: func() string {
-			var s []string
-			for _, a := range audit.Scans {
-				s = append(s, a.Result+" "+a.CodePrefix+"…")
-			}
-			return "newest first: " + strings.Join(s, ", ")
-		}})
-	if err != nil {
+func (c *demoClient) scanAudit(ctx context.Context, token string, eventID, ticketID apiclient.ID) error {
+	a, err := c.api.ListScansWithResponse(ctx, eventID, &apiclient.ListScansParams{Limit: new(int32(2))}, apiclient.Bearer(token))
+	if err := c.check("organizer", a, err, http.StatusOK, func() string {
+		var s []string
+		for _, scan := range a.JSON200.Scans {
+			s = append(s, string(scan.Result)+" "+scan.CodePrefix+"…")
+		}
+		return "newest first: " + strings.Join(s, ", ")
+	}); err != nil {
 		return err
 	}
-	ours := func(i int, result string) bool {
-		a := audit.Scans[i]
-		return a.TicketID != nil && *a.TicketID == ticketID && a.Result == result
+	scans := a.JSON200.Scans
+	ours := func(i int, result apiclient.ScanResult) bool {
+		return scans[i].TicketId != nil && *scans[i].TicketId == ticketID && scans[i].Result == result
 	}
-	if len(audit.Scans) < 2 || !ours(0, "already_scanned") || !ours(1, "admitted") {
+	if len(scans) < 2 || !ours(0, apiclient.ScanResultAlreadyScanned) || !ours(1, apiclient.ScanResultAdmitted) {
 		return fmt.Errorf("demo: the audit's newest scans are not this run's already_scanned and admitted")
 	}
 	return nil
@@ -401,7 +411,7 @@ func count(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-func seatName(s demoSeat) string { return fmt.Sprintf("%s %s%d", s.Section, s.Row, s.Number) }
+func seatName(s apiclient.Seat) string { return fmt.Sprintf("%s %s%d", s.Section, s.Row, s.Number) }
 
 func money(cents int64, currency string) string {
 	return fmt.Sprintf("%d.%02d %s", cents/100, cents%100, currency)

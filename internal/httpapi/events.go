@@ -1,10 +1,7 @@
 package httpapi
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -222,60 +219,6 @@ func (s *Server) seatMap(c echo.Context) error {
 		}
 	}
 	return c.JSONBlob(http.StatusOK, enc.body)
-}
-
-type seatJSON struct {
-	ID         string           `json:"id"`
-	Section    string           `json:"section"`
-	Row        string           `json:"row"`
-	Number     int              `json:"number"`
-	PriceCents int64            `json:"price_cents"`
-	Status     event.SeatStatus `json:"status"`
-}
-
-// seatMapBodies keeps the encoded body of the latest seat-map snapshot of each
-// event: a 5,000-seat map is encoded once a second, not once per read, and
-// compressed at most once too.
-type seatMapBodies struct {
-	mu     sync.Mutex
-	bodies map[string]*encodedSeatMap // event id → body
-}
-
-type encodedSeatMap struct {
-	snapshot *event.SeatMap
-	body     []byte
-	gz       gzipOnce // body compressed, on the first read that takes gzip
-}
-
-func (b *seatMapBodies) body(m *event.SeatMap) (*encodedSeatMap, error) {
-	b.mu.Lock()
-	cached, ok := b.bodies[m.EventID]
-	b.mu.Unlock()
-	if ok && cached.snapshot == m {
-		return cached, nil
-	}
-	seats := make([]seatJSON, len(m.Seats))
-	for i, seat := range m.Seats {
-		seats[i] = seatJSON(seat)
-	}
-	body, err := json.Marshal(struct {
-		EventID string     `json:"event_id"`
-		AsOf    time.Time  `json:"as_of"`
-		Seats   []seatJSON `json:"seats"`
-	}{m.EventID, m.AsOf, seats})
-	if err != nil {
-		return nil, fmt.Errorf("encode seat map: %w", err)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.bodies == nil || len(b.bodies) >= 1024 {
-		b.bodies = make(map[string]*encodedSeatMap) // forget them all; they refresh each second anyway
-	}
-	enc := &encodedSeatMap{snapshot: m, body: body}
-	if cur, ok := b.bodies[m.EventID]; !ok || !cur.snapshot.AsOf.After(m.AsOf) {
-		b.bodies[m.EventID] = enc
-	}
-	return enc, nil
 }
 
 // byOrganizer keys a limit on the authenticated organizer.

@@ -68,7 +68,11 @@ func (s *Server) streamSeats(c echo.Context) error {
 			if !ok {
 				return nil // dropped (too slow) or shutting down: the browser reconnects
 			}
-			if err := send("event: %s\ndata: %s\n\n", msg.Name, msg.Data); err != nil {
+			name, data, err := s.seatMapBodies.streamEvent(msg)
+			if err != nil {
+				return err
+			}
+			if err := send("event: %s\ndata: %s\n\n", name, data); err != nil {
 				return nil
 			}
 		case <-keepAlive.C:

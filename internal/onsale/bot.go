@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 )
 
 // bot is a script with an account of its own: from its start until the sale
@@ -27,11 +29,11 @@ func (b *bot) run(ctx context.Context, start time.Time) {
 	}
 	var seats []seat
 	var read time.Time
-	taken := map[string]bool{}
+	taken := map[apiclient.ID]bool{}
 	for ctx.Err() == nil {
 		if seats == nil || time.Since(read) > botMapEvery {
 			if m, ok := b.seatMapOnce(ctx); ok {
-				seats, read, taken = m, time.Now(), map[string]bool{}
+				seats, read, taken = m, time.Now(), map[apiclient.ID]bool{}
 			}
 			sleep(ctx, b.pause)
 		}
@@ -40,8 +42,7 @@ func (b *bot) run(ctx context.Context, start time.Time) {
 			chosen = b.anySeats(seats)
 		}
 		if len(chosen) > 0 {
-			a, err := b.call(ctx, routeHold, http.MethodPost, "/v1/holds",
-				map[string]any{"event_id": b.sale.EventID, "seat_ids": chosen}, nil)
+			a, err := b.call(ctx, routeHold, b.hold(b.sale.event(), chosen))
 			if err == nil {
 				for _, id := range a.problem.UnavailableSeatIDs {
 					taken[id] = true
@@ -59,7 +60,7 @@ func (b *bot) run(ctx context.Context, start time.Time) {
 
 // seatMapOnce reads the seat map once, whatever the answer.
 func (b *bot) seatMapOnce(ctx context.Context) ([]seat, bool) {
-	a, err := b.call(ctx, routeSeats, http.MethodGet, "/v1/events/"+b.sale.EventID+"/seats", nil, nil)
+	a, err := b.call(ctx, routeSeats, b.readSeatMap(b.sale.event()))
 	if err != nil || a.status != http.StatusOK {
 		return nil, false
 	}
@@ -73,9 +74,9 @@ func (b *bot) seatMapOnce(ctx context.Context) ([]seat, bool) {
 }
 
 // anySeats is one seat at random: a bot with nothing available tries anyway.
-func (b *bot) anySeats(seats []seat) []string {
+func (b *bot) anySeats(seats []seat) []apiclient.ID {
 	if len(seats) == 0 {
 		return nil
 	}
-	return []string{seats[b.rng.IntN(len(seats))].ID}
+	return []apiclient.ID{seats[b.rng.IntN(len(seats))].ID}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 )
 
 // The ends a buyer's visit can have.
@@ -83,21 +85,18 @@ func (b *buyer) hoardFirst(ctx context.Context) {
 	if b.hoard == 0 {
 		return
 	}
-	seats, ok := b.seatMap(ctx, b.sale.EventID)
+	seats, ok := b.seatMap(ctx, b.sale.event())
 	if !ok || len(seats) == 0 {
 		return
 	}
 	for i := 0; i < b.hoard && ctx.Err() == nil; i++ {
-		a, err := b.call(ctx, routeHold, http.MethodPost, "/v1/holds",
-			map[string]any{"event_id": b.sale.EventID, "seat_ids": []string{seats[i%len(seats)].ID}}, nil)
+		a, err := b.call(ctx, routeHold, b.hold(b.sale.event(), []apiclient.ID{seats[i%len(seats)].ID}))
 		if err != nil || a.status != http.StatusCreated {
 			continue
 		}
-		var h struct {
-			ID string `json:"id"`
-		}
+		var h holdID
 		if a.decode(&h) == nil {
-			_, _ = b.call(ctx, routeRelease, http.MethodDelete, "/v1/holds/"+h.ID, nil, nil)
+			_, _ = b.call(ctx, routeRelease, func(ctx context.Context) (*http.Response, error) { return b.api.ReleaseHold(ctx, h.ID) })
 		}
 	}
 }
@@ -114,7 +113,6 @@ type queueStatus struct {
 // queue joins the waiting room and waits to be admitted, as the answers say.
 // It returns "" once she is admitted, else how her visit ended.
 func (b *buyer) queue(ctx context.Context) string {
-	path := "/v1/events/" + b.sale.EventID + "/queue"
 	joined, counted, failures := false, false, 0
 	defer func() {
 		if counted {
@@ -122,12 +120,14 @@ func (b *buyer) queue(ctx context.Context) string {
 		}
 	}()
 	for ctx.Err() == nil {
-		route, method := routePoll, http.MethodGet
+		route, send := routePoll, sender(func(ctx context.Context) (*http.Response, error) {
+			return b.api.QueueStatus(ctx, b.sale.event(), nil)
+		})
 		if !joined {
-			route, method = routeJoin, http.MethodPost
+			route, send = routeJoin, func(ctx context.Context) (*http.Response, error) { return b.api.JoinQueue(ctx, b.sale.event()) }
 		}
 		sent := time.Now()
-		a, err := b.call(ctx, route, method, path, nil, nil)
+		a, err := b.call(ctx, route, send)
 		if !joined && b.state.joinTried.IsZero() && (err != nil || a.status == http.StatusOK || a.status >= 500) {
 			b.state.joinTried = sent
 		}
@@ -191,16 +191,34 @@ func (b *buyer) admitted(st queueStatus) {
 	b.state.admittedAt = at
 }
 
-// seat is a seat of the seat map, as far as a buyer reads it.
+// seat is a seat of the seat map (apiclient.Seat), as far as a buyer reads
+// it: the rest of each seat is not decoded.
 type seat struct {
-	ID     string `json:"id"`
-	Status string `json:"status"`
+	ID     apiclient.ID         `json:"id"`
+	Status apiclient.SeatStatus `json:"status"`
+}
+
+// holdID is a hold (apiclient.Hold), as far as a buyer reads it.
+type holdID struct {
+	ID apiclient.ID `json:"id"`
+}
+
+// hold sends a hold of the event's seats.
+func (c *client) hold(eventID apiclient.ID, seats []apiclient.ID) sender {
+	return func(ctx context.Context) (*http.Response, error) {
+		return c.api.CreateHold(ctx, apiclient.HoldRequest{EventId: eventID, SeatIds: seats})
+	}
+}
+
+// readSeatMap reads the event's seat map.
+func (c *client) readSeatMap(eventID apiclient.ID) sender {
+	return func(ctx context.Context) (*http.Response, error) { return c.api.SeatMap(ctx, eventID) }
 }
 
 // seatMap reads the event's seat map, retrying what asks for it.
-func (c *client) seatMap(ctx context.Context, eventID string) ([]seat, bool) {
+func (c *client) seatMap(ctx context.Context, eventID apiclient.ID) ([]seat, bool) {
 	for failures := 0; ctx.Err() == nil; {
-		a, err := c.call(ctx, routeSeats, http.MethodGet, "/v1/events/"+eventID+"/seats", nil, nil)
+		a, err := c.call(ctx, routeSeats, c.readSeatMap(eventID))
 		switch {
 		case err != nil:
 			if failures++; failures > transportRetries {
@@ -226,10 +244,10 @@ func (c *client) seatMap(ctx context.Context, eventID string) ([]seat, bool) {
 
 // pick chooses up to n available seats, as people do: one at random and the
 // available ones after it on the map. It returns none when none is available.
-func (c *client) pick(seats []seat, n int, taken map[string]bool) []string {
+func (c *client) pick(seats []seat, n int, taken map[apiclient.ID]bool) []apiclient.ID {
 	var free []int
 	for i, s := range seats {
-		if s.Status == "available" && !taken[s.ID] {
+		if s.Status == apiclient.SeatStatusAvailable && !taken[s.ID] {
 			free = append(free, i)
 		}
 	}
@@ -237,7 +255,7 @@ func (c *client) pick(seats []seat, n int, taken map[string]bool) []string {
 		return nil
 	}
 	first := c.rng.IntN(len(free))
-	var out []string
+	var out []apiclient.ID
 	for k := range min(n, len(free)) {
 		out = append(out, seats[free[(first+k)%len(free)]].ID)
 	}

@@ -1,7 +1,6 @@
 package onsale
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -15,16 +14,20 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 )
 
 // client is one simulated client: its own connections (one Transport, kept
-// alive, dialling from its own address when it has one), its session, and
-// the recorder every request of it goes to.
+// alive, dialling from its own address when it has one), its session, the
+// generated API client over them, and the recorder every request of it goes
+// to.
 type client struct {
 	id    int32
 	base  string
 	token string
 	http  *http.Client
+	api   *apiclient.Client
 	rec   *recorder
 	rng   *rand.Rand
 }
@@ -57,14 +60,27 @@ const idleTimeout = 5 * time.Second
 const requestTimeout = 30 * time.Second
 
 func newClient(id int32, base, token string, t *http.Transport, rec *recorder, seed int64) *client {
-	return &client{
+	c := &client{
 		id: id, base: strings.TrimRight(base, "/"), token: token, rec: rec,
 		http: &http.Client{Transport: t, Timeout: requestTimeout,
 			// A redirect is an answer to record, never followed.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		rng: rand.New(rand.NewPCG(uint64(seed), uint64(id)+1)),
 	}
+	c.api = &apiclient.Client{Server: c.base + "/", Client: c.http, RequestEditors: []apiclient.RequestEditorFn{c.authorize}}
+	return c
 }
+
+// authorize sends the client's session token, once it has one.
+func (c *client) authorize(_ context.Context, req *http.Request) error {
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	return nil
+}
+
+// sender sends one request of the generated client (c.api) with ctx.
+type sender func(ctx context.Context) (*http.Response, error)
 
 // answer is what came back.
 type answer struct {
@@ -76,14 +92,14 @@ type answer struct {
 
 // problem is the part of an RFC 9457 problem the simulator reads.
 type problem struct {
-	Type               string   `json:"type"`
-	Detail             string   `json:"detail"`
-	Limit              string   `json:"limit"`
-	Shedder            string   `json:"shedder"`
-	Bound              string   `json:"bound"` // service-overloaded: what refused (the shedder's name for a shedder)
-	RetryAfterMS       int64    `json:"retry_after_ms"`
-	UnavailableSeatIDs []string `json:"unavailable_seat_ids"`
-	OrderID            string   `json:"order_id"`
+	Type               string         `json:"type"`
+	Detail             string         `json:"detail"`
+	Limit              string         `json:"limit"`
+	Shedder            string         `json:"shedder"`
+	Bound              string         `json:"bound"` // service-overloaded: what refused (the shedder's name for a shedder)
+	RetryAfterMS       int64          `json:"retry_after_ms"`
+	UnavailableSeatIDs []apiclient.ID `json:"unavailable_seat_ids"`
+	OrderID            string         `json:"order_id"`
 }
 
 // slug is the problem type's last part: "/problems/rate-limited" → "rate-limited".
@@ -93,32 +109,11 @@ func (p problem) slug() string { return p.Type[strings.LastIndexByte(p.Type, '/'
 // the edge's own limit (HAProxy's, per client address).
 const edgeLimit = "edge"
 
-// call sends one request (body as JSON unless nil), records it, and returns
-// the answer, or an error when none came.
-func (c *client) call(ctx context.Context, route, method, path string, body any, header map[string]string) (answer, error) {
-	var reader io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return answer{}, err
-		}
-		reader = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, reader)
-	if err != nil {
-		return answer{}, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
+// call sends one request, records it under route, and returns the answer,
+// or an error when none came.
+func (c *client) call(ctx context.Context, route string, send sender) (answer, error) {
 	start := time.Now()
-	resp, err := c.http.Do(req)
+	resp, err := send(ctx)
 	if err != nil {
 		if ctx.Err() == nil { // the run's end is not the server's failure
 			c.rec.add(c.id, route, start, time.Since(start), 0, "-", errorClass(err), "", "", "")
@@ -208,10 +203,10 @@ const setupPatience = time.Minute
 // Retry-After, while no answer comes or the answer is a refusal (a 429, a
 // documented 503), for up to setupPatience; a refusal whose Retry-After
 // reaches past it is returned at once.
-func (c *client) setupCall(ctx context.Context, route, method, path string, body any, header map[string]string) (answer, error) {
+func (c *client) setupCall(ctx context.Context, route string, send sender) (answer, error) {
 	deadline := time.Now().Add(setupPatience)
 	for {
-		a, err := c.call(ctx, route, method, path, body, header)
+		a, err := c.call(ctx, route, send)
 		retry := err != nil || kindOf(a.status, a.problem.slugOrEmpty()) == kindRefused
 		wait := time.Second
 		if err == nil {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 )
 
 // LimitSetting is a limit's setting as the admin API shows it: here
@@ -54,8 +56,9 @@ func readLimits(ctx context.Context, c *client, adminToken string) (limitsInForc
 	if adminToken == "" {
 		return out, nil
 	}
-	a, err := c.setupCall(ctx, routeLimits, http.MethodGet, "/v1/admin/limits", nil,
-		map[string]string{"Authorization": "Bearer " + adminToken})
+	a, err := c.setupCall(ctx, routeLimits, func(ctx context.Context) (*http.Response, error) {
+		return c.api.ListLimits(ctx, apiclient.Bearer(adminToken))
+	})
 	if err != nil {
 		return nil, fmt.Errorf("onsale: read the limits: %w", err)
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
+	"github.com/stagedoor/stagedoor/internal/apiclient/apitest"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/onsale"
@@ -139,15 +141,20 @@ func TestOnSaleOnThreeInstances(t *testing.T) {
 	})
 }
 
+// putHoldBuyer puts hold-buyer at n a period (burst n) through the admin
+// API of the instance at url.
+func putHoldBuyer(t *testing.T, url string, n int, period time.Duration) {
+	t.Helper()
+	a, err := api(t, url, adminToken).PutLimitWithResponse(context.Background(), apiclient.LimitNameHoldBuyer, apiclient.LimitChange{
+		Mode: apiclient.LimitChangeModeEnforce, Rate: new(int32(n)), Burst: new(int32(n)), PeriodMs: new(period.Milliseconds())})
+	apitest.Expect(t, a, err, http.StatusOK)
+}
+
 // setHoldBuyer puts hold-buyer at n a period (burst n) through the admin API
 // of instance via, and waits until all three decide by it.
 func setHoldBuyer(t *testing.T, s *stack, via, n int, period time.Duration) {
 	t.Helper()
-	status, _, raw := call(t, s.instances[via].url, "PUT", "/v1/admin/limits/hold-buyer", adminToken,
-		jsonRaw(fmt.Sprintf(`{"mode":"enforce","rate":%d,"period_ms":%d,"burst":%d}`, n, period.Milliseconds(), n)))
-	if status != http.StatusOK {
-		t.Fatalf("PUT hold-buyer %d/%s: %d %s", n, period, status, raw)
-	}
+	putHoldBuyer(t, s.instances[via].url, n, period)
 	deadline := time.Now().Add(2 * time.Second)
 	for i, in := range s.instances {
 		for {
@@ -244,8 +251,8 @@ func masterOf(ctx context.Context, seed, key string) (string, error) {
 // shopper is a buyer of the tests below, and an event to hold seats of.
 type shopper struct {
 	sessions []auth.Session
-	eventID  string
-	seats    []string
+	eventID  apiclient.ID
+	seats    []apiclient.ID
 }
 
 // newShoppers prepares n buyers and an on-sale event of 250 seats without a
@@ -262,18 +269,13 @@ func newShoppers(t *testing.T, s *stack, prefix string, n int) *shopper {
 	if err != nil {
 		t.Fatal(err)
 	}
-	status, _, raw := call(t, a.url, "POST", "/v1/events", org.Token, map[string]any{
-		"name": "Limits", "venue": "Hall", "starts_at": time.Now().Add(24 * time.Hour),
-		"sections": []map[string]any{{"name": "Stalls", "rows": 10, "seats_per_row": 25, "price_cents": 1000}},
+	ev, err := api(t, a.url, org.Token).CreateEventWithResponse(ctx, apiclient.EventRequest{
+		Name: "Limits", Venue: "Hall", StartsAt: time.Now().Add(24 * time.Hour),
+		Sections: []apiclient.Section{{Name: "Stalls", Rows: 10, SeatsPerRow: 25, PriceCents: 1000}},
 	})
-	if status != http.StatusCreated {
-		t.Fatalf("create the event: %d %s", status, raw)
-	}
-	var ev struct{ ID string }
-	decode(t, raw, &ev)
-	_, _, raw = call(t, a.url, "GET", "/v1/events/"+ev.ID+"/seats", "", nil)
-	var m struct{ Seats []struct{ ID string } }
-	decode(t, raw, &m)
+	apitest.Expect(t, ev, err, http.StatusCreated)
+	m, err := api(t, a.url, "").SeatMapWithResponse(ctx, ev.JSON201.Id)
+	apitest.Expect(t, m, err, http.StatusOK)
 	emails := make([]string, n)
 	for i := range emails {
 		emails[i] = fmt.Sprintf("%s-%03d@example.com", prefix, i)
@@ -282,9 +284,9 @@ func newShoppers(t *testing.T, s *stack, prefix string, n int) *shopper {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh := &shopper{sessions: sessions, eventID: ev.ID}
-	for _, seat := range m.Seats {
-		sh.seats = append(sh.seats, seat.ID)
+	sh := &shopper{sessions: sessions, eventID: ev.JSON201.Id}
+	for _, seat := range m.JSON200.Seats {
+		sh.seats = append(sh.seats, seat.Id)
 	}
 	return sh
 }
@@ -295,12 +297,15 @@ func (sh *shopper) hold(t *testing.T, url string, buyer int) (int, string) {
 	t.Helper()
 	seat := sh.seats[0]
 	sh.seats = sh.seats[1:]
-	status, h, raw := call(t, url, "POST", "/v1/holds", sh.sessions[buyer].Token,
-		map[string]any{"event_id": sh.eventID, "seat_ids": []string{seat}})
-	if status != http.StatusCreated && status != http.StatusTooManyRequests {
-		t.Fatalf("hold on %s: %d %s", url, status, raw)
+	a, err := api(t, url, sh.sessions[buyer].Token).CreateHoldWithResponse(context.Background(),
+		apiclient.HoldRequest{EventId: sh.eventID, SeatIds: []apiclient.ID{seat}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return status, h.Get("RateLimit-Policy")
+	if status := a.StatusCode(); status != http.StatusCreated && status != http.StatusTooManyRequests {
+		t.Fatalf("hold on %s: %d %s", url, status, a.Body)
+	}
+	return a.StatusCode(), a.HTTPResponse.Header.Get("RateLimit-Policy")
 }
 
 // limitEverywhere: hold-buyer changed to 3/1m on the first instance; every
@@ -310,11 +315,8 @@ func (sh *shopper) hold(t *testing.T, url string, buyer int) (int, string) {
 // on the first again, is refused: the bucket is the buyer's on all three.
 func limitEverywhere(t *testing.T, s *stack) {
 	sh := newShoppers(t, s, "limits", 80)
-	put := func(body string) time.Time {
-		status, _, raw := call(t, s.instances[0].url, "PUT", "/v1/admin/limits/hold-buyer", adminToken, jsonRaw(body))
-		if status != http.StatusOK {
-			t.Fatalf("PUT hold-buyer %s: %d %s", body, status, raw)
-		}
+	put := func(n int) time.Time {
+		putHoldBuyer(t, s.instances[0].url, n, time.Minute)
 		return time.Now()
 	}
 	inForce := func(changed time.Time, want string) {
@@ -334,7 +336,7 @@ func limitEverywhere(t *testing.T, s *stack) {
 			}
 		}
 	}
-	changed := put(`{"mode":"enforce","rate":3,"period_ms":60000,"burst":3}`)
+	changed := put(3)
 	inForce(changed, `"hold-buyer";q=3;`)
 	last := len(sh.sessions) - 1
 	for i := range 4 {
@@ -344,7 +346,7 @@ func limitEverywhere(t *testing.T, s *stack) {
 			t.Fatalf("hold %d of one buyer, on instance %d, under 3/1m = %d (%s), want %d", i+1, in+1, status, policy, want)
 		}
 	}
-	inForce(put(`{"mode":"enforce","rate":10,"period_ms":60000,"burst":10}`), `"hold-buyer";q=10;`)
+	inForce(put(10), `"hold-buyer";q=10;`)
 }
 
 // logoutEverywhere: a session known to all three instances, logged out on the
@@ -353,18 +355,21 @@ func limitEverywhere(t *testing.T, s *stack) {
 func logoutEverywhere(t *testing.T, s *stack) {
 	sh := newShoppers(t, s, "logout", 1)
 	token := sh.sessions[0].Token
-	for i, in := range s.instances {
-		if status, _, raw := call(t, in.url, "GET", "/v1/me", token, nil); status != http.StatusOK {
-			t.Fatalf("instance %d: /v1/me = %d %s", i+1, status, raw)
-		}
+	ctx := context.Background()
+	for _, in := range s.instances {
+		a, err := api(t, in.url, token).MeWithResponse(ctx)
+		apitest.Expect(t, a, err, http.StatusOK)
 	}
-	if status, _, raw := call(t, s.instances[0].url, "POST", "/v1/logout", token, nil); status != http.StatusNoContent {
-		t.Fatalf("logout: %d %s", status, raw)
-	}
+	a, err := api(t, s.instances[0].url, token).LogoutWithResponse(ctx)
+	apitest.Expect(t, a, err, http.StatusNoContent)
 	loggedOut := time.Now()
 	for i, in := range s.instances[1:] {
 		for {
-			status, _, _ := call(t, in.url, "GET", "/v1/me", token, nil)
+			a, err := api(t, in.url, token).MeWithResponse(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			status := a.StatusCode()
 			if status == http.StatusUnauthorized {
 				t.Logf("instance %d refuses the session %s after the logout on instance 1", i+2, time.Since(loggedOut).Round(time.Millisecond))
 				break

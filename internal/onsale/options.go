@@ -9,6 +9,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/google/uuid"
+
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 )
 
 // Options say what to drive and how. A zero Seats, Lead, Spread, name,
@@ -117,6 +121,13 @@ type Sale struct {
 	OrganizerID string
 	OnSaleAt    time.Time
 	HasRoom     bool
+}
+
+// event is the sale's event id as the generated client takes it (the zero
+// id when EventID is none: the server answers 404).
+func (s Sale) event() apiclient.ID {
+	id, _ := uuid.Parse(s.EventID)
+	return id
 }
 
 // Defaults are the options a zero field gets, and cmd/onsale's defaults.

@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"time"
 
+	openapi_types "github.com/oapi-codegen/runtime/types"
+
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 )
 
@@ -15,16 +18,19 @@ import (
 // the runs after the first.
 func organizer(ctx context.Context, c *client, o Options) (string, error) {
 	login := func() (answer, error) {
-		return c.setupCall(ctx, routeLogin, http.MethodPost, "/v1/login",
-			map[string]string{"email": o.OrganizerEmail, "password": o.Password}, nil)
+		return c.setupCall(ctx, routeLogin, func(ctx context.Context) (*http.Response, error) {
+			return c.api.Login(ctx, apiclient.LoginRequest{Email: openapi_types.Email(o.OrganizerEmail), Password: o.Password})
+		})
 	}
 	a, err := login()
 	if err != nil {
 		return "", fmt.Errorf("onsale: log the organizer in: %w", err)
 	}
 	if a.status == http.StatusUnauthorized {
-		s, err := c.setupCall(ctx, routeSignup, http.MethodPost, "/v1/organizers",
-			map[string]string{"email": o.OrganizerEmail, "password": o.Password, "name": "On-sale simulator"}, nil)
+		s, err := c.setupCall(ctx, routeSignup, func(ctx context.Context) (*http.Response, error) {
+			return c.api.CreateOrganizer(ctx, apiclient.SignupRequest{
+				Email: openapi_types.Email(o.OrganizerEmail), Password: o.Password, Name: "On-sale simulator"})
+		})
 		if err != nil {
 			return "", fmt.Errorf("onsale: sign the organizer up: %w", err)
 		}
@@ -39,17 +45,12 @@ func organizer(ctx context.Context, c *client, o Options) (string, error) {
 	if a.status != http.StatusOK {
 		return "", fmt.Errorf("onsale: log the organizer %s in: %d %s", o.OrganizerEmail, a.status, a.body)
 	}
-	var session struct {
-		Token     string `json:"token"`
-		Principal struct {
-			ID string `json:"id"`
-		} `json:"principal"`
-	}
+	var session apiclient.Session
 	if err := a.decode(&session); err != nil {
 		return "", err
 	}
 	c.token = session.Token
-	return session.Principal.ID, nil
+	return session.Principal.Id.String(), nil
 }
 
 // section is a section of the event, as POST /v1/events takes it.
@@ -93,19 +94,24 @@ func sections(n int, price int64) []section {
 // o.Lead from now.
 func createEvent(ctx context.Context, c *client, o Options) (Sale, error) {
 	onSale := time.Now().Add(o.Lead).UTC().Truncate(time.Millisecond)
-	body := map[string]any{
-		"name":       fmt.Sprintf("On-sale simulation %s", onSale.Format("2006-01-02 15:04:05")),
-		"venue":      "The Simulated Hall",
-		"starts_at":  onSale.Add(30 * 24 * time.Hour),
-		"on_sale_at": onSale,
-		"sections":   sections(o.Seats, o.PriceCents),
+	body := apiclient.EventRequest{
+		Name:     fmt.Sprintf("On-sale simulation %s", onSale.Format("2006-01-02 15:04:05")),
+		Venue:    "The Simulated Hall",
+		StartsAt: onSale.Add(30 * 24 * time.Hour),
+		OnSaleAt: &onSale,
+	}
+	for _, s := range sections(o.Seats, o.PriceCents) {
+		body.Sections = append(body.Sections, apiclient.Section{
+			Name: s.Name, Rows: int32(s.Rows), SeatsPerRow: int32(s.SeatsPerRow), PriceCents: int32(s.PriceCents)})
 	}
 	if o.RoomRate > 0 {
-		body["waiting_room"] = map[string]int{"admit_per_second": o.RoomRate}
+		body.WaitingRoom = &apiclient.WaitingRoom{AdmitPerSecond: int32(o.RoomRate)}
 	}
 	// A retried creation may make two events (the first answer lost): the
 	// sale is the one answered.
-	a, err := c.setupCall(ctx, routeCreateEvent, http.MethodPost, "/v1/events", body, nil)
+	a, err := c.setupCall(ctx, routeCreateEvent, func(ctx context.Context) (*http.Response, error) {
+		return c.api.CreateEvent(ctx, body)
+	})
 	if err != nil {
 		return Sale{}, fmt.Errorf("onsale: create the event: %w", err)
 	}
@@ -116,19 +122,14 @@ func createEvent(ctx context.Context, c *client, o Options) (Sale, error) {
 	if a.status != http.StatusCreated {
 		return Sale{}, fmt.Errorf("onsale: create the event: %d %s", a.status, a.body)
 	}
-	var ev struct {
-		ID          string    `json:"id"`
-		OrganizerID string    `json:"organizer_id"`
-		OnSaleAt    time.Time `json:"on_sale_at"`
-		SeatsTotal  int       `json:"seats_total"`
-	}
+	var ev apiclient.Event
 	if err := a.decode(&ev); err != nil {
 		return Sale{}, err
 	}
-	if ev.SeatsTotal != o.Seats {
+	if int(ev.SeatsTotal) != o.Seats {
 		return Sale{}, fmt.Errorf("onsale: the event has %d seats, not the %d asked for", ev.SeatsTotal, o.Seats)
 	}
-	return Sale{URL: c.base, EventID: ev.ID, OrganizerID: ev.OrganizerID, OnSaleAt: ev.OnSaleAt, HasRoom: o.RoomRate > 0}, nil
+	return Sale{URL: c.base, EventID: ev.Id.String(), OrganizerID: ev.OrganizerId.String(), OnSaleAt: ev.OnSaleAt, HasRoom: o.RoomRate > 0}, nil
 }
 
 // accounts are the buyers' and the bots' sessions.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/ids"
 )
 
@@ -28,15 +29,15 @@ func (b *buyer) shop(ctx context.Context) string {
 		card = cardDeclined
 	}
 	var seats []seat
-	var taken map[string]bool
+	var taken map[apiclient.ID]bool
 	rejoins := 0
 	for tries := 0; tries < b.opts.MaxHoldTries && ctx.Err() == nil; {
 		if seats == nil {
 			var ok bool
-			if seats, ok = b.seatMap(ctx, b.sale.EventID); !ok {
+			if seats, ok = b.seatMap(ctx, b.sale.event()); !ok {
 				return outcomeNoAnswer
 			}
-			taken = map[string]bool{}
+			taken = map[apiclient.ID]bool{}
 		}
 		chosen := b.pick(seats, want, taken)
 		if len(chosen) == 0 {
@@ -47,17 +48,14 @@ func (b *buyer) shop(ctx context.Context) string {
 			continue
 		}
 		tries++
-		a, err := b.call(ctx, routeHold, http.MethodPost, "/v1/holds",
-			map[string]any{"event_id": b.sale.EventID, "seat_ids": chosen}, nil)
+		a, err := b.call(ctx, routeHold, b.hold(b.sale.event(), chosen))
 		if err != nil {
 			sleep(ctx, b.jitter(time.Second))
 			continue
 		}
 		switch slug := a.problem.slug(); {
 		case a.status == http.StatusCreated:
-			var h struct {
-				ID string `json:"id"`
-			}
+			var h holdID
 			if a.decode(&h) != nil {
 				return outcomeGaveUp
 			}
@@ -98,12 +96,12 @@ func (b *buyer) shop(ctx context.Context) string {
 	return outcomeGaveUp
 }
 
-// order is an order as the buyer reads it.
+// order is an order (apiclient.Order) as the buyer reads it.
 type order struct {
-	ID      string `json:"id"`
-	Status  string `json:"status"`
+	ID      apiclient.ID          `json:"id"`
+	Status  apiclient.OrderStatus `json:"status"`
 	Tickets []struct {
-		SeatID string `json:"seat_id"`
+		SeatID apiclient.ID `json:"seat_id"`
 	} `json:"tickets"`
 }
 
@@ -115,11 +113,13 @@ const maxPayAttempts = 20
 // 503 or no answer by the same request after Retry-After, a 202 by reading
 // the order until it is settled. It returns how her visit ended, or "" when
 // the hold is no longer hers to pay (choose seats again).
-func (b *buyer) pay(ctx context.Context, holdID string, card *string) string {
+func (b *buyer) pay(ctx context.Context, holdID apiclient.ID, card *string) string {
 	key := ids.New()
 	for attempt := 0; attempt < maxPayAttempts && ctx.Err() == nil; attempt++ {
-		a, err := b.call(ctx, routeOrder, http.MethodPost, "/v1/orders",
-			map[string]string{"hold_id": holdID, "payment_token": *card}, map[string]string{"Idempotency-Key": key})
+		a, err := b.call(ctx, routeOrder, func(ctx context.Context) (*http.Response, error) {
+			return b.api.Checkout(ctx, &apiclient.CheckoutParams{IdempotencyKey: &key},
+				apiclient.OrderRequest{HoldId: holdID, PaymentToken: *card})
+		})
 		if err != nil {
 			sleep(ctx, b.jitter(time.Second))
 			continue
@@ -165,7 +165,7 @@ func (b *buyer) pay(ctx context.Context, holdID string, card *string) string {
 // settled reads a pending order until recovery settles it (or the run ends).
 func (b *buyer) settled(ctx context.Context, o order) order {
 	for sleep(ctx, b.jitter(time.Second)) {
-		a, err := b.call(ctx, routeGetOrder, http.MethodGet, "/v1/orders/"+o.ID, nil, nil)
+		a, err := b.call(ctx, routeGetOrder, func(ctx context.Context) (*http.Response, error) { return b.api.GetOrder(ctx, o.ID) })
 		if err != nil || a.status != http.StatusOK {
 			continue
 		}
@@ -180,7 +180,7 @@ func (b *buyer) settled(ctx context.Context, o order) order {
 // bought records her confirmed order.
 func (b *buyer) bought(o order) {
 	for _, t := range o.Tickets {
-		b.state.seats = append(b.state.seats, t.SeatID)
+		b.state.seats = append(b.state.seats, t.SeatID.String())
 	}
 	b.rec.confirmed(len(o.Tickets))
 }

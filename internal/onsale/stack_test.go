@@ -1,9 +1,7 @@
 package onsale_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
+	"github.com/stagedoor/stagedoor/internal/apiclient/apitest"
 	"github.com/stagedoor/stagedoor/internal/app"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/conn"
@@ -137,10 +137,9 @@ func startStack(t *testing.T) *stack {
 // decides and counts, and refuses nothing.
 func (s *stack) shadowWorkerUtilization(t *testing.T) {
 	t.Helper()
-	status, _, raw := call(t, s.instances[0].url, "PUT", "/v1/admin/limits/worker-utilization", adminToken, jsonRaw(`{"mode":"shadow"}`))
-	if status != http.StatusOK {
-		t.Fatalf("PUT worker-utilization shadow: %d %s", status, raw)
-	}
+	a, err := api(t, s.instances[0].url, adminToken).PutLimitWithResponse(context.Background(),
+		apiclient.LimitNameWorkerUtilization, apiclient.LimitChange{Mode: apiclient.LimitChangeModeShadow})
+	apitest.Expect(t, a, err, http.StatusOK)
 	deadline := time.Now().Add(5 * time.Second)
 	for i, in := range s.instances {
 		for in.Utilization.Mode() != ratelimit.Shadow {
@@ -163,47 +162,12 @@ func errorLines(log string, n int) string {
 	return strings.Join(out[max(0, len(out)-n):], "\n")
 }
 
-// call sends a request straight to an instance (not through the edge) and
-// returns the status, the headers and the body.
-func call(t *testing.T, url, method, path, token string, body any) (int, http.Header, []byte) {
+// api is the generated client of an instance, straight (not through the
+// edge), with token as its bearer (none when empty).
+func api(t *testing.T, url, token string) *apiclient.ClientWithResponses {
 	t.Helper()
-	var reader io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reader = bytes.NewReader(b)
+	if token == "" {
+		return apitest.Client(t, url)
 	}
-	req, err := http.NewRequest(method, url+path, reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, raw
+	return apitest.Client(t, url, apiclient.WithRequestEditorFn(apiclient.Bearer(token)))
 }
-
-// decode reads JSON into out, failing the test when it cannot.
-func decode(t *testing.T, raw []byte, out any) {
-	t.Helper()
-	if err := json.Unmarshal(raw, out); err != nil {
-		t.Fatalf("%v: %s", err, raw)
-	}
-}
-
-// jsonRaw is a JSON body written out.
-func jsonRaw(s string) json.RawMessage { return json.RawMessage(s) }

@@ -15,10 +15,9 @@ type feed struct {
 	hub     *Hub
 	cancel  context.CancelFunc
 
-	mu       sync.Mutex
-	subs     map[*Subscription]struct{}
-	last     *event.SeatMap
-	snapshot Message // last, encoded
+	mu   sync.Mutex
+	subs map[*Subscription]struct{}
+	last *event.SeatMap
 }
 
 func (f *feed) run(ctx context.Context, every time.Duration) {
@@ -46,11 +45,12 @@ func (f *feed) publish(m *event.SeatMap) {
 	if m == f.last {
 		return // the same snapshot
 	}
-	msg, changed := changes(f.last, m)
-	f.last, f.snapshot = m, encodeSnapshot(m)
-	if !changed {
+	changed := changes(f.last, m)
+	f.last = m
+	if changed == nil {
 		return
 	}
+	msg := Message{Changes: changed}
 	for s := range f.subs {
 		select {
 		case s.c <- msg:
@@ -66,7 +66,7 @@ func (f *feed) join(s *Subscription) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.subs[s] = struct{}{}
-	s.c <- f.snapshot // the buffer is empty: never blocks
+	s.c <- Message{Snapshot: f.last} // the buffer is empty: never blocks
 }
 
 // drop removes s and closes its channel; it reports whether s was there.

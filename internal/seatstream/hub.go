@@ -4,17 +4,18 @@
 // However many watch an event, one feed per event and instance reads its seat
 // map from the event service's snapshot once a second (the snapshot every
 // reader of the seat map shares: a thousand viewers add no query of their own)
-// and sends each watcher only the seats whose status changed, encoded once for
-// all. A watcher starts with the whole map, then gets every change after it,
+// and sends each watcher only the seats whose status changed, one Changes
+// shared by all. A watcher starts with the whole map, then gets every change after it,
 // with no gap. A watcher that cannot keep up is dropped rather than waited
 // for (its browser reconnects and starts again from a whole map).
 //
-// It owns no table and no rule: it only watches internal/event's snapshots.
+// It owns no table, no rule and no wire format: it only watches
+// internal/event's snapshots, and says what changed in Go values that
+// internal/httpapi encodes.
 package seatstream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -31,10 +32,25 @@ type Source interface {
 	SeatMap(ctx context.Context, eventID string) (*event.SeatMap, error)
 }
 
-// Message is one server-sent event: its name and its JSON data.
+// Message is one thing a watcher is told: exactly one of its fields is set.
+// Both point to values shared by every watcher: never modify them.
 type Message struct {
-	Name string // "snapshot" (the whole map) or "changes"
-	Data []byte
+	Snapshot *event.SeatMap // the whole map: a watcher's first message
+	Changes  *Changes       // the seats whose status changed since the message before
+}
+
+// Changes lists the seats of an event whose status changed from one seat map
+// to the next, as of the newer one.
+type Changes struct {
+	EventID string
+	AsOf    time.Time
+	Seats   []SeatChange
+}
+
+// SeatChange is one seat's new status.
+type SeatChange struct {
+	ID     string
+	Status event.SeatStatus
 }
 
 // ErrClosed is returned by Subscribe once the hub is closed (shutting down).
@@ -140,64 +156,26 @@ func (h *Hub) leave(s *Subscription) {
 func (h *Hub) startFeed(m *event.SeatMap) *feed {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &feed{eventID: m.EventID, subs: map[*Subscription]struct{}{}, cancel: cancel, hub: h}
-	f.last, f.snapshot = m, encodeSnapshot(m)
+	f.last = m
 	h.feeds[m.EventID] = f
 	go f.run(ctx, h.every)
 	return f
 }
 
-// snapshotJSON is a whole map: the body of GET /v1/events/{id}/seats.
-type snapshotJSON struct {
-	EventID string     `json:"event_id"`
-	AsOf    time.Time  `json:"as_of"`
-	Seats   []seatJSON `json:"seats"`
-}
-
-type seatJSON struct {
-	ID         string           `json:"id"`
-	Section    string           `json:"section"`
-	Row        string           `json:"row"`
-	Number     int              `json:"number"`
-	PriceCents int64            `json:"price_cents"`
-	Status     event.SeatStatus `json:"status"`
-}
-
-// changesJSON lists the seats whose status changed since the message before.
-type changesJSON struct {
-	EventID string       `json:"event_id"`
-	AsOf    time.Time    `json:"as_of"`
-	Seats   []changeJSON `json:"seats"`
-}
-
-type changeJSON struct {
-	ID     string           `json:"id"`
-	Status event.SeatStatus `json:"status"`
-}
-
-func encodeSnapshot(m *event.SeatMap) Message {
-	seats := make([]seatJSON, len(m.Seats))
-	for i, s := range m.Seats {
-		seats[i] = seatJSON(s)
-	}
-	data, _ := json.Marshal(snapshotJSON{EventID: m.EventID, AsOf: m.AsOf.UTC(), Seats: seats})
-	return Message{Name: "snapshot", Data: data}
-}
-
-// changes is the message from old to m, or false when no seat changed.
-func changes(old, m *event.SeatMap) (Message, bool) {
+// changes is what changed from old to m, or nil when no seat did.
+func changes(old, m *event.SeatMap) *Changes {
 	before := make(map[string]event.SeatStatus, len(old.Seats))
 	for _, s := range old.Seats {
 		before[s.ID] = s.Status
 	}
-	var changed []changeJSON
+	var changed []SeatChange
 	for _, s := range m.Seats {
 		if before[s.ID] != s.Status {
-			changed = append(changed, changeJSON{ID: s.ID, Status: s.Status})
+			changed = append(changed, SeatChange{ID: s.ID, Status: s.Status})
 		}
 	}
 	if len(changed) == 0 {
-		return Message{}, false
+		return nil
 	}
-	data, _ := json.Marshal(changesJSON{EventID: m.EventID, AsOf: m.AsOf.UTC(), Seats: changed})
-	return Message{Name: "changes", Data: data}, true
+	return &Changes{EventID: m.EventID, AsOf: m.AsOf, Seats: changed}
 }

@@ -115,7 +115,7 @@ func TestDoorSaysItsKeyWasRevoked(t *testing.T) {
 	}
 	var key struct{ Key string }
 	d.org.must(t, 201, "POST", "/v1/scanner-keys", map[string]string{"label": "South gate", "event_id": d.event.ID}, &key)
-	d.s.scanner(key.Key).must(t, 200, "POST", "/v1/scans", map[string]string{"code": d.tickets[1].Code}, nil)
+	d.s.scanner(t, key.Key).must(t, 200, "POST", "/v1/scans", map[string]string{"code": d.tickets[1].Code}, nil)
 
 	// Reloaded, the door still knows its key was revoked: it says so at
 	// once, is not stuck starting, and offers no scanning as if all were well.

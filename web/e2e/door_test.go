@@ -165,7 +165,7 @@ func TestDoorAdmitsOnceOnlineAndOffline(t *testing.T) {
 		t.Errorf("a revoked ticket offline: %q, want Revoked", v)
 	}
 	// Another door, still online, admits ticket 4; this one, offline, admits it too.
-	d.s.scanner(d.key).must(t, 200, "POST", "/v1/scans", map[string]string{"code": d.tickets[4].Code}, nil)
+	d.s.scanner(t, d.key).must(t, 200, "POST", "/v1/scans", map[string]string{"code": d.tickets[4].Code}, nil)
 	if v := b.scanTyped(d.tickets[4].Code); !strings.HasPrefix(v, "Admitted") {
 		t.Errorf("ticket 4 offline: %q, want Admitted (the device cannot know)", v)
 	}

@@ -121,7 +121,7 @@ func TestOrganizerEventKeyAndAudit(t *testing.T) {
 	var seats struct{ Seats []seat }
 	buyer.must(t, 200, "GET", "/v1/events/"+eventID+"/seats", nil, &seats)
 	codes := buyer.buy(t, eventID, seats.Seats[0])
-	door := s.scanner(key)
+	door := s.scanner(t, key)
 	door.must(t, 200, "POST", "/v1/scans", map[string]string{"code": codes[0]}, nil)
 	door.must(t, 404, "POST", "/v1/scans", map[string]string{"code": "NOT-A-TICKET"}, nil)
 

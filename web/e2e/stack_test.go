@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	openapi_types "github.com/oapi-codegen/runtime/types"
+
+	"github.com/stagedoor/stagedoor/internal/apiclient"
+	"github.com/stagedoor/stagedoor/internal/apiclient/apitest"
 	"github.com/stagedoor/stagedoor/internal/app"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/payrail"
@@ -90,12 +96,36 @@ func startStackWith(t *testing.T, o stackOptions) *stack {
 }
 
 // client is an API client with a session token (Authorization: Bearer), for
-// what a test does beside the browser: another buyer, a door scanner.
+// what a test does beside the browser: another buyer, a door scanner. Its
+// set-up calls go through the generated client; do and must send raw
+// requests, for the tests that assert a status or a body.
 type client struct {
 	s       *stack
+	api     *apiclient.ClientWithResponses
 	token   string
 	headers map[string]string
 	Email   string
+}
+
+// client is a client of the stack with token (none when empty) and headers.
+func (s *stack) client(t *testing.T, token string, headers map[string]string) *client {
+	t.Helper()
+	c := &client{s: s, token: token, headers: headers}
+	c.api = apitest.Client(t, s.URL, apiclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+		c.authorize(req)
+		return nil
+	}))
+	return c
+}
+
+// authorize sets the client's credential and headers on req.
+func (c *client) authorize(req *http.Request) {
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
+	}
 }
 
 var accounts atomic.Int64
@@ -113,22 +143,33 @@ const password = "correct horse battery"
 func (s *stack) signUp(t *testing.T, kind string) *client {
 	t.Helper()
 	email := newEmail(kind)
-	anon := &client{s: s}
-	anon.must(t, 201, "POST", "/v1/"+kind+"s", map[string]string{"email": email, "password": password, "name": "Test " + kind}, nil)
+	signup := apiclient.SignupRequest{Email: openapi_types.Email(email), Password: password, Name: "Test " + kind}
+	anon, ctx := s.client(t, "", nil).api, context.Background()
+	var a apiclient.Answer
+	var err error
+	if kind == "organizer" {
+		a, err = anon.CreateOrganizerWithResponse(ctx, signup)
+	} else {
+		a, err = anon.CreateBuyerWithResponse(ctx, signup)
+	}
+	apitest.Expect(t, a, err, 201)
 	return s.logIn(t, email)
 }
 
 // logIn logs an account in through the API (a token, not the browser's cookie).
 func (s *stack) logIn(t *testing.T, email string) *client {
 	t.Helper()
-	var session struct{ Token string }
-	(&client{s: s}).must(t, 200, "POST", "/v1/login", map[string]string{"email": email, "password": password}, &session)
-	return &client{s: s, token: session.Token, Email: email}
+	a, err := s.client(t, "", nil).api.LoginWithResponse(context.Background(),
+		apiclient.LoginRequest{Email: openapi_types.Email(email), Password: password})
+	apitest.Expect(t, a, err, 200)
+	c := s.client(t, a.JSON200.Token, nil)
+	c.Email = email
+	return c
 }
 
 // scanner is a client that presents a scanner key.
-func (s *stack) scanner(key string) *client {
-	return &client{s: s, headers: map[string]string{"X-Api-Key": key}}
+func (s *stack) scanner(t *testing.T, key string) *client {
+	return s.client(t, "", map[string]string{"X-Api-Key": key})
 }
 
 // do sends a request with body as JSON (nil: none) and returns the status and
@@ -150,21 +191,8 @@ func (c *client) do(t *testing.T, method, path string, body, out any) (int, []by
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	for k, v := range c.headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c.authorize(req)
+	resp, raw := apitest.Send(t, http.DefaultClient, req)
 	if out != nil && resp.StatusCode < 300 {
 		if err := json.Unmarshal(raw, out); err != nil {
 			t.Fatalf("%s %s: %v in %s", method, path, err, raw)
@@ -185,11 +213,11 @@ func (c *client) must(t *testing.T, want int, method, path string, body, out any
 
 // seat is a seat of a seat map.
 type seat struct {
-	ID      string `json:"id"`
-	Section string `json:"section"`
-	Row     string `json:"row"`
-	Number  int    `json:"number"`
-	Status  string `json:"status"`
+	ID      string
+	Section string
+	Row     string
+	Number  int
+	Status  string
 }
 
 // event is an event the organizer made through the API, with its seats.
@@ -216,43 +244,51 @@ func (e event) seat(t *testing.T, section, row string, number int) seat {
 // admitPerSecond buyers a second when that is not 0.
 func (c *client) createEvent(t *testing.T, name string, admitPerSecond int) event {
 	t.Helper()
-	body := map[string]any{
-		"name": name, "venue": "Test Hall", "starts_at": time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339),
-		"sections": []map[string]any{
-			{"name": "Stalls", "rows": 3, "seats_per_row": 8, "price_cents": 4500},
-			{"name": "Balcony", "rows": 2, "seats_per_row": 8, "price_cents": 2500},
+	ctx := context.Background()
+	body := apiclient.EventRequest{
+		Name: name, Venue: "Test Hall", StartsAt: time.Now().Add(30 * 24 * time.Hour).UTC().Truncate(time.Second),
+		Sections: []apiclient.Section{
+			{Name: "Stalls", Rows: 3, SeatsPerRow: 8, PriceCents: 4500},
+			{Name: "Balcony", Rows: 2, SeatsPerRow: 8, PriceCents: 2500},
 		},
 	}
 	if admitPerSecond > 0 {
-		body["waiting_room"] = map[string]int{"admit_per_second": admitPerSecond}
+		body.WaitingRoom = &apiclient.WaitingRoom{AdmitPerSecond: int32(admitPerSecond)}
 	}
-	var created struct{ ID string }
-	c.must(t, 201, "POST", "/v1/events", body, &created)
-	var seats struct{ Seats []seat }
-	c.must(t, 200, "GET", "/v1/events/"+created.ID+"/seats", nil, &seats)
-	return event{ID: created.ID, Name: name, Seats: seats.Seats}
+	created, err := c.api.CreateEventWithResponse(ctx, body)
+	apitest.Expect(t, created, err, 201)
+	m, err := c.api.SeatMapWithResponse(ctx, created.JSON201.Id)
+	apitest.Expect(t, m, err, 200)
+	ev := event{ID: created.JSON201.Id.String(), Name: name}
+	for _, s := range m.JSON200.Seats {
+		ev.Seats = append(ev.Seats, seat{ID: s.Id.String(), Section: s.Section, Row: s.Row, Number: int(s.Number), Status: string(s.Status)})
+	}
+	return ev
 }
 
 // hold holds seats of the event for the client and returns the hold's id.
 func (c *client) hold(t *testing.T, eventID string, seats ...seat) string {
 	t.Helper()
-	ids := make([]string, len(seats))
-	for i, s := range seats {
-		ids[i] = s.ID
+	in := apiclient.HoldRequest{EventId: uuid.MustParse(eventID)}
+	for _, s := range seats {
+		in.SeatIds = append(in.SeatIds, uuid.MustParse(s.ID))
 	}
-	var h struct{ ID string }
-	c.must(t, 201, "POST", "/v1/holds", map[string]any{"event_id": eventID, "seat_ids": ids}, &h)
-	return h.ID
+	h, err := c.api.CreateHoldWithResponse(context.Background(), in)
+	apitest.Expect(t, h, err, 201)
+	return h.JSON201.Id.String()
 }
 
 // buy holds the seats and pays with tok_visa; it returns the tickets' codes.
 func (c *client) buy(t *testing.T, eventID string, seats ...seat) []string {
 	t.Helper()
 	holdID := c.hold(t, eventID, seats...)
-	var order struct{ Tickets []struct{ Code string } }
-	c.do(t, "POST", "/v1/orders", map[string]string{"hold_id": holdID, "payment_token": "tok_visa"}, &order)
+	o, err := c.api.CheckoutWithResponse(context.Background(), nil,
+		apiclient.OrderRequest{HoldId: uuid.MustParse(holdID), PaymentToken: "tok_visa"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var codes []string
-	for _, tk := range order.Tickets {
+	for _, tk := range cmp.Or(o.JSON201, &apiclient.Order{}).Tickets {
 		codes = append(codes, tk.Code)
 	}
 	if len(codes) != len(seats) {
@@ -264,10 +300,10 @@ func (c *client) buy(t *testing.T, eventID string, seats ...seat) []string {
 // ticketCodes lists the client's tickets' codes.
 func (c *client) ticketCodes(t *testing.T) []string {
 	t.Helper()
-	var list struct{ Tickets []struct{ Code string } }
-	c.must(t, 200, "GET", "/v1/tickets", nil, &list)
+	list, err := c.api.ListTicketsWithResponse(context.Background())
+	apitest.Expect(t, list, err, 200)
 	var codes []string
-	for _, tk := range list.Tickets {
+	for _, tk := range list.JSON200.Tickets {
 		codes = append(codes, tk.Code)
 	}
 	return codes

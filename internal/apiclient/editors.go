@@ -1,0 +1,27 @@
+package apiclient
+
+import (
+	"context"
+	"net/http"
+)
+
+// Answer is what every answer of ClientWithResponses tells, whatever its
+// operation: its status and its body as it came.
+type Answer interface {
+	StatusCode() int
+	Status() string
+	GetBody() []byte
+}
+
+// Bearer authenticates a request with a session token (or the admin token).
+func Bearer(token string) RequestEditorFn {
+	return Header("Authorization", "Bearer "+token)
+}
+
+// Header sets one header of a request: X-Api-Key, Queue-Token, Origin….
+func Header(name, value string) RequestEditorFn {
+	return func(_ context.Context, req *http.Request) error {
+		req.Header.Set(name, value)
+		return nil
+	}
+}
