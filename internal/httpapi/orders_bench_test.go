@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // BenchmarkCheckoutThroughput: 20 buyers check out at once, each in a loop of
@@ -101,14 +102,12 @@ func BenchmarkShedCheckout(b *testing.B) {
 		ts.serve("POST", "/v1/orders", orderBody(holdIDOf(rec), "tok_visa"), buyer.bearer()...)
 	}()
 	defer func() { <-held }()
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) { // its order is written: it is inside
+	if !testenv.Poll(2*time.Second, 5*time.Millisecond, func() bool { // its order is written: it is inside
 		var orders int
-		if err := ts.DB.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&orders); err == nil && orders == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("the checkout that takes the slot did not start")
-		}
+		err := ts.DB.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&orders)
+		return err == nil && orders == 1
+	}) {
+		b.Fatal("the checkout that takes the slot did not start")
 	}
 	body := orderBody("00000000-0000-4000-8000-000000000000", "tok_visa")
 	var times []time.Duration

@@ -16,6 +16,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/onsale"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // TestOnSaleOnThreeInstances runs the on-sale simulator against three
@@ -148,16 +149,13 @@ func setHoldBuyer(t *testing.T, s *stack, via, n int, period time.Duration) {
 	if status != http.StatusOK {
 		t.Fatalf("PUT hold-buyer %d/%s: %d %s", n, period, status, raw)
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	set := time.Now()
 	for i, in := range s.instances {
-		for {
-			if st, ok := in.Limiter.Setting(limits.HoldBuyer); ok && st.Limit.Burst == n && st.Limit.Rate == n && st.Limit.Period == period {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("instance %d does not decide by hold-buyer %d/%s 2 s after it was set on instance %d", i+1, n, period, via+1)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !testenv.Poll(time.Until(set.Add(2*time.Second)), 20*time.Millisecond, func() bool {
+			st, ok := in.Limiter.Setting(limits.HoldBuyer)
+			return ok && st.Limit.Burst == n && st.Limit.Rate == n && st.Limit.Period == period
+		}) {
+			t.Fatalf("instance %d does not decide by hold-buyer %d/%s 2 s after it was set on instance %d", i+1, n, period, via+1)
 		}
 	}
 }
@@ -320,18 +318,15 @@ func limitEverywhere(t *testing.T, s *stack) {
 	inForce := func(changed time.Time, want string) {
 		next := 0
 		for i, in := range s.instances {
-			for {
-				_, policy := sh.hold(t, in.url, next)
+			var policy string
+			if !testenv.Poll(time.Until(changed.Add(2*time.Second)), 50*time.Millisecond, func() bool {
+				_, policy = sh.hold(t, in.url, next)
 				next++
-				if strings.Contains(policy, want) {
-					t.Logf("instance %d: %s in force %s after the change", i+1, want, time.Since(changed).Round(time.Millisecond))
-					break
-				}
-				if time.Since(changed) > 2*time.Second {
-					t.Fatalf("instance %d still answers %s 2 s after the change to %s on instance 1", i+1, policy, want)
-				}
-				time.Sleep(50 * time.Millisecond)
+				return strings.Contains(policy, want)
+			}) {
+				t.Fatalf("instance %d still answers %s 2 s after the change to %s on instance 1", i+1, policy, want)
 			}
+			t.Logf("instance %d: %s in force %s after the change", i+1, want, time.Since(changed).Round(time.Millisecond))
 		}
 	}
 	changed := put(`{"mode":"enforce","rate":3,"period_ms":60000,"burst":3}`)
@@ -363,16 +358,13 @@ func logoutEverywhere(t *testing.T, s *stack) {
 	}
 	loggedOut := time.Now()
 	for i, in := range s.instances[1:] {
-		for {
-			status, _, _ := call(t, in.url, "GET", "/v1/me", token, nil)
-			if status == http.StatusUnauthorized {
-				t.Logf("instance %d refuses the session %s after the logout on instance 1", i+2, time.Since(loggedOut).Round(time.Millisecond))
-				break
-			}
-			if time.Since(loggedOut) > time.Second {
-				t.Fatalf("instance %d still answers %d a second after the logout on instance 1", i+2, status)
-			}
-			time.Sleep(10 * time.Millisecond)
+		var status int
+		if !testenv.Poll(time.Until(loggedOut.Add(time.Second)), 10*time.Millisecond, func() bool {
+			status, _, _ = call(t, in.url, "GET", "/v1/me", token, nil)
+			return status == http.StatusUnauthorized
+		}) {
+			t.Fatalf("instance %d still answers %d a second after the logout on instance 1", i+2, status)
 		}
+		t.Logf("instance %d refuses the session %s after the logout on instance 1", i+2, time.Since(loggedOut).Round(time.Millisecond))
 	}
 }
