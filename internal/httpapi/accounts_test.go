@@ -80,14 +80,20 @@ func TestAccountsAndSessions(t *testing.T) {
 	})
 }
 
+// twoInstances starts two instances of one deployment, on a database of the
+// test's own.
+func twoInstances(t *testing.T) (one, two *testServer) {
+	t.Helper()
+	db := testenv.Postgres(t)
+	return startInstance(t, instance{db: db}), startInstance(t, instance{db: db})
+}
+
 // TestLogoutIsSeenByAnotherInstanceAtOnce: two instances on one database; the
 // second trusts the session from its cache, and forgets it as soon as the
 // logout's notification arrives (well within a second, the cache's bound).
 func TestLogoutIsSeenByAnotherInstanceAtOnce(t *testing.T) {
 	t.Parallel()
-	db := testenv.Postgres(t)
-	one := startInstance(t, instance{db: db})
-	two := startInstance(t, instance{db: db})
+	one, two := twoInstances(t)
 	register(t, one, "buyer", "b@example.com")
 	token := login(t, one, "b@example.com")
 	if a := two.request(t, "GET", "/v1/me", "", "Authorization", "Bearer "+token); a.StatusCode != 200 {
@@ -107,9 +113,7 @@ func TestLogoutIsSeenByAnotherInstanceAtOnce(t *testing.T) {
 // clears the cookie.
 func TestCookieLogoutEndsTheSessionEverywhere(t *testing.T) {
 	t.Parallel()
-	db := testenv.Postgres(t)
-	one := startInstance(t, instance{db: db})
-	two := startInstance(t, instance{db: db})
+	one, two := twoInstances(t)
 	register(t, one, "buyer", "cookie@example.com")
 	b := newBrowser(t, one)
 	if a := b.do(t, "POST", "/v1/web/session", loginBody("cookie@example.com", "correct horse")); a.StatusCode != 200 {
