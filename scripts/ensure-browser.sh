@@ -10,13 +10,8 @@
 # otherwise the script says what to install. make test runs it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-say() { printf 'ensure-browser: %s\n' "$*" >&2; }
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib/debian.sh"
 
-pkgs=()
-command -v chromium >/dev/null || pkgs+=(chromium)
-[[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]] || pkgs+=(fonts-dejavu-core)
-command -v ffmpeg >/dev/null || pkgs+=(ffmpeg)
-install_debian "${pkgs[@]}"
+install_missing chromium:chromium /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core ffmpeg:ffmpeg
 bash scripts/ensure-web.sh

@@ -20,7 +20,6 @@
 # Debian packages are installed with apt-get (CI, a fresh machine); otherwise the
 # script says what to install. make test runs it.
 set -euo pipefail
-say() { printf 'ensure-ops: %s\n' "$*" >&2; }
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib/debian.sh"
 
