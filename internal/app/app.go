@@ -158,23 +158,18 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		NodeOf:      nodeOf,
 		Logger:      logger,
 	})
-	concurrent := func(name ratelimit.Name, max int, tag string) *concurrency.Limiter {
-		return concurrency.New(a.Redis, concurrency.Options{Name: name, Max: max, Prefix: cfg.RedisPrefix, Tag: tag,
+	concurrent := func(name ratelimit.Name, max int) *concurrency.Limiter {
+		return concurrency.New(a.Redis, concurrency.Options{Name: name, Max: max, Prefix: cfg.RedisPrefix, Tag: limits.Of(name).Tag,
 			Timeout: cfg.RedisTimeout, NodeOf: nodeOf, Registerer: a.Registry, Logger: logger})
 	}
 	// A buyer's leases share the slot of her hold-buyer bucket (limits.BuyerTag),
 	// so that a hold takes both in one script.
-	a.BuyerConcurrency = concurrent(limits.BuyerConcurrency, cfg.BuyerConcurrency, limits.BuyerTag)
-	a.OrganizerConcurrency = concurrent(limits.OrganizerConcurrency, cfg.OrganizerConcurrency, "")
+	a.BuyerConcurrency = concurrent(limits.BuyerConcurrency, cfg.BuyerConcurrency)
+	a.OrganizerConcurrency = concurrent(limits.OrganizerConcurrency, cfg.OrganizerConcurrency)
 	a.Utilization, a.Fleet = a.shedders(cfg, logger, nodeOf)
 	a.Shedders = []shed.Shedder{a.Utilization, a.Fleet}
 	a.Settings = limitadmin.New(a.DB, a.Limiter, limitadmin.Options{Registerer: a.Registry, Logger: logger, Sessions: a.Sessions,
-		Switches: []limitadmin.Switch{
-			{Kind: limitadmin.Concurrency, Of: a.BuyerConcurrency, MaxInFlight: cfg.BuyerConcurrency},
-			{Kind: limitadmin.Concurrency, Of: a.OrganizerConcurrency, MaxInFlight: cfg.OrganizerConcurrency},
-			{Kind: limitadmin.Shedder, Of: a.Fleet},
-			{Kind: limitadmin.Shedder, Of: a.Utilization},
-		}})
+		Switches: a.switches(cfg)})
 	startCtx, cancel := context.WithTimeout(ctx, settingsStartTimeout)
 	defer cancel()
 	if err := a.Settings.Start(startCtx, cfg.LimitDefinitions()); err != nil {
@@ -204,6 +199,30 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	}, janitor.DefaultBatch, logger, a.Registry)
 	a.Handler = httpapi.New(a.Deps)
 	return a, nil
+}
+
+// switches are the admin API's switches: every lease and shedder of the
+// registry (internal/limits), in its order, each with what it switches.
+func (a *App) switches(cfg config.Config) []limitadmin.Switch {
+	moders := map[ratelimit.Name]limitadmin.Moder{
+		limits.BuyerConcurrency: a.BuyerConcurrency, limits.OrganizerConcurrency: a.OrganizerConcurrency,
+		limits.FleetUsage: a.Fleet, limits.WorkerUtilization: a.Utilization,
+	}
+	maxInFlight := map[ratelimit.Name]int{
+		limits.BuyerConcurrency: cfg.BuyerConcurrency, limits.OrganizerConcurrency: cfg.OrganizerConcurrency,
+	}
+	var out []limitadmin.Switch
+	for _, p := range limits.All {
+		if p.Mode == "" || p.Kind == limits.Bucket {
+			continue
+		}
+		m, ok := moders[p.Name]
+		if !ok {
+			panic("app: no switch built for " + string(p.Name))
+		}
+		out = append(out, limitadmin.Switch{Kind: p.Kind, Of: m, MaxInFlight: maxInFlight[p.Name]})
+	}
+	return out
 }
 
 // shedders builds the worker utilization shedder (its signals: the Go

@@ -120,20 +120,10 @@ func (s *Server) loginChecks(c echo.Context, email, deviceToken string) ([]ratel
 			return []ratelimit.Check{{Limit: limits.LoginDevice, Key: device.ID}}, nil
 		}
 	}
-	addr := clientAddr(c.Request(), s.Config.TrustedProxies)
 	return []ratelimit.Check{
-		{Limit: limits.LoginAddress, Key: addressKey(addr)},
+		{Limit: limits.LoginAddress, Key: s.clientAddressKey(c)},
 		{Limit: limits.LoginEmail, Key: email},
 	}, nil
-}
-
-// byClientAddress keys a limit on the client's address (behind trusted
-// proxies, the address they saw).
-func (s *Server) byClientAddress(limit ratelimit.Name) checksFunc {
-	return func(c echo.Context) ([]ratelimit.Check, error) {
-		addr := clientAddr(c.Request(), s.Config.TrustedProxies)
-		return []ratelimit.Check{{Limit: limit, Key: addressKey(addr)}}, nil
-	}
 }
 
 // logout serves POST /v1/logout: the session the request was authenticated

@@ -12,6 +12,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/limits"
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/scan"
 )
 
@@ -161,17 +163,14 @@ func (s *Server) uploadScans(c echo.Context) error {
 	for i, d := range in.Scans {
 		scans[i] = scan.DeviceScan{DeviceScanID: d.DeviceScanID, Code: d.Code, ScannedAt: d.ScannedAt.Time, Offline: d.Offline}
 	}
-	checks, err := s.byScannerKey(c)
-	if err != nil {
-		return err
-	}
+	check := ratelimit.Check{Limit: limits.ScannerKey, Key: scannerKeyKey(c)}
 	paid := true // the ring's token
 	spend := func(context.Context) error {
 		if paid {
 			paid = false
 			return nil
 		}
-		return s.enforce(c, checks...)
+		return s.enforce(c, check)
 	}
 	settled, err := s.Scans.Upload(c.Request().Context(), scannerOf(c), scans, spend)
 	if err != nil {

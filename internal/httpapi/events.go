@@ -11,7 +11,6 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/event"
-	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/text"
 )
 
@@ -276,11 +275,4 @@ func (b *seatMapBodies) body(m *event.SeatMap) (*encodedSeatMap, error) {
 		b.bodies[m.EventID] = enc
 	}
 	return enc, nil
-}
-
-// byOrganizer keys a limit on the authenticated organizer.
-func (s *Server) byOrganizer(limit ratelimit.Name) checksFunc {
-	return func(c echo.Context) ([]ratelimit.Check, error) {
-		return []ratelimit.Check{{Limit: limit, Key: principalOf(c).AccountID}}, nil
-	}
 }

@@ -93,11 +93,11 @@ func (b *bulkhead) give() { b.used.Add(-1) }
 
 // checkoutShed is the refusal of a checkout for want of a slot, counted.
 func (s *Server) checkoutShed() error {
-	s.metrics.shed.WithLabelValues("checkout").Inc()
+	s.metrics.shed.WithLabelValues(string(limits.CheckoutSlots)).Inc()
 	return &Problem{
 		Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
 		Detail:     "every checkout slot of this instance is taken; retry shortly",
-		RetryAfter: checkoutRetryAfter, Extensions: boundMember("checkout"),
+		RetryAfter: checkoutRetryAfter, Extensions: boundMember(string(limits.CheckoutSlots)),
 	}
 }
 
@@ -173,7 +173,7 @@ func (s *Server) admitPayment(c echo.Context, buyer, holdID string, again bool) 
 	}
 	checks := []ratelimit.Check{{Limit: limits.CheckoutBuyer, Key: buyer}}
 	if !again {
-		checks = append(checks, ratelimit.Check{Limit: limits.CheckoutHold, Key: buyer + "/" + holdID})
+		checks = append(checks, ratelimit.Check{Limit: limits.CheckoutHold, Key: buyerAndHoldKey(buyer, holdID)})
 	}
 	if err := s.enforce(c, checks...); err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/limits"
 )
 
 // The outer rings (docs/design.md), outside in: request id, observe (access log and
@@ -126,27 +127,26 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// unbounded are the routes (templates) that are never limited and never shed: a load balancer
-// that cannot reach them would take a busy instance out of rotation.
-var unbounded = map[string]bool{"/healthz": true, "/readyz": true,
-	"/v1/events/:id/seats/stream": true} // streams last: STAGEDOOR_MAX_STREAMS bounds them
-
 // boundInFlight refuses a request at once with 503 when max are already in
-// flight on this instance, instead of letting it queue behind them.
+// flight on this instance (limits.InFlight), instead of letting it queue
+// behind them. The routes whose rows in routes.go are exempt or bounded apart
+// are not counted (Server.unbounded): a load balancer that cannot reach the
+// probes would take a busy instance out of rotation, and a stream lasts
+// (STAGEDOOR_MAX_STREAMS bounds them).
 func (s *Server) boundInFlight(max int) echo.MiddlewareFunc {
 	inFlight := &s.inFlight.n
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if unbounded[c.Path()] { // the route's template
+			if s.unbounded[c.Path()] { // the route's template
 				return next(c)
 			}
 			if inFlight.Add(1) > int64(max) {
 				inFlight.Add(-1)
-				s.metrics.shed.WithLabelValues("in_flight").Inc()
+				s.metrics.shed.WithLabelValues(string(limits.InFlight)).Inc()
 				return &Problem{
 					Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
 					Detail:     fmt.Sprintf("this instance is serving its maximum of %d requests; retry shortly", max),
-					RetryAfter: time.Second, Extensions: boundMember("in_flight"),
+					RetryAfter: time.Second, Extensions: boundMember(string(limits.InFlight)),
 				}
 			}
 			defer inFlight.Add(-1)

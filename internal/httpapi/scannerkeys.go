@@ -10,8 +10,6 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/errkind"
-	"github.com/stagedoor/stagedoor/internal/limits"
-	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
 type scannerKeyRequest struct {
@@ -101,10 +99,4 @@ func (s *Server) authenticateScanner() echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
-}
-
-// byScannerKey keys scanner-key on the scanner key's id, not the address: a
-// venue's phones share one Wi-Fi address and must not share one bucket.
-func (s *Server) byScannerKey(c echo.Context) ([]ratelimit.Check, error) {
-	return []ratelimit.Check{{Limit: limits.ScannerKey, Key: principalOf(c).ScannerKeyID}}, nil
 }

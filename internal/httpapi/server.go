@@ -78,16 +78,18 @@ type Server struct {
 	dbOutage *outage.Reporter // requests refused because PostgreSQL dropped them
 
 	seatMapBodies seatMapBodies
-	checkoutSlots *bulkhead               // the checkout bulkhead
-	streamSlots   *semaphore.Weighted     // the bound on live seat-map streams
-	classes       map[routeKey]shed.Class // each route's class (routes.go); read-only once New returns
-	inFlight      inFlight                // requests in flight on this instance
-	ready         readiness               // the last readiness check, for GET /readyz
-	static        *staticFiles            // the front end's files (web/static), as answered
-	vendor        *staticFiles            // the third-party browser code (web/vendor)
-	reference     *staticFiles            // Swagger UI's files, for /docs/
-	contract      *staticFile             // docs/openapi.yaml, for /openapi.yaml
-	qrCodes       qrCache                 // tickets' QR images, drawn once
+	checkoutSlots *bulkhead                     // the checkout bulkhead
+	streamSlots   *semaphore.Weighted           // the bound on live seat-map streams
+	classes       map[routeKey]shed.Class       // each route's class (routes.go); read-only once New returns
+	rows          map[routeKey][]ratelimit.Name // each route's protections past the outer rings, in its row's order
+	unbounded     map[string]bool               // the routes (templates) the in-flight bound does not count
+	inFlight      inFlight                      // requests in flight on this instance
+	ready         readiness                     // the last readiness check, for GET /readyz
+	static        *staticFiles                  // the front end's files (web/static), as answered
+	vendor        *staticFiles                  // the third-party browser code (web/vendor)
+	reference     *staticFiles                  // Swagger UI's files, for /docs/
+	contract      *staticFile                   // docs/openapi.yaml, for /openapi.yaml
+	qrCodes       qrCache                       // tickets' QR images, drawn once
 }
 
 // New builds the server and its routes.
@@ -100,6 +102,8 @@ func New(d Deps) *Server {
 		checkoutSlots: newBulkhead(d.Config.CheckoutSlots),
 		streamSlots:   semaphore.NewWeighted(int64(d.Config.MaxStreams)),
 		classes:       map[routeKey]shed.Class{},
+		rows:          map[routeKey][]ratelimit.Name{},
+		unbounded:     map[string]bool{},
 		static:        newStaticFiles(web.Static),
 		vendor:        newStaticFiles(web.Vendor),
 		reference:     newStaticFiles(swaggerui.FS),

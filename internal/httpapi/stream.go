@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/seatstream"
 )
 
@@ -26,10 +27,10 @@ func (s *Server) streamSeats(c echo.Context) error {
 		return err // no such event: 404, holding no slot
 	}
 	if !s.streamSlots.TryAcquire(1) {
-		s.metrics.shed.WithLabelValues("stream").Inc()
+		s.metrics.shed.WithLabelValues(string(limits.Streams)).Inc()
 		return &Problem{Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
 			Detail:     "this instance serves its maximum of live seat maps; poll GET /v1/events/{id}/seats meanwhile",
-			RetryAfter: 5 * time.Second, Extensions: boundMember("stream")}
+			RetryAfter: 5 * time.Second, Extensions: boundMember(string(limits.Streams))}
 	}
 	defer s.streamSlots.Release(1)
 	ctx := c.Request().Context()

@@ -10,7 +10,6 @@ import (
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/queuetoken"
-	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
 
@@ -80,18 +79,6 @@ func (s *Server) roomEvent(c echo.Context) (event.Info, error) {
 	}
 	c.Set(roomEventKey, ev)
 	return ev, nil
-}
-
-// byBuyerAndRoom keys queue-join on the buyer and the event. An unknown event
-// or one without a waiting room is refused first and spends no token.
-func (s *Server) byBuyerAndRoom(limit ratelimit.Name) checksFunc {
-	return func(c echo.Context) ([]ratelimit.Check, error) {
-		ev, err := s.roomEvent(c)
-		if err != nil {
-			return nil, err
-		}
-		return []ratelimit.Check{{Limit: limit, Key: principalOf(c).AccountID + ":" + ev.ID}}, nil
-	}
 }
 
 // joinQueue serves POST /v1/events/{id}/queue (buyer; queue-join already

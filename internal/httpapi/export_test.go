@@ -1,0 +1,22 @@
+package httpapi
+
+import (
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
+	"github.com/stagedoor/stagedoor/internal/shed"
+)
+
+// RouteClass is the class routes.go gave the route of method and path (echo's
+// template, such as /v1/holds/:id); false for a route it did not classify.
+func (s *Server) RouteClass(method, path string) (shed.Class, bool) {
+	class, ok := s.classes[routeKey{method, path}]
+	return class, ok
+}
+
+// RowProtections are the protections the row of method and path names past
+// the outer rings, in order.
+func (s *Server) RowProtections(method, path string) []ratelimit.Name {
+	return s.rows[routeKey{method, path}]
+}
+
+// Unbounded reports whether the in-flight bound leaves the route of path out.
+func (s *Server) Unbounded(path string) bool { return s.unbounded[path] }
