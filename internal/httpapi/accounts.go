@@ -32,7 +32,7 @@ func (s *Server) createAccount(kind auth.Kind) echo.HandlerFunc {
 		if err := decodeJSON(c, &in); err != nil {
 			return err
 		}
-		a, err := s.Auth.Register(c.Request().Context(), kind, in.Email, in.Password, in.Name)
+		a, err := s.auth.Register(c.Request().Context(), kind, in.Email, in.Password, in.Name)
 		if err != nil {
 			return err
 		}
@@ -104,7 +104,7 @@ func (s *Server) logIn(c echo.Context, rawEmail, password, deviceToken string) (
 	if err := s.enforce(c, checks...); err != nil {
 		return auth.Session{}, err
 	}
-	return s.Auth.Login(c.Request().Context(), email, password, deviceToken)
+	return s.auth.Login(c.Request().Context(), email, password, deviceToken)
 }
 
 // loginChecks names the buckets a login must pass: its device's, when it
@@ -112,7 +112,7 @@ func (s *Server) logIn(c echo.Context, rawEmail, password, deviceToken string) (
 // its email's.
 func (s *Server) loginChecks(c echo.Context, email, deviceToken string) ([]ratelimit.Check, error) {
 	if deviceToken != "" {
-		device, ok, err := s.Auth.KnownDevice(c.Request().Context(), deviceToken, email)
+		device, ok, err := s.auth.KnownDevice(c.Request().Context(), deviceToken, email)
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +131,7 @@ func (s *Server) loginChecks(c echo.Context, email, deviceToken string) ([]ratel
 // on every instance; a session cookie is cleared too.
 func (s *Server) logout(c echo.Context) error {
 	cred, _ := c.Get(credentialKey).(credential)
-	if err := s.Auth.Logout(c.Request().Context(), cred.token); err != nil {
+	if err := s.auth.Logout(c.Request().Context(), cred.token); err != nil {
 		return err
 	}
 	if cred.fromCookie {
@@ -174,7 +174,7 @@ func (s *Server) authenticate(kinds ...auth.Kind) echo.MiddlewareFunc {
 			if token == "" {
 				return errkind.Unauthorizedf("send Authorization: Bearer <token>, or log in (POST /v1/login, or POST /v1/web/session in a browser)")
 			}
-			p, err := s.Auth.Authenticate(c.Request().Context(), token)
+			p, err := s.auth.Authenticate(c.Request().Context(), token)
 			if err != nil {
 				return err
 			}

@@ -45,8 +45,8 @@ func (s *Server) countInFlight(byKind map[auth.Kind]*concurrency.Limiter) echo.M
 // The lease is taken only when no rate limit refused, and a request it refuses
 // spends no token. Its route authenticates buyers only.
 func (s *Server) enforceAndEnter(c echo.Context, checks ...ratelimit.Check) (leave func(), err error) {
-	rider, entered := s.BuyerConcurrency.Rider(principalOf(c).AccountID)
-	refused := s.decided(c, s.Limiter.AllowWith(c.Request().Context(), rider, checks...))
+	rider, entered := s.buyerConcurrency.Rider(principalOf(c).AccountID)
+	refused := s.decided(c, s.limiter.AllowWith(c.Request().Context(), rider, checks...))
 	d, release := entered()
 	switch {
 	case refused != nil:

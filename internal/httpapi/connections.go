@@ -54,7 +54,7 @@ const (
 //     still held for it at once; counted in stagedoor_http_write_timeouts_total.
 //   - The kernel holds at most connWriteBuffer of unsent answer per connection.
 func (s *Server) Listener(l net.Listener) net.Listener {
-	return s.bound(l, s.Config.MaxConnections, string(limits.Connections), s.metrics.connections)
+	return s.bound(l, s.config.MaxConnections, string(limits.Connections), s.metrics.connections)
 }
 
 // metricsConnections bounds the metrics listener's connections: a few
@@ -158,7 +158,7 @@ type boundedConn struct {
 }
 
 func (c *boundedConn) Write(p []byte) (int, error) {
-	_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.s.Config.WriteTimeout))
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.s.config.WriteTimeout))
 	n, err := c.Conn.Write(p)
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 		// The client read nothing for the whole timeout: reset, not close,

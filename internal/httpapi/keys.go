@@ -37,7 +37,7 @@ func (s *Server) ringKey(key limits.Key) func(c echo.Context) (string, error) {
 // clientAddressKey is the key of limits.ByAddress: the client's address (behind
 // trusted proxies, the address they saw).
 func (s *Server) clientAddressKey(c echo.Context) string {
-	return addressKey(clientAddr(c.Request(), s.Config.TrustedProxies))
+	return addressKey(clientAddr(c.Request(), s.config.TrustedProxies))
 }
 
 // scannerKeyKey is the key of limits.ByScannerKey: the id of the door

@@ -89,11 +89,11 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 			level = slog.LevelDebug
 		}
-		if !s.Logger.Enabled(c.Request().Context(), level) {
+		if !s.logger.Enabled(c.Request().Context(), level) {
 			return nil
 		}
 		// The path, never the query string: it may carry something private.
-		s.Logger.LogAttrs(c.Request().Context(), level, "request",
+		s.logger.LogAttrs(c.Request().Context(), level, "request",
 			slog.String("request_id", requestID(c)),
 			slog.String("method", c.Request().Method),
 			slog.String("path", c.Request().URL.Path),
@@ -120,7 +120,7 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			stack := make([]byte, 8<<10)
 			stack = stack[:runtime.Stack(stack, false)]
-			s.Logger.Error("panic", "request_id", requestID(c), "panic", fmt.Sprint(r), "stack", string(stack))
+			s.logger.Error("panic", "request_id", requestID(c), "panic", fmt.Sprint(r), "stack", string(stack))
 			err = fmt.Errorf("panic: %v", r)
 		}()
 		return next(c)
@@ -174,7 +174,7 @@ func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
 			return errkind.Invalidf("the request body is larger than 64 KiB")
 		}
 		rc := http.NewResponseController(c.Response().Writer)
-		_ = rc.SetReadDeadline(time.Now().Add(s.Config.BodyTimeout)) // unsupported in-process: no deadline needed there
+		_ = rc.SetReadDeadline(time.Now().Add(s.config.BodyTimeout)) // unsupported in-process: no deadline needed there
 		body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, maxBodyBytes))
 		var tooLarge *http.MaxBytesError
 		switch {
@@ -186,7 +186,7 @@ func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
 			// instead of waiting for it.
 			c.Response().Header().Set(echo.HeaderConnection, "close")
 			return &Problem{Slug: "request-timeout", Status: http.StatusRequestTimeout,
-				Detail: fmt.Sprintf("the request body did not arrive within %s; nothing was done", s.Config.BodyTimeout)}
+				Detail: fmt.Sprintf("the request body did not arrive within %s; nothing was done", s.config.BodyTimeout)}
 		}
 		_ = rc.SetReadDeadline(time.Time{})
 		req.Body = io.NopCloser(bytes.NewReader(body))

@@ -22,7 +22,7 @@ func (s *Server) routes() {
 		s.recoverPanics,
 		s.refuseCrossSiteWrites,               // a browser's write from another site: 403, before anything is read
 		s.readBody,                            // before any scarce resource: a slow body holds nothing
-		s.boundInFlight(s.Config.MaxInFlight), // limits.InFlight: every route but the exempt and those bounded apart
+		s.boundInFlight(s.config.MaxInFlight), // limits.InFlight: every route but the exempt and those bounded apart
 		s.shedLoad,                            // the worker utilization shedder, then fleet usage: by the route's class
 	)
 

@@ -88,9 +88,9 @@ func (s *Server) lease(names ...ratelimit.Name) step {
 func (s *Server) leaseOf(name ratelimit.Name) *concurrency.Limiter {
 	switch name {
 	case limits.BuyerConcurrency:
-		return s.BuyerConcurrency
+		return s.buyerConcurrency
 	case limits.OrganizerConcurrency:
-		return s.OrganizerConcurrency
+		return s.organizerConcurrency
 	}
 	panic("httpapi: no lease " + string(name))
 }

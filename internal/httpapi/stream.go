@@ -23,7 +23,7 @@ const streamKeepAlive = 15 * time.Second
 // lasts); STAGEDOOR_MAX_STREAMS bounds them instead, the next refused at once.
 // A watcher too slow to read is dropped; its browser reconnects.
 func (s *Server) streamSeats(c echo.Context) error {
-	if _, err := s.Events.Info(c.Request().Context(), c.Param("id")); err != nil {
+	if _, err := s.events.Info(c.Request().Context(), c.Param("id")); err != nil {
 		return err // no such event: 404, holding no slot
 	}
 	if !s.streamSlots.TryAcquire(1) {
@@ -34,7 +34,7 @@ func (s *Server) streamSeats(c echo.Context) error {
 	}
 	defer s.streamSlots.Release(1)
 	ctx := c.Request().Context()
-	sub, err := s.Seats.Subscribe(ctx, c.Param("id"))
+	sub, err := s.seats.Subscribe(ctx, c.Param("id"))
 	if errors.Is(err, seatstream.ErrClosed) {
 		return &Problem{Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
 			Detail: "this instance is shutting down; reconnect", RetryAfter: time.Second}
