@@ -41,17 +41,36 @@ import (
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
 
-// App is one Stagedoor instance: its parts (the Deps its HTTP server is built
-// from), built and connected, and that server. Its fields are for reading
-// (tests look at the database and the services); Close ends it.
+// App is one Stagedoor instance: its parts, built and connected, and the HTTP
+// server built from them. Its fields are for reading (tests look at the
+// database and the services); Close ends it.
 type App struct {
-	httpapi.Deps
+	Config      config.Config
+	Logger      *slog.Logger
+	DB          *pgxpool.Pool
+	Redis       redis.UniversalClient
+	Registry    *prometheus.Registry
+	Limiter     *ratelimit.Limiter
+	Auth        *auth.Service
+	Settings    *limitadmin.Service // the limits' run-time settings
+	Events      *event.Service
+	Holds       *hold.Service
+	Checkout    *checkout.Service
+	Scans       *scan.Service
+	WaitRoom    *waitroom.Service  // the on-sale waiting rooms, in Redis
+	QueueTokens *queuetoken.Signer // signs the waiting room's queue tokens
+	Seats       *seatstream.Hub    // the live seat maps' streams
+	TicketKeys  *ticketsign.Keys   // the events' keys that sign ticket codes
+	// BuyerConcurrency and OrganizerConcurrency bound a buyer's and an
+	// organizer's requests in flight at once, across instances.
+	BuyerConcurrency     *concurrency.Limiter
+	OrganizerConcurrency *concurrency.Limiter
 	// Handler answers the HTTP API.
 	Handler *httpapi.Server
 	// Janitor deletes expired sessions and devices, old Idempotency-Keys,
 	// long-ended holds and the scan audit's rows of no ticket.
 	Janitor *janitor.Janitor
-	// Utilization and Fleet are the shedders (also in Deps.Shedders).
+	// Utilization and Fleet are the shedders, asked in this order.
 	Utilization *shed.Utilization
 	Fleet       *shed.Fleet
 	// Sessions is where what needs a PostgreSQL session of its own connects:
@@ -111,7 +130,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	for _, opt := range opts {
 		opt(&o)
 	}
-	a = &App{Deps: httpapi.Deps{Config: cfg, Logger: logger, DB: o.db, Redis: o.rdb, Routes: o.routes}}
+	a = &App{Config: cfg, Logger: logger, DB: o.db, Redis: o.rdb}
 	built := a // a is nil once a failure is returned
 	defer func() {
 		if err != nil {
@@ -158,23 +177,17 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		NodeOf:      nodeOf,
 		Logger:      logger,
 	})
-	concurrent := func(name ratelimit.Name, max int, tag string) *concurrency.Limiter {
-		return concurrency.New(a.Redis, concurrency.Options{Name: name, Max: max, Prefix: cfg.RedisPrefix, Tag: tag,
+	concurrent := func(name ratelimit.Name, max int) *concurrency.Limiter {
+		return concurrency.New(a.Redis, concurrency.Options{Name: name, Max: max, Prefix: cfg.RedisPrefix, Tag: limits.Of(name).Tag,
 			Timeout: cfg.RedisTimeout, NodeOf: nodeOf, Registerer: a.Registry, Logger: logger})
 	}
 	// A buyer's leases share the slot of her hold-buyer bucket (limits.BuyerTag),
 	// so that a hold takes both in one script.
-	a.BuyerConcurrency = concurrent(limits.BuyerConcurrency, cfg.BuyerConcurrency, limits.BuyerTag)
-	a.OrganizerConcurrency = concurrent(limits.OrganizerConcurrency, cfg.OrganizerConcurrency, "")
+	a.BuyerConcurrency = concurrent(limits.BuyerConcurrency, cfg.BuyerConcurrency)
+	a.OrganizerConcurrency = concurrent(limits.OrganizerConcurrency, cfg.OrganizerConcurrency)
 	a.Utilization, a.Fleet = a.shedders(cfg, logger, nodeOf)
-	a.Shedders = []shed.Shedder{a.Utilization, a.Fleet}
 	a.Settings = limitadmin.New(a.DB, a.Limiter, limitadmin.Options{Registerer: a.Registry, Logger: logger, Sessions: a.Sessions,
-		Switches: []limitadmin.Switch{
-			{Kind: limitadmin.Concurrency, Of: a.BuyerConcurrency, MaxInFlight: cfg.BuyerConcurrency},
-			{Kind: limitadmin.Concurrency, Of: a.OrganizerConcurrency, MaxInFlight: cfg.OrganizerConcurrency},
-			{Kind: limitadmin.Shedder, Of: a.Fleet},
-			{Kind: limitadmin.Shedder, Of: a.Utilization},
-		}})
+		Switches: a.switches(cfg)})
 	startCtx, cancel := context.WithTimeout(ctx, settingsStartTimeout)
 	defer cancel()
 	if err := a.Settings.Start(startCtx, cfg.LimitDefinitions()); err != nil {
@@ -202,8 +215,50 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		{Name: "holds", Purge: a.Holds.PurgeEnded},
 		{Name: "scans_of_no_ticket", Purge: a.Scans.PurgeJunk},
 	}, janitor.DefaultBatch, logger, a.Registry)
-	a.Handler = httpapi.New(a.Deps)
+	a.Handler = httpapi.New(a.deps(o.routes))
 	return a, nil
+}
+
+// deps are what the HTTP server is built from: the services, and probes of
+// the stores rather than the pools themselves.
+func (a *App) deps(routes func(*echo.Echo)) httpapi.Deps {
+	probes := httpapi.Probes{Postgres: a.DB.Ping, Redis: func(ctx context.Context) error { return a.Redis.Ping(ctx).Err() }}
+	if cluster, ok := a.Redis.(*conn.ClusterClient); ok {
+		probes = httpapi.Probes{Postgres: a.DB.Ping, Cluster: cluster.Health}
+	}
+	return httpapi.Deps{
+		Config: a.Config, Logger: a.Logger, Registry: a.Registry, Limiter: a.Limiter, Auth: a.Auth,
+		Settings: a.Settings, Events: a.Events, Holds: a.Holds, Checkout: a.Checkout, Scans: a.Scans,
+		WaitRoom: a.WaitRoom, QueueTokens: a.QueueTokens, Seats: a.Seats, TicketKeys: a.TicketKeys,
+		BuyerConcurrency: a.BuyerConcurrency, OrganizerConcurrency: a.OrganizerConcurrency,
+		Shedders: []shed.Shedder{a.Utilization, a.Fleet},
+		Probes:   probes,
+		Routes:   routes,
+	}
+}
+
+// switches are the admin API's switches: every lease and shedder of the
+// registry (internal/limits), in its order, each with what it switches.
+func (a *App) switches(cfg config.Config) []limitadmin.Switch {
+	moders := map[ratelimit.Name]limitadmin.Moder{
+		limits.BuyerConcurrency: a.BuyerConcurrency, limits.OrganizerConcurrency: a.OrganizerConcurrency,
+		limits.FleetUsage: a.Fleet, limits.WorkerUtilization: a.Utilization,
+	}
+	maxInFlight := map[ratelimit.Name]int{
+		limits.BuyerConcurrency: cfg.BuyerConcurrency, limits.OrganizerConcurrency: cfg.OrganizerConcurrency,
+	}
+	var out []limitadmin.Switch
+	for _, p := range limits.All {
+		if p.Mode == "" || p.Kind == limits.Bucket {
+			continue
+		}
+		m, ok := moders[p.Name]
+		if !ok {
+			panic("app: no switch built for " + string(p.Name))
+		}
+		out = append(out, limitadmin.Switch{Kind: p.Kind, Of: m, MaxInFlight: maxInFlight[p.Name]})
+	}
+	return out
 }
 
 // shedders builds the worker utilization shedder (its signals: the Go

@@ -91,9 +91,6 @@ func leaseFor(paymentTimeout time.Duration) time.Duration {
 	return paymentTimeout + max(paymentTimeout, minSettleTime)
 }
 
-// Payments is the Payrail client the service charges through.
-func (s *Service) Payments() *Payments { return s.payments }
-
 // The longest Idempotency-Key and payment_token accepted, in characters.
 const (
 	MaxKeyLength   = 255

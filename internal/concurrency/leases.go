@@ -72,10 +72,6 @@ func (r *registry) snapshot() []leaseSet {
 	return sets
 }
 
-// Leases is how many leases this instance holds for requests in flight (the
-// value of stagedoor_concurrency_leases for this Limiter).
-func (l *Limiter) Leases() int { return l.leases.len() }
-
 // Run renews the leases of the requests still running on this instance every
 // Lease/3, in one pipelined round per Redis node (the nodes in parallel),
 // until ctx ends. Without it a request that runs longer than Lease loses its

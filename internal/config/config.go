@@ -2,8 +2,9 @@
 // variable has a default; a bad value is an *Error that names the variable, and
 // the program stops with exit code 2.
 //
-// It owns no state and does no I/O beyond reading the environment; the limits'
-// names and variables are internal/limits'.
+// It owns no state and does no I/O beyond reading the environment; the
+// protections' variables and defaults are declared in internal/limits, the
+// registry, and read here.
 package config
 
 import (
@@ -76,13 +77,14 @@ type Config struct {
 // LimitDefinitions are the limiter's definitions of every limit, each starting
 // in enforce mode at the rate of its variable.
 func (c Config) LimitDefinitions() []ratelimit.Definition {
-	defs := make([]ratelimit.Definition, 0, len(limits.All))
-	for _, d := range limits.All {
+	buckets := limits.OfKind(limits.Bucket)
+	defs := make([]ratelimit.Definition, 0, len(buckets))
+	for _, p := range buckets {
 		defs = append(defs, ratelimit.Definition{
-			Name:    d.Name,
-			Setting: ratelimit.Setting{Limit: c.Limits[d.Name], Mode: ratelimit.Enforce},
-			Policy:  d.Policy,
-			Tag:     limits.Tags[d.Name],
+			Name:    p.Name,
+			Setting: ratelimit.Setting{Limit: c.Limits[p.Name], Mode: p.Mode},
+			Policy:  p.Policy(),
+			Tag:     p.Tag,
 		})
 	}
 	return defs
@@ -130,7 +132,7 @@ func Load(getenv func(string) string) (Config, error) {
 		RedisTimeout:    r.duration("STAGEDOOR_REDIS_TIMEOUT", 50*time.Millisecond),
 		PayrailURL:      r.checked("PAYRAIL_URL", "http://127.0.0.1:8090", httpURLProblem),
 		PaymentTimeout:  r.duration("STAGEDOOR_PAYMENT_TIMEOUT", 5*time.Second),
-		BreakerBuyers:   r.integer("STAGEDOOR_PAYMENT_BREAKER_BUYERS", 20, 3, 1_000_000),
+		BreakerBuyers:   r.protection(limits.PaymentBreaker, 3, 1_000_000),
 		PayrailAddr:     r.checked("PAYRAIL_ADDR", "127.0.0.1:8090", listenAddrProblem),
 		PayrailLatency:  r.duration("PAYRAIL_LATENCY", 400*time.Millisecond),
 		PayrailJitter:   r.durationOrZero("PAYRAIL_LATENCY_JITTER", 0),
@@ -140,10 +142,10 @@ func Load(getenv func(string) string) (Config, error) {
 		AdminToken:      r.str("STAGEDOOR_ADMIN_TOKEN", ""),
 		BcryptCost:      r.integer("STAGEDOOR_BCRYPT_COST", 12, 4, 31),
 		TrustedProxies:  r.prefixes("STAGEDOOR_TRUSTED_PROXIES"),
-		MaxInFlight:     r.integer("STAGEDOOR_MAX_IN_FLIGHT", 400, 1, 1_000_000),
-		CheckoutSlots:   r.integer("STAGEDOOR_CHECKOUT_SLOTS", 20, 1, 1000),
-		MaxStreams:      r.integer("STAGEDOOR_MAX_STREAMS", 5000, 1, 1_000_000),
-		MaxConnections:  r.integer("STAGEDOOR_MAX_CONNECTIONS", 10_000, 2, 1_000_000),
+		MaxInFlight:     r.protection(limits.InFlight, 1, 1_000_000),
+		CheckoutSlots:   r.protection(limits.CheckoutSlots, 1, 1000),
+		MaxStreams:      r.protection(limits.Streams, 1, 1_000_000),
+		MaxConnections:  r.protection(limits.Connections, 2, 1_000_000),
 		WriteTimeout:    r.duration("STAGEDOOR_WRITE_TIMEOUT", 10*time.Second),
 		HoldTTL:         r.duration("STAGEDOOR_HOLD_TTL", 10*time.Minute),
 		RecoveryAfter:   r.duration("STAGEDOOR_RECOVERY_AFTER", time.Minute),
@@ -153,17 +155,17 @@ func Load(getenv func(string) string) (Config, error) {
 		ReholdCooldown:  r.durationOrZero("STAGEDOOR_REHOLD_COOLDOWN", time.Minute),
 		LogLevel:        r.oneOf("STAGEDOOR_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
 
-		BuyerConcurrency:     r.integer("STAGEDOOR_LIMIT_BUYER_CONCURRENCY", 5, 1, 10_000),
-		OrganizerConcurrency: r.integer("STAGEDOOR_LIMIT_ORGANIZER_CONCURRENCY", 20, 1, 10_000),
-		FleetCapacity:        r.integer("STAGEDOOR_FLEET_CAPACITY", 0, 0, 100_000_000),
+		BuyerConcurrency:     r.protection(limits.BuyerConcurrency, 1, 10_000),
+		OrganizerConcurrency: r.protection(limits.OrganizerConcurrency, 1, 10_000),
+		FleetCapacity:        r.protection(limits.FleetUsage, 0, 100_000_000),
 		FleetReserve:         r.fraction("STAGEDOOR_FLEET_RESERVE", 0.2),
-		WorkerUtilization:    ratelimit.Mode(r.oneOf("STAGEDOOR_WORKER_UTILIZATION", "enforce", "enforce", "shadow", "off")),
-		Limits:               make(map[ratelimit.Name]ratelimit.Limit, len(limits.All)),
+		WorkerUtilization:    r.mode(limits.WorkerUtilization),
+		Limits:               map[ratelimit.Name]ratelimit.Limit{},
 	}
 	c.PayrailDatabase = r.checked("PAYRAIL_DATABASE_URL", c.DatabaseURL, postgresURLProblem)
 	c.DirectDatabaseURL = r.checked("STAGEDOOR_DIRECT_DATABASE_URL", "", postgresURLProblem)
-	for _, d := range limits.All {
-		c.Limits[d.Name] = r.limit(d.Variable, d.Default)
+	for _, p := range limits.OfKind(limits.Bucket) {
+		c.Limits[p.Name] = r.limit(p.Variable, p.Default)
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		r.fail("STAGEDOOR_ADMIN_TOKEN", "(hidden)", "must be at least 16 characters")
@@ -309,6 +311,23 @@ func (r *reader) oneOf(variable, def string, allowed ...string) string {
 	}
 	r.fail(variable, v, "must be one of "+strings.Join(allowed, ", "))
 	return def
+}
+
+// protection is integer for the variable of a protection of internal/limits,
+// from its default there.
+func (r *reader) protection(name ratelimit.Name, min, max int) int {
+	p := limits.Of(name)
+	def, err := strconv.Atoi(p.Default)
+	if err != nil {
+		panic("config: " + p.Variable + "'s default is not a number: " + p.Default)
+	}
+	return r.integer(p.Variable, def, min, max)
+}
+
+// mode is the starting mode of a protection whose variable is its mode.
+func (r *reader) mode(name ratelimit.Name) ratelimit.Mode {
+	p := limits.Of(name)
+	return ratelimit.Mode(r.oneOf(p.Variable, p.Default, string(ratelimit.Enforce), string(ratelimit.Shadow), string(ratelimit.Off)))
 }
 
 func (r *reader) limit(variable, def string) ratelimit.Limit {

@@ -226,12 +226,6 @@ func (c *ClusterClient) Close() error {
 	return c.ClusterClient.Close()
 }
 
-// NodeHealth says of every node of the cluster's slot map, masters and
-// replicas, "ok" or "down" (see Health).
-func (c *ClusterClient) NodeHealth(ctx context.Context) map[string]string {
-	return c.Health(ctx).Nodes
-}
-
 // ClusterHealth is how a Redis Cluster's nodes answer.
 type ClusterHealth struct {
 	// Nodes says of every node of the slot map "ok" or "down"; a map that
@@ -297,7 +291,7 @@ func infoField(info, field string) string {
 	return ""
 }
 
-// NodePing is how long NodeHealth waits for one node's answer.
+// NodePing is how long Health waits for one node's answer.
 const NodePing = 250 * time.Millisecond
 
 // NodeOf returns the address of the master that serves key now, for

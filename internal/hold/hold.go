@@ -125,9 +125,6 @@ const (
 	Converted   Status = "converted"
 )
 
-// Statuses lists every Status.
-var Statuses = []Status{Active, CheckingOut, Expired, Released, Converted}
-
 // Hold is a buyer's hold on seats.
 type Hold struct {
 	ID         string

@@ -32,7 +32,7 @@ func (s *Server) createAccount(kind auth.Kind) echo.HandlerFunc {
 		if err := decodeJSON(c, &in); err != nil {
 			return err
 		}
-		a, err := s.Auth.Register(c.Request().Context(), kind, in.Email, in.Password, in.Name)
+		a, err := s.auth.Register(c.Request().Context(), kind, in.Email, in.Password, in.Name)
 		if err != nil {
 			return err
 		}
@@ -104,7 +104,7 @@ func (s *Server) logIn(c echo.Context, rawEmail, password, deviceToken string) (
 	if err := s.enforce(c, checks...); err != nil {
 		return auth.Session{}, err
 	}
-	return s.Auth.Login(c.Request().Context(), email, password, deviceToken)
+	return s.auth.Login(c.Request().Context(), email, password, deviceToken)
 }
 
 // loginChecks names the buckets a login must pass: its device's, when it
@@ -112,7 +112,7 @@ func (s *Server) logIn(c echo.Context, rawEmail, password, deviceToken string) (
 // its email's.
 func (s *Server) loginChecks(c echo.Context, email, deviceToken string) ([]ratelimit.Check, error) {
 	if deviceToken != "" {
-		device, ok, err := s.Auth.KnownDevice(c.Request().Context(), deviceToken, email)
+		device, ok, err := s.auth.KnownDevice(c.Request().Context(), deviceToken, email)
 		if err != nil {
 			return nil, err
 		}
@@ -120,20 +120,10 @@ func (s *Server) loginChecks(c echo.Context, email, deviceToken string) ([]ratel
 			return []ratelimit.Check{{Limit: limits.LoginDevice, Key: device.ID}}, nil
 		}
 	}
-	addr := clientAddr(c.Request(), s.Config.TrustedProxies)
 	return []ratelimit.Check{
-		{Limit: limits.LoginAddress, Key: addressKey(addr)},
+		{Limit: limits.LoginAddress, Key: s.clientAddressKey(c)},
 		{Limit: limits.LoginEmail, Key: email},
 	}, nil
-}
-
-// byClientAddress keys a limit on the client's address (behind trusted
-// proxies, the address they saw).
-func (s *Server) byClientAddress(limit ratelimit.Name) checksFunc {
-	return func(c echo.Context) ([]ratelimit.Check, error) {
-		addr := clientAddr(c.Request(), s.Config.TrustedProxies)
-		return []ratelimit.Check{{Limit: limit, Key: addressKey(addr)}}, nil
-	}
 }
 
 // logout serves POST /v1/logout: the session the request was authenticated
@@ -141,7 +131,7 @@ func (s *Server) byClientAddress(limit ratelimit.Name) checksFunc {
 // on every instance; a session cookie is cleared too.
 func (s *Server) logout(c echo.Context) error {
 	cred, _ := c.Get(credentialKey).(credential)
-	if err := s.Auth.Logout(c.Request().Context(), cred.token); err != nil {
+	if err := s.auth.Logout(c.Request().Context(), cred.token); err != nil {
 		return err
 	}
 	if cred.fromCookie {
@@ -184,7 +174,7 @@ func (s *Server) authenticate(kinds ...auth.Kind) echo.MiddlewareFunc {
 			if token == "" {
 				return errkind.Unauthorizedf("send Authorization: Bearer <token>, or log in (POST /v1/login, or POST /v1/web/session in a browser)")
 			}
-			p, err := s.Auth.Authenticate(c.Request().Context(), token)
+			p, err := s.auth.Authenticate(c.Request().Context(), token)
 			if err != nil {
 				return err
 			}

@@ -19,11 +19,11 @@ import (
 // SHA-256 digests in constant time, so neither their content nor their length
 // shows in the time taken.
 func (s *Server) adminOnly() echo.MiddlewareFunc {
-	configured := s.Config.AdminToken != ""
-	want := sha256.Sum256([]byte(s.Config.AdminToken))
+	configured := s.config.AdminToken != ""
+	want := sha256.Sum256([]byte(s.config.AdminToken))
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if !configured || s.Settings == nil {
+			if !configured || s.settings == nil {
 				return &Problem{Slug: "not-found", Status: http.StatusNotFound, Detail: "no route matches this path"}
 			}
 			token := bearerToken(c.Request())
@@ -75,7 +75,7 @@ func limitSettingOf(st limitadmin.Stored) limitSettingJSON {
 // listLimits serves GET /v1/admin/limits: the stored setting of every limit, in
 // the order of internal/limits.All.
 func (s *Server) listLimits(c echo.Context) error {
-	stored, err := s.Settings.List(c.Request().Context())
+	stored, err := s.settings.List(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -102,12 +102,12 @@ func (s *Server) putLimit(c echo.Context) error {
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
-	st, err := s.Settings.Update(c.Request().Context(), ratelimit.Name(c.Param("name")), limitadmin.Change{
+	st, err := s.settings.Update(c.Request().Context(), ratelimit.Name(c.Param("name")), limitadmin.Change{
 		Mode: in.Mode, Rate: in.Rate, PeriodMS: in.PeriodMS, Burst: in.Burst,
 	}, limitadmin.Actor{
 		Principal: "admin",
 		RequestID: requestID(c),
-		Address:   clientAddr(c.Request(), s.Config.TrustedProxies).String(),
+		Address:   clientAddr(c.Request(), s.config.TrustedProxies).String(),
 	})
 	if err != nil {
 		return err

@@ -12,63 +12,41 @@ import (
 )
 
 // countInFlight is the ring that counts a buyer's or an organizer's request
-// in flight from here to its answer, across instances (buyer-concurrency,
-// organizer-concurrency); past the maximum it answers 429
-// too-many-concurrent-requests. It stands after the route's rate limits, so
-// that a request they refuse never reaches Redis for it; createHold, whose
+// in flight from here to its answer, across instances, on the lease of its
+// principal's kind in byKind (none: not counted); past the maximum it answers
+// 429 too-many-concurrent-requests. It stands after the route's rate limits,
+// so that a request they refuse never reaches Redis for it; createHold, whose
 // limits are decided in the handler, takes its lease with them
 // (enforceAndEnter).
-func (s *Server) countInFlight(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		leave, err := s.enterInFlight(c)
-		if err != nil {
-			return err
+func (s *Server) countInFlight(byKind map[auth.Kind]*concurrency.Limiter) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			lim, ok := byKind[principalOf(c).Kind]
+			if !ok {
+				return next(c)
+			}
+			d, release := lim.Enter(c.Request().Context(), principalOf(c).AccountID)
+			if !d.Allowed {
+				release()
+				return tooManyAtOnce(d)
+			}
+			// The lease is given back after the answer is written, not
+			// before: the client need not wait for one more Redis round trip.
+			defer func() { go release() }()
+			return next(c)
 		}
-		defer leave()
-		return next(c)
 	}
 }
 
-// enterInFlight counts the request in flight for its principal, authenticated
-// before; leave ends the count. A principal that is neither a buyer nor an
-// organizer is not counted.
-func (s *Server) enterInFlight(c echo.Context) (leave func(), err error) {
-	p := principalOf(c)
-	var lim *concurrency.Limiter
-	switch p.Kind {
-	case auth.Buyer:
-		lim = s.BuyerConcurrency
-	case auth.Organizer:
-		lim = s.OrganizerConcurrency
-	default:
-		return func() {}, nil
-	}
-	d, release := lim.Enter(c.Request().Context(), p.AccountID)
-	if !d.Allowed {
-		release()
-		return nil, tooManyAtOnce(d)
-	}
-	// The lease is given back after the answer is written, not before:
-	// the client need not wait for one more Redis round trip.
-	return func() { go release() }, nil
-}
-
-// enforceAndEnter decides the request's rate limits (as enforce does) and, for
-// a buyer, takes its lease on her requests in flight (buyer-concurrency) in the
+// enforceAndEnter decides the buyer's request's rate limits (as enforce does)
+// and takes its lease on her requests in flight (buyer-concurrency) in the
 // same Redis script as the buckets in its slot (hold-buyer's: both are tagged
 // with the buyer), so that the two cost one round trip; leave ends the count.
 // The lease is taken only when no rate limit refused, and a request it refuses
-// spends no token. Anyone else is decided by enforce, then enterInFlight.
+// spends no token. Its route authenticates buyers only.
 func (s *Server) enforceAndEnter(c echo.Context, checks ...ratelimit.Check) (leave func(), err error) {
-	p := principalOf(c)
-	if p.Kind != auth.Buyer {
-		if err := s.enforce(c, checks...); err != nil {
-			return nil, err
-		}
-		return s.enterInFlight(c)
-	}
-	rider, entered := s.BuyerConcurrency.Rider(p.AccountID)
-	refused := s.decided(c, s.Limiter.AllowWith(c.Request().Context(), rider, checks...))
+	rider, entered := s.buyerConcurrency.Rider(principalOf(c).AccountID)
+	refused := s.decided(c, s.limiter.AllowWith(c.Request().Context(), rider, checks...))
 	d, release := entered()
 	switch {
 	case refused != nil:

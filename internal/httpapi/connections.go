@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stagedoor/stagedoor/internal/limits"
 )
 
 // The connection bounds of the public listener, below every ring: how many
@@ -52,7 +54,7 @@ const (
 //     still held for it at once; counted in stagedoor_http_write_timeouts_total.
 //   - The kernel holds at most connWriteBuffer of unsent answer per connection.
 func (s *Server) Listener(l net.Listener) net.Listener {
-	return s.bound(l, s.Config.MaxConnections, "connections", s.metrics.connections)
+	return s.bound(l, s.config.MaxConnections, string(limits.Connections), s.metrics.connections)
 }
 
 // metricsConnections bounds the metrics listener's connections: a few
@@ -76,7 +78,7 @@ func (s *Server) bound(l net.Listener, max int, bound string, open prometheus.Ga
 func connectionRefusal(max int) []byte {
 	body := problemDocument(&Problem{Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
 		Detail:     "this instance holds its maximum of " + strconv.Itoa(max) + " connections; retry shortly",
-		Extensions: boundMember("connections")})
+		Extensions: boundMember(string(limits.Connections))})
 	head := "HTTP/1.1 503 Service Unavailable\r\n" +
 		"Content-Type: application/problem+json\r\n" +
 		"Cache-Control: no-store\r\n" +
@@ -156,7 +158,7 @@ type boundedConn struct {
 }
 
 func (c *boundedConn) Write(p []byte) (int, error) {
-	_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.s.Config.WriteTimeout))
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.s.config.WriteTimeout))
 	n, err := c.Conn.Write(p)
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 		// The client read nothing for the whole timeout: reset, not close,

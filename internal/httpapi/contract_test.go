@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,8 @@ import (
 
 	"github.com/stagedoor/stagedoor/docs"
 	"github.com/stagedoor/stagedoor/internal/httpapi"
+	"github.com/stagedoor/stagedoor/internal/limits"
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
 // The contract is docs/openapi.yaml. Every test server wraps its handler in
@@ -208,6 +211,20 @@ func TestEveryRouteHasAClass(t *testing.T) {
 		case documented[r[0]+" "+path] != class.String():
 			t.Errorf("%s %s is %s in routes.go, %v in the contract's x-class", r[0], path, class, documented[r[0]+" "+path])
 		}
+		// The in-flight bound leaves out the exempt routes, and the live seat
+		// map, which its row bounds apart (STAGEDOOR_MAX_STREAMS) and which is
+		// shed as sheddable.
+		if apart := r[1] == "/v1/events/:id/seats/stream"; ts.Handler.Unbounded(r[1]) != (exempt[r[1]] || apart) {
+			t.Errorf("%s %s: left out of the in-flight bound: %v", r[0], r[1], ts.Handler.Unbounded(r[1]))
+		}
+	}
+	stream := ts.Handler.RowProtections("GET", "/v1/events/:id/seats/stream")
+	if class, _ := ts.Handler.RouteClass("GET", "/v1/events/:id/seats/stream"); class != shed.Sheddable || !slices.Equal(stream, []ratelimit.Name{limits.Streams}) {
+		t.Errorf("the stream's row: %s, %v; want sheddable, bounded apart by %s", class, stream, limits.Streams)
+	}
+	hold := ts.Handler.RowProtections("POST", "/v1/holds")
+	if want := []ratelimit.Name{limits.RoomAdmission, limits.HoldBuyer, limits.HoldOrganizer, limits.BuyerConcurrency}; !slices.Equal(hold, want) {
+		t.Errorf("a hold's row names %v, want %v", hold, want)
 	}
 }
 

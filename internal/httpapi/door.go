@@ -12,6 +12,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/limits"
+	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/scan"
 )
 
@@ -46,7 +48,7 @@ func (s *Server) authenticateUploader() echo.MiddlewareFunc {
 				return err // answered, or refused by the handler itself
 			}
 			key := strings.TrimSpace(c.Request().Header.Get("X-Api-Key"))
-			p, revokedAt, rerr := s.Auth.RevokedScannerKey(c.Request().Context(), key)
+			p, revokedAt, rerr := s.auth.RevokedScannerKey(c.Request().Context(), key)
 			if errors.Is(rerr, errkind.Unauthorized) {
 				return err // unknown, malformed or absent: the live ring's 401
 			}
@@ -73,7 +75,7 @@ func (s *Server) keyset(c echo.Context) error {
 	sc := scannerOf(c)
 	eventIDs := []string{sc.EventID}
 	if sc.EventID == "" {
-		events, err := s.Events.ListByOrganizer(c.Request().Context(), sc.OrganizerID)
+		events, err := s.events.ListByOrganizer(c.Request().Context(), sc.OrganizerID)
 		if err != nil {
 			return err
 		}
@@ -82,7 +84,7 @@ func (s *Server) keyset(c echo.Context) error {
 			eventIDs = append(eventIDs, e.ID)
 		}
 	}
-	keys, err := s.TicketKeys.Public(c.Request().Context(), eventIDs)
+	keys, err := s.ticketKeys.Public(c.Request().Context(), eventIDs)
 	if err != nil {
 		return err
 	}
@@ -109,7 +111,7 @@ func (s *Server) revocations(c echo.Context) error {
 		}
 		after = n
 	}
-	list, err := s.Scans.Revocations(c.Request().Context(), scannerOf(c), after, revocationsPage)
+	list, err := s.scans.Revocations(c.Request().Context(), scannerOf(c), after, revocationsPage)
 	if err != nil {
 		return err
 	}
@@ -161,19 +163,16 @@ func (s *Server) uploadScans(c echo.Context) error {
 	for i, d := range in.Scans {
 		scans[i] = scan.DeviceScan{DeviceScanID: d.DeviceScanID, Code: d.Code, ScannedAt: d.ScannedAt.Time, Offline: d.Offline}
 	}
-	checks, err := s.byScannerKey(c)
-	if err != nil {
-		return err
-	}
+	check := ratelimit.Check{Limit: limits.ScannerKey, Key: scannerKeyKey(c)}
 	paid := true // the ring's token
 	spend := func(context.Context) error {
 		if paid {
 			paid = false
 			return nil
 		}
-		return s.enforce(c, checks...)
+		return s.enforce(c, check)
 	}
-	settled, err := s.Scans.Upload(c.Request().Context(), scannerOf(c), scans, spend)
+	settled, err := s.scans.Upload(c.Request().Context(), scannerOf(c), scans, spend)
 	if err != nil {
 		return err
 	}
@@ -188,7 +187,7 @@ func (s *Server) uploadScans(c echo.Context) error {
 // revokeTicket serves DELETE /v1/organizer/tickets/{id} (its organizer): the
 // ticket admits no one from now on. Revoking it again is 204 too.
 func (s *Server) revokeTicket(c echo.Context) error {
-	if err := s.Scans.Revoke(c.Request().Context(), principalOf(c).AccountID, c.Param("id")); err != nil {
+	if err := s.scans.Revoke(c.Request().Context(), principalOf(c).AccountID, c.Param("id")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/event"
-	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/text"
 )
 
@@ -128,7 +127,7 @@ func (s *Server) createEvent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.Events.Create(c.Request().Context(), d)
+	e, err := s.events.Create(c.Request().Context(), d)
 	if err != nil {
 		return err
 	}
@@ -149,7 +148,7 @@ func (s *Server) listEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.Events.List(c.Request().Context(), event.ListQuery{Limit: limit, After: c.QueryParam("after"), IncludePast: past})
+	page, err := s.events.List(c.Request().Context(), event.ListQuery{Limit: limit, After: c.QueryParam("after"), IncludePast: past})
 	if err != nil {
 		return err
 	}
@@ -166,7 +165,7 @@ func (s *Server) listEvents(c echo.Context) error {
 
 // getEvent serves GET /v1/events/{id} (public).
 func (s *Server) getEvent(c echo.Context) error {
-	e, err := s.Events.Get(c.Request().Context(), c.Param("id"))
+	e, err := s.events.Get(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -176,7 +175,7 @@ func (s *Server) getEvent(c echo.Context) error {
 // organizerEvents serves GET /v1/organizer/events: the organizer's own events
 // with their seats held and sold and their revenue.
 func (s *Server) organizerEvents(c echo.Context) error {
-	events, err := s.Events.ListByOrganizer(c.Request().Context(), principalOf(c).AccountID)
+	events, err := s.events.ListByOrganizer(c.Request().Context(), principalOf(c).AccountID)
 	if err != nil {
 		return err
 	}
@@ -184,7 +183,7 @@ func (s *Server) organizerEvents(c echo.Context) error {
 	for i, e := range events {
 		eventIDs[i] = e.ID
 	}
-	revenue, err := s.Checkout.Revenue(c.Request().Context(), eventIDs)
+	revenue, err := s.checkout.Revenue(c.Request().Context(), eventIDs)
 	if err != nil {
 		return err
 	}
@@ -199,7 +198,7 @@ func (s *Server) organizerEvents(c echo.Context) error {
 // seatMap serves GET /v1/events/{id}/seats (public) from the event's snapshot,
 // encoded once per snapshot.
 func (s *Server) seatMap(c echo.Context) error {
-	m, err := s.Events.SeatMap(c.Request().Context(), c.Param("id"))
+	m, err := s.events.SeatMap(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -219,11 +218,4 @@ func (s *Server) seatMap(c echo.Context) error {
 		}
 	}
 	return c.JSONBlob(http.StatusOK, enc.body)
-}
-
-// byOrganizer keys a limit on the authenticated organizer.
-func (s *Server) byOrganizer(limit ratelimit.Name) checksFunc {
-	return func(c echo.Context) ([]ratelimit.Check, error) {
-		return []ratelimit.Check{{Limit: limit, Key: principalOf(c).AccountID}}, nil
-	}
 }

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-
-	"github.com/stagedoor/stagedoor/internal/conn"
 )
 
 // The public probes cost next to nothing, however many call them: /healthz is
@@ -106,19 +104,19 @@ func (s *Server) checkReadiness() *readyResult {
 
 	pgCtx, cancel := context.WithTimeout(context.Background(), readyPostgresTimeout)
 	defer cancel()
-	if err := s.DB.Ping(pgCtx); err != nil {
-		s.Logger.Warn("readiness: PostgreSQL does not answer", "error", err)
+	if err := s.probes.Postgres(pgCtx); err != nil {
+		s.logger.Warn("readiness: PostgreSQL does not answer", "error", err)
 		body["status"], body["postgres"] = "unavailable", "unavailable"
 		status = http.StatusServiceUnavailable
 	}
 	redisCtx, cancelRedis := context.WithTimeout(context.Background(), readyRedisTimeout)
 	defer cancelRedis()
-	if cluster, ok := s.Redis.(*conn.ClusterClient); ok {
-		h := cluster.Health(redisCtx)
+	if s.probes.Cluster != nil {
+		h := s.probes.Cluster(redisCtx)
 		body["redis_nodes"] = h.Nodes
 		for addr, state := range h.Nodes {
 			if state != "ok" {
-				s.Logger.Warn("readiness: a Redis Cluster node does not answer", "node", addr)
+				s.logger.Warn("readiness: a Redis Cluster node does not answer", "node", addr)
 				body["redis"] = "degraded"
 			}
 		}
@@ -130,8 +128,8 @@ func (s *Server) checkReadiness() *readyResult {
 			body["redis_masters_without_replica"] = h.WithoutReplica
 		}
 		s.noteRedundancy(h.WithoutReplica)
-	} else if err := s.Redis.Ping(redisCtx).Err(); err != nil {
-		s.Logger.Warn("readiness: Redis does not answer", "error", err)
+	} else if err := s.probes.Redis(redisCtx); err != nil {
+		s.logger.Warn("readiness: Redis does not answer", "error", err)
 		body["redis"] = "degraded"
 	}
 	result := body["status"].(string)
@@ -152,9 +150,9 @@ func (s *Server) noteRedundancy(lonely []string) {
 	switch {
 	case slices.Equal(before, lonely):
 	case len(lonely) > 0:
-		s.Logger.Warn("readiness: Redis Cluster masters without a replica in sync (redundancy lost): the next death of one leaves its slots unserved",
+		s.logger.Warn("readiness: Redis Cluster masters without a replica in sync (redundancy lost): the next death of one leaves its slots unserved",
 			"masters", lonely)
 	default:
-		s.Logger.Info("readiness: every Redis Cluster master has a replica in sync again", "were_without", before)
+		s.logger.Info("readiness: every Redis Cluster master has a replica in sync again", "were_without", before)
 	}
 }

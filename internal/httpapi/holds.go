@@ -57,11 +57,11 @@ func (s *Server) createHold(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	buyer := principalOf(c).AccountID
-	plan, err := s.Holds.Plan(ctx, buyer, in.EventID, in.SeatIDs)
+	plan, err := s.holds.Plan(ctx, buyer, in.EventID, in.SeatIDs)
 	if err != nil {
 		return err
 	}
-	if err := s.WaitRoom.CheckAdmitted(ctx, plan.Event, buyer); err != nil {
+	if err := s.waitRoom.CheckAdmitted(ctx, plan.Event, buyer); err != nil {
 		return err
 	}
 	leave, err := s.enforceAndEnter(c,
@@ -72,7 +72,7 @@ func (s *Server) createHold(c echo.Context) error {
 		return err
 	}
 	defer leave()
-	h, err := s.Holds.Place(ctx, plan)
+	h, err := s.holds.Place(ctx, plan)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (s *Server) createHold(c echo.Context) error {
 
 // getHold serves GET /v1/holds/{id} (its buyer; anyone else gets 404).
 func (s *Server) getHold(c echo.Context) error {
-	h, err := s.Holds.Get(c.Request().Context(), principalOf(c).AccountID, c.Param("id"))
+	h, err := s.holds.Get(c.Request().Context(), principalOf(c).AccountID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (s *Server) getHold(c echo.Context) error {
 // releaseHold serves DELETE /v1/holds/{id} (its buyer): its seats are
 // available again at once.
 func (s *Server) releaseHold(c echo.Context) error {
-	if err := s.Holds.Release(c.Request().Context(), principalOf(c).AccountID, c.Param("id")); err != nil {
+	if err := s.holds.Release(c.Request().Context(), principalOf(c).AccountID, c.Param("id")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -62,7 +62,7 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 // collector, and a flood of them would take the CPU that pages need. Even
 // here a flood costs little: see scrapes.
 func (s *Server) Metrics() http.Handler {
-	sc := &scrapes{gather: s.Registry, logger: s.Logger, minInterval: scrapeMinInterval}
+	sc := &scrapes{gather: s.registry, logger: s.logger, minInterval: scrapeMinInterval}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", sc)
 	return mux

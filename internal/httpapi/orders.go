@@ -93,11 +93,11 @@ func (b *bulkhead) give() { b.used.Add(-1) }
 
 // checkoutShed is the refusal of a checkout for want of a slot, counted.
 func (s *Server) checkoutShed() error {
-	s.metrics.shed.WithLabelValues("checkout").Inc()
+	s.metrics.shed.WithLabelValues(string(limits.CheckoutSlots)).Inc()
 	return &Problem{
 		Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
 		Detail:     "every checkout slot of this instance is taken; retry shortly",
-		RetryAfter: checkoutRetryAfter, Extensions: boundMember("checkout"),
+		RetryAfter: checkoutRetryAfter, Extensions: boundMember(string(limits.CheckoutSlots)),
 	}
 }
 
@@ -139,7 +139,7 @@ func (s *Server) createOrder(c echo.Context) error {
 		PaymentToken:   in.PaymentToken,
 		IdempotencyKey: c.Request().Header.Get("Idempotency-Key"),
 	}
-	attempt, res, err := s.Checkout.Claim(ctx, req)
+	attempt, res, err := s.checkout.Claim(ctx, req)
 	if attempt == nil {
 		return answerOrder(c, res, err)
 	}
@@ -165,7 +165,7 @@ func (s *Server) createOrder(c echo.Context) error {
 // checkout-buyer only: a buyer whose payment failed through no fault of theirs
 // is not locked out of their seats by retrying it.
 func (s *Server) admitPayment(c echo.Context, buyer, holdID string, again bool) (release func(), err error) {
-	if err := s.Checkout.PaymentRefused(buyer); err != nil {
+	if err := s.checkout.PaymentRefused(buyer); err != nil {
 		return nil, err
 	}
 	if s.checkoutSlots.full() {
@@ -173,7 +173,7 @@ func (s *Server) admitPayment(c echo.Context, buyer, holdID string, again bool) 
 	}
 	checks := []ratelimit.Check{{Limit: limits.CheckoutBuyer, Key: buyer}}
 	if !again {
-		checks = append(checks, ratelimit.Check{Limit: limits.CheckoutHold, Key: buyer + "/" + holdID})
+		checks = append(checks, ratelimit.Check{Limit: limits.CheckoutHold, Key: buyerAndHoldKey(buyer, holdID)})
 	}
 	if err := s.enforce(c, checks...); err != nil {
 		return nil, err
@@ -200,7 +200,7 @@ func answerOrder(c echo.Context, res checkout.Result, err error) error {
 
 // listOrders serves GET /v1/orders.
 func (s *Server) listOrders(c echo.Context) error {
-	orders, err := s.Checkout.Orders(c.Request().Context(), principalOf(c).AccountID)
+	orders, err := s.checkout.Orders(c.Request().Context(), principalOf(c).AccountID)
 	if err != nil {
 		return err
 	}
@@ -213,7 +213,7 @@ func (s *Server) listOrders(c echo.Context) error {
 
 // getOrder serves GET /v1/orders/{id}.
 func (s *Server) getOrder(c echo.Context) error {
-	o, err := s.Checkout.Order(c.Request().Context(), principalOf(c).AccountID, c.Param("id"))
+	o, err := s.checkout.Order(c.Request().Context(), principalOf(c).AccountID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func (s *Server) getOrder(c echo.Context) error {
 
 // listTickets serves GET /v1/tickets.
 func (s *Server) listTickets(c echo.Context) error {
-	ts, err := s.Checkout.Tickets(c.Request().Context(), principalOf(c).AccountID)
+	ts, err := s.checkout.Tickets(c.Request().Context(), principalOf(c).AccountID)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -48,9 +47,6 @@ type ProblemType struct {
 	Title       string `yaml:"title"`
 	Description string `yaml:"description"`
 }
-
-// ProblemTypes returns the catalogue of every problem Stagedoor sends, by slug.
-func ProblemTypes() map[string]ProblemType { return maps.Clone(problemTypes) }
 
 // problemTypes lists every problem Stagedoor sends, by slug. It is the
 // catalogue of the OpenAPI document (components.x-problem-types), so that the
@@ -212,7 +208,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.dbOutage.Failed(err)
 	}
 	if !known || p.Status >= 500 && !reportedElsewhere[p.Slug] {
-		s.Logger.Error("request failed", "request_id", requestID(c), "route", routeOf(c), "error", err)
+		s.logger.Error("request failed", "request_id", requestID(c), "route", routeOf(c), "error", err)
 	}
 	writeProblem(c, p)
 }

@@ -40,7 +40,7 @@ func (s *Server) enforce(c echo.Context, checks ...ratelimit.Check) error {
 	if len(checks) == 0 {
 		return nil
 	}
-	return s.decided(c, s.Limiter.Allow(c.Request().Context(), checks...))
+	return s.decided(c, s.limiter.Allow(c.Request().Context(), checks...))
 }
 
 // decided records the decision d of the request's limits: it writes the

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/limits"
 )
 
 // The outer rings (docs/design.md), outside in: request id, observe (access log and
@@ -88,11 +89,11 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 			level = slog.LevelDebug
 		}
-		if !s.Logger.Enabled(c.Request().Context(), level) {
+		if !s.logger.Enabled(c.Request().Context(), level) {
 			return nil
 		}
 		// The path, never the query string: it may carry something private.
-		s.Logger.LogAttrs(c.Request().Context(), level, "request",
+		s.logger.LogAttrs(c.Request().Context(), level, "request",
 			slog.String("request_id", requestID(c)),
 			slog.String("method", c.Request().Method),
 			slog.String("path", c.Request().URL.Path),
@@ -119,34 +120,33 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			stack := make([]byte, 8<<10)
 			stack = stack[:runtime.Stack(stack, false)]
-			s.Logger.Error("panic", "request_id", requestID(c), "panic", fmt.Sprint(r), "stack", string(stack))
+			s.logger.Error("panic", "request_id", requestID(c), "panic", fmt.Sprint(r), "stack", string(stack))
 			err = fmt.Errorf("panic: %v", r)
 		}()
 		return next(c)
 	}
 }
 
-// unbounded are the routes (templates) that are never limited and never shed: a load balancer
-// that cannot reach them would take a busy instance out of rotation.
-var unbounded = map[string]bool{"/healthz": true, "/readyz": true,
-	"/v1/events/:id/seats/stream": true} // streams last: STAGEDOOR_MAX_STREAMS bounds them
-
 // boundInFlight refuses a request at once with 503 when max are already in
-// flight on this instance, instead of letting it queue behind them.
+// flight on this instance (limits.InFlight), instead of letting it queue
+// behind them. The routes whose rows in routes.go are exempt or bounded apart
+// are not counted (Server.unbounded): a load balancer that cannot reach the
+// probes would take a busy instance out of rotation, and a stream lasts
+// (STAGEDOOR_MAX_STREAMS bounds them).
 func (s *Server) boundInFlight(max int) echo.MiddlewareFunc {
 	inFlight := &s.inFlight.n
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if unbounded[c.Path()] { // the route's template
+			if s.unbounded[c.Path()] { // the route's template
 				return next(c)
 			}
 			if inFlight.Add(1) > int64(max) {
 				inFlight.Add(-1)
-				s.metrics.shed.WithLabelValues("in_flight").Inc()
+				s.metrics.shed.WithLabelValues(string(limits.InFlight)).Inc()
 				return &Problem{
 					Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
 					Detail:     fmt.Sprintf("this instance is serving its maximum of %d requests; retry shortly", max),
-					RetryAfter: time.Second, Extensions: boundMember("in_flight"),
+					RetryAfter: time.Second, Extensions: boundMember(string(limits.InFlight)),
 				}
 			}
 			defer inFlight.Add(-1)
@@ -174,7 +174,7 @@ func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
 			return errkind.Invalidf("the request body is larger than 64 KiB")
 		}
 		rc := http.NewResponseController(c.Response().Writer)
-		_ = rc.SetReadDeadline(time.Now().Add(s.Config.BodyTimeout)) // unsupported in-process: no deadline needed there
+		_ = rc.SetReadDeadline(time.Now().Add(s.config.BodyTimeout)) // unsupported in-process: no deadline needed there
 		body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, maxBodyBytes))
 		var tooLarge *http.MaxBytesError
 		switch {
@@ -186,7 +186,7 @@ func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
 			// instead of waiting for it.
 			c.Response().Header().Set(echo.HeaderConnection, "close")
 			return &Problem{Slug: "request-timeout", Status: http.StatusRequestTimeout,
-				Detail: fmt.Sprintf("the request body did not arrive within %s; nothing was done", s.Config.BodyTimeout)}
+				Detail: fmt.Sprintf("the request body did not arrive within %s; nothing was done", s.config.BodyTimeout)}
 		}
 		_ = rc.SetReadDeadline(time.Time{})
 		req.Body = io.NopCloser(bytes.NewReader(body))

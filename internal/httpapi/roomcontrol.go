@@ -61,7 +61,7 @@ func (s *Server) getWaitingRoom(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.WaitRoom.Progress(c.Request().Context(), ev)
+	p, err := s.waitRoom.Progress(c.Request().Context(), ev)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (s *Server) patchWaitingRoom(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	p, err := s.WaitRoom.Change(ctx, ev, waitroom.Control{Rate: in.AdmitPerSecond, Paused: in.Paused})
+	p, err := s.waitRoom.Change(ctx, ev, waitroom.Control{Rate: in.AdmitPerSecond, Paused: in.Paused})
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (s *Server) patchWaitingRoom(c echo.Context) error {
 	if pr := principalOf(c); pr.Kind == auth.Organizer {
 		by = "organizer " + pr.AccountID
 	}
-	s.Logger.InfoContext(ctx, "waiting room changed", "event_id", ev.ID, "by", by, "request_id", requestID(c),
+	s.logger.InfoContext(ctx, "waiting room changed", "event_id", ev.ID, "by", by, "request_id", requestID(c),
 		"admit_per_second", p.Rate, "paused", p.Paused)
 	return c.JSON(http.StatusOK, waitingRoomStateOf(ev.ID, p))
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/errkind"
-	"github.com/stagedoor/stagedoor/internal/limits"
-	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
 type scannerKeyRequest struct {
@@ -46,7 +44,7 @@ func (s *Server) createScannerKey(c echo.Context) error {
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
-	k, err := s.Auth.CreateScannerKey(c.Request().Context(), principalOf(c).AccountID, in.Label, in.EventID)
+	k, err := s.auth.CreateScannerKey(c.Request().Context(), principalOf(c).AccountID, in.Label, in.EventID)
 	if err != nil {
 		return err
 	}
@@ -60,7 +58,7 @@ func (s *Server) createScannerKey(c echo.Context) error {
 // listScannerKeys serves GET /v1/scanner-keys (organizer): the organizer's
 // keys, revoked ones included, without the keys themselves.
 func (s *Server) listScannerKeys(c echo.Context) error {
-	keys, err := s.Auth.ScannerKeys(c.Request().Context(), principalOf(c).AccountID)
+	keys, err := s.auth.ScannerKeys(c.Request().Context(), principalOf(c).AccountID)
 	if err != nil {
 		return err
 	}
@@ -74,7 +72,7 @@ func (s *Server) listScannerKeys(c echo.Context) error {
 // revokeScannerKey serves DELETE /v1/scanner-keys/{id} (its organizer): the key
 // stops working at once on every instance. Revoking it again is 204 too.
 func (s *Server) revokeScannerKey(c echo.Context) error {
-	if err := s.Auth.RevokeScannerKey(c.Request().Context(), principalOf(c).AccountID, c.Param("id")); err != nil {
+	if err := s.auth.RevokeScannerKey(c.Request().Context(), principalOf(c).AccountID, c.Param("id")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -90,7 +88,7 @@ func (s *Server) authenticateScanner() echo.MiddlewareFunc {
 			if key == "" {
 				return errkind.Unauthorizedf("send X-Api-Key: <scanner key>")
 			}
-			p, err := s.Auth.AuthenticateScannerKey(c.Request().Context(), key)
+			p, err := s.auth.AuthenticateScannerKey(c.Request().Context(), key)
 			if errors.Is(err, errkind.Unauthorized) {
 				return errkind.Unauthorizedf("the scanner key is unknown, malformed or revoked")
 			}
@@ -101,10 +99,4 @@ func (s *Server) authenticateScanner() echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
-}
-
-// byScannerKey keys scanner-key on the scanner key's id, not the address: a
-// venue's phones share one Wi-Fi address and must not share one bucket.
-func (s *Server) byScannerKey(c echo.Context) ([]ratelimit.Check, error) {
-	return []ratelimit.Check{{Limit: limits.ScannerKey, Key: principalOf(c).ScannerKeyID}}, nil
 }

@@ -31,7 +31,7 @@ func (s *Server) scan(c echo.Context) error {
 		return err
 	}
 	p := principalOf(c)
-	a, err := s.Scans.Scan(c.Request().Context(),
+	a, err := s.scans.Scan(c.Request().Context(),
 		scan.Scanner{KeyID: p.ScannerKeyID, OrganizerID: p.AccountID, EventID: p.EventID}, in.Code)
 	if err != nil {
 		return err
@@ -72,7 +72,7 @@ func (s *Server) listScans(c echo.Context) error {
 	if id, ok := ids.Parse(eventID); ok {
 		eventID = id
 	}
-	page, err := s.Scans.Attempts(c.Request().Context(), principalOf(c).AccountID, eventID, limit, c.QueryParam("before"))
+	page, err := s.scans.Attempts(c.Request().Context(), principalOf(c).AccountID, eventID, limit, c.QueryParam("before"))
 	if err != nil {
 		return err
 	}

@@ -8,13 +8,12 @@
 package httpapi
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 	swaggerui "github.com/swaggest/swgui/v5/static"
 	"golang.org/x/sync/semaphore"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/checkout"
 	"github.com/stagedoor/stagedoor/internal/concurrency"
 	"github.com/stagedoor/stagedoor/internal/config"
+	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/limitadmin"
@@ -41,8 +41,6 @@ import (
 type Deps struct {
 	Config   config.Config
 	Logger   *slog.Logger
-	DB       *pgxpool.Pool
-	Redis    redis.UniversalClient
 	Registry *prometheus.Registry
 	Limiter  *ratelimit.Limiter
 	Auth     *auth.Service
@@ -65,41 +63,79 @@ type Deps struct {
 	// order (the worker utilization shedder, then fleet usage); none: no
 	// shedding but the in-flight bound.
 	Shedders []shed.Shedder
+	// Probes are GET /readyz's checks of PostgreSQL and Redis.
+	Probes Probes
 	// Routes, when set, adds routes behind the same rings as the API's (tests
 	// add slow, failing and panicking ones).
 	Routes func(*echo.Echo)
 }
 
+// Probes check the stores for GET /readyz, each under the deadline of ctx.
+type Probes struct {
+	Postgres func(ctx context.Context) error
+	// Redis pings a single Redis; Cluster, set instead on a Redis Cluster,
+	// tells each node's state and the masters without a replica.
+	Redis   func(ctx context.Context) error
+	Cluster func(ctx context.Context) conn.ClusterHealth
+}
+
 // Server answers Stagedoor's HTTP API. It is an http.Handler.
 type Server struct {
-	Deps
+	config               config.Config
+	logger               *slog.Logger
+	registry             *prometheus.Registry
+	limiter              *ratelimit.Limiter
+	auth                 *auth.Service
+	settings             *limitadmin.Service
+	events               *event.Service
+	holds                *hold.Service
+	checkout             *checkout.Service
+	scans                *scan.Service
+	waitRoom             *waitroom.Service
+	queueTokens          *queuetoken.Signer
+	seats                *seatstream.Hub
+	ticketKeys           *ticketsign.Keys
+	buyerConcurrency     *concurrency.Limiter
+	organizerConcurrency *concurrency.Limiter
+	shedders             []shed.Shedder
+	probes               Probes
+
 	metrics  *httpMetrics
 	echo     *echo.Echo
 	dbOutage *outage.Reporter // requests refused because PostgreSQL dropped them
 
 	seatMapBodies seatMapBodies
-	checkoutSlots *bulkhead               // the checkout bulkhead
-	streamSlots   *semaphore.Weighted     // the bound on live seat-map streams
-	classes       map[routeKey]shed.Class // each route's class (routes.go); read-only once New returns
-	inFlight      inFlight                // requests in flight on this instance
-	ready         readiness               // the last readiness check, for GET /readyz
-	static        *staticFiles            // the front end's files (web/static), as answered
-	vendor        *staticFiles            // the third-party browser code (web/vendor)
-	reference     *staticFiles            // Swagger UI's files, for /docs/
-	contract      *staticFile             // docs/openapi.yaml, for /openapi.yaml
-	qrCodes       qrCache                 // tickets' QR images, drawn once
+	checkoutSlots *bulkhead                     // the checkout bulkhead
+	streamSlots   *semaphore.Weighted           // the bound on live seat-map streams
+	classes       map[routeKey]shed.Class       // each route's class (routes.go); read-only once New returns
+	rows          map[routeKey][]ratelimit.Name // each route's protections past the outer rings, in its row's order
+	unbounded     map[string]bool               // the routes (templates) the in-flight bound does not count
+	inFlight      inFlight                      // requests in flight on this instance
+	ready         readiness                     // the last readiness check, for GET /readyz
+	static        *staticFiles                  // the front end's files (web/static), as answered
+	vendor        *staticFiles                  // the third-party browser code (web/vendor)
+	reference     *staticFiles                  // Swagger UI's files, for /docs/
+	contract      *staticFile                   // docs/openapi.yaml, for /openapi.yaml
+	qrCodes       qrCache                       // tickets' QR images, drawn once
 }
 
 // New builds the server and its routes.
 func New(d Deps) *Server {
 	s := &Server{
-		Deps:          d,
+		config: d.Config, logger: d.Logger, registry: d.Registry, limiter: d.Limiter, auth: d.Auth,
+		settings: d.Settings, events: d.Events, holds: d.Holds, checkout: d.Checkout, scans: d.Scans,
+		waitRoom: d.WaitRoom, queueTokens: d.QueueTokens, seats: d.Seats, ticketKeys: d.TicketKeys,
+		buyerConcurrency: d.BuyerConcurrency, organizerConcurrency: d.OrganizerConcurrency,
+		shedders: d.Shedders, probes: d.Probes,
+
 		metrics:       newHTTPMetrics(d.Registry),
 		echo:          echo.New(),
 		dbOutage:      outage.New(d.Logger, "postgresql", 0),
 		checkoutSlots: newBulkhead(d.Config.CheckoutSlots),
 		streamSlots:   semaphore.NewWeighted(int64(d.Config.MaxStreams)),
 		classes:       map[routeKey]shed.Class{},
+		rows:          map[routeKey][]ratelimit.Name{},
+		unbounded:     map[string]bool{},
 		static:        newStaticFiles(web.Static),
 		vendor:        newStaticFiles(web.Vendor),
 		reference:     newStaticFiles(swaggerui.FS),
@@ -121,14 +157,4 @@ func New(d Deps) *Server {
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.echo.ServeHTTP(w, r)
-}
-
-// Routes lists the method and path template (echo's form, such as
-// /v1/holds/:id) of every route the server answers, tests' own included.
-func (s *Server) Routes() [][2]string {
-	var out [][2]string
-	for _, r := range s.echo.Routes() {
-		out = append(out, [2]string{r.Method, r.Path})
-	}
-	return out
 }

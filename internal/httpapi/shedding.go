@@ -16,14 +16,14 @@ type inFlight struct{ n atomic.Int64 }
 // InFlight returns the requests in flight on this instance, and the bound of
 // STAGEDOOR_MAX_IN_FLIGHT: the worker utilization shedder's in-flight signal.
 func (s *Server) InFlight() (n, max int) {
-	return int(s.inFlight.n.Load()), s.Config.MaxInFlight
+	return int(s.inFlight.n.Load()), s.config.MaxInFlight
 }
 
 // shedLoad is the ring of the shedders (Deps.Shedders, in order): each is asked
 // about the request's class, without I/O, and the first that refuses answers
 // 503 service-overloaded with Retry-After. Exempt routes are not asked.
 func (s *Server) shedLoad(next echo.HandlerFunc) echo.HandlerFunc {
-	if len(s.Shedders) == 0 {
+	if len(s.shedders) == 0 {
 		return next
 	}
 	return func(c echo.Context) error {
@@ -31,7 +31,7 @@ func (s *Server) shedLoad(next echo.HandlerFunc) echo.HandlerFunc {
 		if class == shed.Exempt {
 			return next(c)
 		}
-		for _, sh := range s.Shedders {
+		for _, sh := range s.shedders {
 			if d := sh.Admit(class); !d.Allowed {
 				return overloaded(d)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/seatstream"
 )
 
@@ -22,18 +23,18 @@ const streamKeepAlive = 15 * time.Second
 // lasts); STAGEDOOR_MAX_STREAMS bounds them instead, the next refused at once.
 // A watcher too slow to read is dropped; its browser reconnects.
 func (s *Server) streamSeats(c echo.Context) error {
-	if _, err := s.Events.Info(c.Request().Context(), c.Param("id")); err != nil {
+	if _, err := s.events.Info(c.Request().Context(), c.Param("id")); err != nil {
 		return err // no such event: 404, holding no slot
 	}
 	if !s.streamSlots.TryAcquire(1) {
-		s.metrics.shed.WithLabelValues("stream").Inc()
+		s.metrics.shed.WithLabelValues(string(limits.Streams)).Inc()
 		return &Problem{Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
 			Detail:     "this instance serves its maximum of live seat maps; poll GET /v1/events/{id}/seats meanwhile",
-			RetryAfter: 5 * time.Second, Extensions: boundMember("stream")}
+			RetryAfter: 5 * time.Second, Extensions: boundMember(string(limits.Streams))}
 	}
 	defer s.streamSlots.Release(1)
 	ctx := c.Request().Context()
-	sub, err := s.Seats.Subscribe(ctx, c.Param("id"))
+	sub, err := s.seats.Subscribe(ctx, c.Param("id"))
 	if errors.Is(err, seatstream.ErrClosed) {
 		return &Problem{Slug: "service-overloaded", Status: http.StatusServiceUnavailable,
 			Detail: "this instance is shutting down; reconnect", RetryAfter: time.Second}

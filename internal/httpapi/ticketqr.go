@@ -38,7 +38,7 @@ func (s *Server) ticketQR(c echo.Context) error {
 	if !ok {
 		return errkind.NotFoundf("no such ticket")
 	}
-	tickets, err := s.Checkout.Tickets(c.Request().Context(), principalOf(c).AccountID)
+	tickets, err := s.checkout.Tickets(c.Request().Context(), principalOf(c).AccountID)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/queuetoken"
-	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 )
 
@@ -55,7 +54,7 @@ func queueJSONOf(eventID string, st waitroom.Status) queueJSON {
 // second old (no query most of the time, none to Redis); when they cannot be
 // read the status is told as the room gives it.
 func (s *Server) withSale(c echo.Context, ev event.Info, st waitroom.Status) waitroom.Status {
-	e, err := s.Events.Get(c.Request().Context(), ev.ID)
+	e, err := s.events.Get(c.Request().Context(), ev.ID)
 	if err != nil {
 		return st
 	}
@@ -71,7 +70,7 @@ func (s *Server) roomEvent(c echo.Context) (event.Info, error) {
 	if ev, ok := c.Get(roomEventKey).(event.Info); ok {
 		return ev, nil
 	}
-	ev, err := s.Events.Info(c.Request().Context(), c.Param("id"))
+	ev, err := s.events.Info(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return event.Info{}, err
 	}
@@ -82,18 +81,6 @@ func (s *Server) roomEvent(c echo.Context) (event.Info, error) {
 	return ev, nil
 }
 
-// byBuyerAndRoom keys queue-join on the buyer and the event. An unknown event
-// or one without a waiting room is refused first and spends no token.
-func (s *Server) byBuyerAndRoom(limit ratelimit.Name) checksFunc {
-	return func(c echo.Context) ([]ratelimit.Check, error) {
-		ev, err := s.roomEvent(c)
-		if err != nil {
-			return nil, err
-		}
-		return []ratelimit.Check{{Limit: limit, Key: principalOf(c).AccountID + ":" + ev.ID}}, nil
-	}
-}
-
 // joinQueue serves POST /v1/events/{id}/queue (buyer; queue-join already
 // passed): she joins, or keeps her place if she is already in the queue.
 func (s *Server) joinQueue(c echo.Context) error {
@@ -101,7 +88,7 @@ func (s *Server) joinQueue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.WaitRoom.Join(c.Request().Context(), ev, principalOf(c).AccountID)
+	st, err := s.waitRoom.Join(c.Request().Context(), ev, principalOf(c).AccountID)
 	if err != nil {
 		return err
 	}
@@ -113,9 +100,9 @@ func (s *Server) joinQueue(c echo.Context) error {
 // cannot be signed (PostgreSQL has not answered for its key yet) is left
 // out: the next poll then asks the room, as one without a token does.
 func (s *Server) withToken(c echo.Context, out queueJSON, pl waitroom.Place, since time.Time) queueJSON {
-	token, err := s.QueueTokens.Sign(c.Request().Context(), pl, since)
+	token, err := s.queueTokens.Sign(c.Request().Context(), pl, since)
 	if err != nil {
-		s.Logger.WarnContext(c.Request().Context(), "queue token not signed", "event_id", pl.EventID, "err", err)
+		s.logger.WarnContext(c.Request().Context(), "queue token not signed", "event_id", pl.EventID, "err", err)
 		return out
 	}
 	out.QueueToken = token
@@ -136,7 +123,7 @@ func (s *Server) queueStatus(c echo.Context) error {
 	var place *waitroom.Place
 	var since time.Time
 	if token := c.Request().Header.Get(queueTokenHeader); token != "" {
-		t, err := s.QueueTokens.Verify(ctx, token, ev.ID, buyer)
+		t, err := s.queueTokens.Verify(ctx, token, ev.ID, buyer)
 		switch {
 		case errors.Is(err, queuetoken.ErrInvalid):
 			return errkind.Invalidf("the %s header: %w", queueTokenHeader, err)
@@ -144,7 +131,7 @@ func (s *Server) queueStatus(c echo.Context) error {
 			place, since = &t.Place, t.Since
 		} // else its key could not be read: poll as without a token
 	}
-	st, err := s.WaitRoom.Poll(ctx, ev, buyer, place)
+	st, err := s.waitRoom.Poll(ctx, ev, buyer, place)
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func (s *Server) webLogout(c echo.Context) error {
 		return err
 	}
 	if token != "" {
-		if err := s.Auth.Logout(c.Request().Context(), token); err != nil {
+		if err := s.auth.Logout(c.Request().Context(), token); err != nil {
 			return err
 		}
 	}
@@ -136,7 +136,7 @@ func (s *Server) isHTTPS(r *http.Request) bool {
 	if r.TLS != nil {
 		return true
 	}
-	return isTrusted(parseHostAddr(r.RemoteAddr), s.Config.TrustedProxies) &&
+	return isTrusted(parseHostAddr(r.RemoteAddr), s.config.TrustedProxies) &&
 		strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 

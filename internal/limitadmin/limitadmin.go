@@ -36,6 +36,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -185,11 +186,11 @@ func (s *Service) List(ctx context.Context) ([]Stored, error) {
 	out := make([]Stored, 0, len(stored))
 	for _, name := range s.limiter.Names() {
 		st, ok := byName[name]
-		if !ok || st.Kind != Bucket {
+		if !ok || st.Kind != limits.Bucket {
 			in, _ := s.limiter.Setting(name)
 			st = Stored{Name: name, Setting: in, UpdatedBy: fromEnvironment}
 		}
-		st.Kind = Bucket
+		st.Kind = limits.Bucket
 		out = append(out, st)
 	}
 	for _, sw := range s.switches {
@@ -223,7 +224,7 @@ func (s *Service) Update(ctx context.Context, name ratelimit.Name, change Change
 	if err != nil {
 		return Stored{}, err
 	}
-	next.Kind = Bucket
+	next.Kind = limits.Bucket
 	return next, s.changed(ctx, name, old, next, by)
 }
 
@@ -269,7 +270,7 @@ func text(s ratelimit.Setting) string {
 }
 
 func describe(k Kind) string {
-	if k == Concurrency {
+	if k == limits.Lease {
 		return "concurrency limit"
 	}
 	return "load shedder"

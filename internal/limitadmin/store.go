@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -139,7 +140,7 @@ func scanStored(row pgx.Row) (Stored, error) {
 	st.Setting.Mode = ratelimit.Mode(mode)
 	st.Kind = storedSwitch
 	if rate != nil && periodMS != nil && burst != nil { // all or none: a CHECK says so
-		st.Kind = Bucket
+		st.Kind = limits.Bucket
 		st.Setting.Limit = ratelimit.Limit{Rate: *rate, Period: time.Duration(*periodMS) * time.Millisecond, Burst: *burst}
 	}
 	return st, nil

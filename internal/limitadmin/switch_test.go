@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
@@ -55,16 +56,16 @@ func TestSwitchesAreListedAndSetLikeLimits(t *testing.T) {
 	if err != nil || len(list) != 3 {
 		t.Fatalf("List = %+v, %v; want alpha and two switches", list, err)
 	}
-	if got := list[1]; got.Name != "buyer-concurrency" || got.Kind != Concurrency || got.MaxInFlight != 5 ||
+	if got := list[1]; got.Name != "buyer-concurrency" || got.Kind != limits.Lease || got.MaxInFlight != 5 ||
 		got.Setting.Mode != ratelimit.Enforce || got.UpdatedBy != fromEnvironment {
 		t.Errorf("List[1] = %+v, want buyer-concurrency, a concurrency limit of 5 in force from the environment", got)
 	}
-	if got := list[2]; got.Name != "fleet-usage" || got.Kind != Shedder || got.Setting.Limit != (ratelimit.Limit{}) {
+	if got := list[2]; got.Name != "fleet-usage" || got.Kind != limits.Shedder || got.Setting.Limit != (ratelimit.Limit{}) {
 		t.Errorf("List[2] = %+v, want fleet-usage, a shedder without a bucket", got)
 	}
 
 	got, err := a.Update(context.Background(), "fleet-usage", Change{Mode: "off"}, admin)
-	if err != nil || got.Kind != Shedder || got.Setting.Mode != ratelimit.Off || !strings.Contains(got.UpdatedBy, "admin") {
+	if err != nil || got.Kind != limits.Shedder || got.Setting.Mode != ratelimit.Off || !strings.Contains(got.UpdatedBy, "admin") {
 		t.Fatalf("Update fleet-usage off = %+v, %v", got, err)
 	}
 	if shedA.Mode() != ratelimit.Off {
@@ -111,7 +112,7 @@ func withSwitchesOn(t *testing.T, pool *pgxpool.Pool, poll time.Duration) (*Serv
 	shed := &moded{name: "fleet-usage", mode: ratelimit.Enforce}
 	lim := ratelimit.New(nil, ratelimit.Options{Limits: defs})
 	svc := New(pool, lim, Options{PollInterval: poll, Registerer: prometheus.NewRegistry(), Logger: quiet,
-		Switches: []Switch{{Kind: Concurrency, Of: conc, MaxInFlight: 5}, {Kind: Shedder, Of: shed}}})
+		Switches: []Switch{{Kind: limits.Lease, Of: conc, MaxInFlight: 5}, {Kind: limits.Shedder, Of: shed}}})
 	if err := svc.Start(context.Background(), defs); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stagedoor/stagedoor/internal/conn"
+	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/metrics"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
@@ -103,7 +104,7 @@ func (s *Service) apply(st Stored) {
 		s.applySwitch(sw, st)
 		return
 	}
-	if st.Kind != Bucket {
+	if st.Kind != limits.Bucket {
 		return // a switch of another version
 	}
 	inForce, known := s.limiter.Setting(st.Name)

@@ -234,7 +234,3 @@ func (f *Fleet) SetMode(m ratelimit.Mode) { f.mode.store(m) }
 
 // Capacity is the fleet's capacity in force, in requests a second.
 func (f *Fleet) Capacity() int { return int(f.capacity.Load()) }
-
-// SetCapacity changes the fleet's capacity from the next Interval on; 0 turns
-// the shedder into a no-op. A negative capacity is taken as 0.
-func (f *Fleet) SetCapacity(n int) { f.capacity.Store(int64(max(n, 0))) }

@@ -174,13 +174,3 @@ func (a *admissions) len() int {
 	}
 	return n
 }
-
-// Forget makes this instance forget the buyer's admission to the event, so
-// that her next hold asks the room again. Nothing in this package revokes an
-// admission before its end; a revocation added later must call it on every
-// instance.
-func (s *Service) Forget(eventID, buyerID string) { s.admitted.forget(eventID, buyerID, false) }
-
-// Remembered is how many admissions and refusals this instance remembers
-// (ended ones not yet dropped included), at most Options.MaxAdmissions.
-func (s *Service) Remembered() int { return s.admitted.len() }
