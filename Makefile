@@ -34,7 +34,8 @@ run-local: build ## Run Payrail and Stagedoor here, on local PostgreSQL and Redi
 demo: ## Run the whole flow against the running Stagedoor (make run first), as the demo data of .env.demo
 	go run ./cmd/stagedoor demo
 
-test: lint ## gofmt, go vet and the contract's lint, then all tests with -race (local services, or testcontainers when Docker answers)
+test: lint ## make lint, then the web pages' unit tests (node --test), then all Go tests with -race (local services, or testcontainers when Docker answers)
+	@bash scripts/check-web.sh tests
 	@bash scripts/ensure-browser.sh
 	@bash scripts/ensure-ops.sh
 	@services_env=$$(bash scripts/ensure-services.sh --test-env); eval "$$services_env"; \
@@ -47,12 +48,13 @@ bench: ## Run the benchmarks (services as for make test)
 # staticcheck, pinned; go run fetches it through the module proxy.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-lint: ## Fail on unformatted files (gofmt -l), then go vet and staticcheck, then the contract's lint (Spectral with OWASP, Redocly)
+lint: ## Fail on unformatted files (gofmt -l), then go vet and staticcheck, then the contract's lint (Spectral with OWASP, Redocly), then the web pages' type check (tsc)
 	@files="$$(gofmt -l .)"; \
 	if [ -n "$$files" ]; then echo "gofmt: not formatted (run gofmt -w on them):"; echo "$$files"; exit 1; fi
 	go vet ./...
 	go run $(STATICCHECK) ./...
 	@bash scripts/lint-contract.sh
+	@bash scripts/check-web.sh types
 
 build: ## Build bin/stagedoor (with the web pages' npm packages, scripts/ensure-web.sh)
 	@bash scripts/ensure-web.sh

@@ -13,6 +13,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/hold"
 )
 
 // The demo data of stagedoor seed. Its password is public (printed, and in
@@ -68,8 +69,8 @@ func seed(ctx context.Context, cfg config.Config, logger *slog.Logger, args []st
 		return err
 	}
 	defer db.Close()
-	accounts := auth.NewService(db, cfg.BcryptCost)
-	events := event.NewService(db)
+	events := event.NewService(db, hold.CreateSeats)
+	accounts := auth.NewService(db, cfg.BcryptCost).WithEvents(events)
 
 	var created []string
 	org, isNew, err := ensureAccount(ctx, accounts, auth.Organizer, demoOrganizerEmail, "Demo Organizer")

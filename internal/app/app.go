@@ -181,8 +181,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		return nil, fmt.Errorf("limit settings: %w", err)
 	}
 
-	a.Auth = auth.NewService(a.DB, cfg.BcryptCost).WithSessions(a.Sessions)
-	a.Events = event.NewService(a.DB)
+	a.Events = event.NewService(a.DB, hold.CreateSeats)
+	a.Auth = auth.NewService(a.DB, cfg.BcryptCost).WithSessions(a.Sessions).WithEvents(a.Events)
 	a.Holds = hold.NewService(a.DB, a.Events, cfg.HoldTTL, cfg.MaxHeldSeats).WithReholdCooldown(cfg.ReholdCooldown)
 	a.TicketKeys = ticketsign.NewKeys(a.DB)
 	a.Checkout = checkout.NewService(a.DB,

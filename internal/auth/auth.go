@@ -2,7 +2,9 @@
 // sessions and scanner keys: opaque secrets stored only as their SHA-256. A
 // verified credential becomes a Principal; handlers never parse tokens themselves.
 //
-// It owns the accounts, sessions and scanner_keys tables. It does not decide
+// It owns the accounts, sessions, devices and scanner_keys tables, and its SQL
+// names no other: a bound scanner key's event is checked through the Events
+// given to WithEvents (event.Service). It does not decide
 // what a principal may do (internal/httpapi's rings do) nor limit logins (the
 // limiter does, before any hash is computed here).
 package auth

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
@@ -21,13 +22,7 @@ func watching(t *testing.T, s *Service) {
 	done := make(chan struct{})
 	go func() { defer close(done); s.Watch(ctx, nil) }()
 	t.Cleanup(func() { cancel(); <-done })
-	deadline := time.Now().Add(5 * time.Second)
-	for !s.Watching() {
-		if time.Now().After(deadline) {
-			t.Fatal("Watch never listened")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.WaitUntil(t, 5*time.Second, "Watch to listen", s.Watching)
 }
 
 // TestLogoutReachesEveryInstanceAtOnce: two instances trust a session they
@@ -64,17 +59,11 @@ func TestLogoutReachesEveryInstanceAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	for {
+	testenv.WaitUntil(t, CredentialTTL/2, "the other instance to stop trusting the session and the key (the notification)", func() bool {
 		_, sErr := b.Authenticate(ctx, session.Token)
 		_, kErr := b.AuthenticateScannerKey(ctx, key.Key)
-		if errors.Is(sErr, errkind.Unauthorized) && errors.Is(kErr, errkind.Unauthorized) {
-			break
-		}
-		if time.Since(start) > CredentialTTL/2 {
-			t.Fatalf("the other instance still trusts the session (%v) or the key (%v) %v after: the notification did not reach it", sErr, kErr, time.Since(start))
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return errors.Is(sErr, errkind.Unauthorized) && errors.Is(kErr, errkind.Unauthorized)
+	})
 	t.Logf("the logout reached the other instance in %v", time.Since(start))
 }
 
@@ -115,16 +104,10 @@ func TestAReconnectedWatcherForgetsEverything(t *testing.T) {
 	if err := a.Logout(ctx, fresh.Token); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		if _, err := b.Authenticate(ctx, fresh.Token); errors.Is(err, errkind.Unauthorized) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a session logged out while the listener was cut is still trusted")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.WaitUntil(t, 3*time.Second, "a session logged out while the listener was cut to be trusted no more", func() bool {
+		_, err := b.Authenticate(ctx, fresh.Token)
+		return errors.Is(err, errkind.Unauthorized)
+	})
 }
 
 // TestABusyTokenIsLookedUpOnce: fifty requests carrying one session that is not

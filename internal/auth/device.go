@@ -2,12 +2,8 @@ package auth
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/stagedoor/stagedoor/internal/ids"
 )
@@ -43,18 +39,7 @@ func (s *Service) KnownDevice(ctx context.Context, token, email string) (d Devic
 	if !strings.HasPrefix(token, devicePrefix) || len(token) != len(devicePrefix)+43 {
 		return Device{}, false, nil
 	}
-	err = s.store.db.QueryRow(ctx, `
-		SELECT d.id::text, d.account_id::text
-		FROM devices d JOIN accounts a ON a.id = d.account_id
-		WHERE d.token_hash = $1 AND d.expires_at > now() AND a.email = $2`,
-		hashToken(token), NormalizeEmail(email)).Scan(&d.ID, &d.AccountID)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return Device{}, false, nil
-	case err != nil:
-		return Device{}, false, fmt.Errorf("auth: look up device: %w", err)
-	}
-	return d, true, nil
+	return s.store.knownDevice(ctx, hashToken(token), NormalizeEmail(email))
 }
 
 // rememberDevice is called after a successful login: the account's device of
@@ -63,23 +48,16 @@ func (s *Service) KnownDevice(ctx context.Context, token, email string) (d Devic
 func (s *Service) rememberDevice(ctx context.Context, accountID, token string) (string, time.Time, error) {
 	expires := time.Now().Add(DeviceTTL).UTC().Truncate(time.Second)
 	if strings.HasPrefix(token, devicePrefix) {
-		tag, err := s.store.db.Exec(ctx, `
-			UPDATE devices SET expires_at = $3 WHERE token_hash = $1 AND account_id = $2 AND expires_at > now()`,
-			hashToken(token), accountID, expires)
-		if err != nil {
-			return "", time.Time{}, fmt.Errorf("auth: keep device: %w", err)
-		}
-		if tag.RowsAffected() == 1 {
-			return token, expires, nil
+		kept, err := s.store.keepDevice(ctx, hashToken(token), accountID, expires)
+		if err != nil || kept {
+			return token, expires, err
 		}
 	}
 	random, _ := newToken()
 	token = devicePrefix + random
 	hash := hashToken(token)
-	if _, err := s.store.db.Exec(ctx, `
-		INSERT INTO devices (token_hash, id, account_id, expires_at) VALUES ($1, $2, $3, $4)`,
-		hash, ids.New(), accountID, expires); err != nil {
-		return "", time.Time{}, fmt.Errorf("auth: remember device: %w", err)
+	if err := s.store.addDevice(ctx, hash, ids.New(), accountID, expires); err != nil {
+		return "", time.Time{}, err
 	}
 	return token, expires, nil
 }

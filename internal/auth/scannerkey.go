@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -64,6 +66,9 @@ func (s *Service) CreateScannerKey(ctx context.Context, organizerID, label, even
 			return NewScannerKey{}, errkind.Invalidf("event_id %q is not an event id", eventID)
 		}
 		eventID = id
+		if err := s.organizes(ctx, organizerID, eventID); err != nil {
+			return NewScannerKey{}, err
+		}
 	}
 	key := newScannerKey()
 	k := ScannerKey{ID: ids.New(), OrganizerID: organizerID, Label: label, EventID: eventID}
@@ -142,4 +147,21 @@ func wellFormedScannerKey(key string) bool {
 		}
 	}
 	return true
+}
+
+// organizes checks that eventID names an event of the organizer's (another
+// organizer's reads as unknown). An event's organizer never changes, nor is
+// an event deleted, so the check holds when the key is stored after it.
+func (s *Service) organizes(ctx context.Context, organizerID, eventID string) error {
+	if s.events == nil {
+		return errors.New("auth: create scanner key: no events to check its event with (WithEvents)")
+	}
+	in, err := s.events.Info(ctx, eventID)
+	switch {
+	case errors.Is(err, errkind.NotFound) || err == nil && in.OrganizerID != organizerID:
+		return errkind.Invalidf("event_id %s names no event of yours", eventID)
+	case err != nil:
+		return fmt.Errorf("auth: create scanner key: %w", err)
+	}
+	return nil
 }

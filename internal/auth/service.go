@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/event"
 )
 
 // SessionTTL is how long a session lasts.
@@ -32,6 +33,14 @@ type Service struct {
 	lookups  singleflight.Group // one query a credential at a time, however many requests carry it
 	watching atomic.Bool        // Watch is listening
 	sessions *pgxpool.Pool      // Watch's connection is configured as this pool's
+	events   Events             // who organizes a bound scanner key's event
+}
+
+// Events is what binding a scanner key to an event needs to know about events
+// (*event.Service): the events table is internal/event's.
+type Events interface {
+	// Info returns the event's unchanging facts, or errkind.NotFound.
+	Info(ctx context.Context, eventID string) (event.Info, error)
 }
 
 // NewService returns a Service storing passwords at the given bcrypt cost
@@ -50,6 +59,14 @@ func NewService(db *pgxpool.Pool, bcryptCost int) *Service {
 // transaction pooler, on which a LISTEN would not outlast its transaction.
 func (s *Service) WithSessions(sessions *pgxpool.Pool) *Service {
 	s.sessions = sessions
+	return s
+}
+
+// WithEvents makes CreateScannerKey check a bound key's event with events,
+// and returns the Service; without it a key can only be made unbound. Call it
+// before the Service is used.
+func (s *Service) WithEvents(events Events) *Service {
+	s.events = events
 	return s
 }
 

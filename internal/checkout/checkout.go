@@ -22,11 +22,14 @@
 // confirmed order whose charge was refunded at Payrail becomes refunded, its
 // tickets revoked (through internal/scan, in the same transaction).
 //
-// It owns the orders, tickets, idempotency_keys, payment_reconciliation and
-// refund_reconciliation tables (internal/scan marks a ticket scanned, in one
-// statement with its audit row, and revokes tickets: a refunded order's
-// through scan.RevokeOrder, in this package's transaction). It changes holds and seats only through internal/hold, in its own
-// transactions, and reaches Payrail only over HTTP, as it would a real provider.
+// It owns the orders, idempotency_keys, payment_reconciliation and
+// refund_reconciliation tables; its SQL names no other. Tickets are
+// internal/scan's (an admission is one statement of a ticket and its audit
+// row): a confirmed order's are issued through scan.IssueTickets and a
+// refunded order's revoked through scan.RevokeOrder, in this package's
+// transaction, and listed through scan.TicketsOf. It changes holds and seats
+// only through internal/hold, in its own transactions, and reaches Payrail
+// only over HTTP, as it would a real provider.
 package checkout
 
 import (

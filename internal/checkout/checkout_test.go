@@ -11,6 +11,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/payrail"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 func TestCheckoutConfirmsAndIssuesTickets(t *testing.T) {
@@ -83,7 +84,12 @@ func TestHoldExpiringDuringCheckoutKeepsItsSeats(t *testing.T) {
 		_, err := w.pay(h, payrail.TokenVisa, "")
 		done <- err
 	}()
-	time.Sleep(1500 * time.Millisecond) // past the hold's expiry, inside the payment
+	// Past the hold's expiry by the database's clock, inside the payment.
+	testenv.WaitUntil(t, 10*time.Second, "the hold's expiry", func() bool {
+		var expired bool
+		_ = w.db.QueryRow(ctx, `SELECT expires_at <= now() FROM holds WHERE id = $1`, h.ID).Scan(&expired)
+		return expired
+	})
 	if _, err := w.holds.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}

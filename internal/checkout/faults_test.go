@@ -26,7 +26,7 @@ func TestAConfirmationOutlivesTerminatedConnections(t *testing.T) {
 		res, err := w.pay(h, payrail.TokenVisa, "k")
 		done <- outcome{res, err}
 	}()
-	time.Sleep(200 * time.Millisecond) // inside the charge
+	w.pendingOrder(t) // written before the charge: the charge is under way
 	if n := testenv.TerminateConnections(t, w.db); n == 0 {
 		t.Fatal("no connection was terminated: the test proves nothing")
 	}
@@ -67,14 +67,7 @@ func TestAnOutcomeThatCannotBeWrittenInTimeIsPending(t *testing.T) {
 		res, err := w.pay(h, payrail.TokenVisa, "")
 		done <- outcome{res, err}
 	}()
-	var orderID string
-	for orderID == "" && time.Since(began) < 2*time.Second {
-		_ = w.db.QueryRow(ctx, `SELECT id::text FROM orders`).Scan(&orderID)
-		time.Sleep(5 * time.Millisecond)
-	}
-	if orderID == "" {
-		t.Fatal("no order was written")
-	}
+	orderID := w.pendingOrder(t)
 	// While Payrail charges, the order's row is locked.
 	if _, err := locker.Exec(ctx, `SELECT 1 FROM orders WHERE id = $1 FOR UPDATE`, orderID); err != nil {
 		t.Fatal(err)

@@ -62,7 +62,7 @@ func newWorld(t *testing.T, s setup) *world {
 		t.Fatal(err)
 	}
 	w.buyer = w.newBuyer(t)
-	events := event.NewService(w.db)
+	events := event.NewService(w.db, hold.CreateSeats)
 	w.event, err = events.Create(ctx, event.Draft{
 		OrganizerID: org.ID, Name: "Night", Venue: "Hall", StartsAt: time.Now().Add(24 * time.Hour),
 		Sections: []event.Section{{Name: "Floor", Rows: 1, SeatsPerRow: 10, PriceCents: 2500}},
@@ -123,7 +123,7 @@ func (w *world) holdFor(t *testing.T, buyer string, seats ...int) hold.Hold {
 
 func (w *world) seatIDs(t *testing.T, seats ...int) []string {
 	t.Helper()
-	m, err := event.NewService(w.db).SeatMap(context.Background(), w.event.ID)
+	m, err := event.NewService(w.db, hold.CreateSeats).SeatMap(context.Background(), w.event.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,4 +228,16 @@ func testGauge(t *testing.T, g prometheus.Gauge) float64 { t.Helper(); return te
 func testCounter(t *testing.T, c prometheus.Counter) float64 {
 	t.Helper()
 	return testutil.ToFloat64(c)
+}
+
+// pendingOrder waits for the checkout under way to write its pending order,
+// which it does before it charges, and returns its id.
+func (w *world) pendingOrder(t *testing.T) string {
+	t.Helper()
+	var orderID string
+	testenv.WaitUntil(t, 10*time.Second, "the checkout's pending order", func() bool {
+		_ = w.db.QueryRow(context.Background(), `SELECT id::text FROM orders WHERE status = 'pending'`).Scan(&orderID)
+		return orderID != ""
+	})
+	return orderID
 }

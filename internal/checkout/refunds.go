@@ -2,17 +2,13 @@ package checkout
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/stagedoor/stagedoor/internal/ids"
-	"github.com/stagedoor/stagedoor/internal/scan"
 )
 
 // Refunds made at Payrail by anyone (an operator, the provider's own
@@ -131,57 +127,4 @@ func (s *Service) reconcileRefundPage(ctx context.Context, page []Refund) (int, 
 		}
 	}
 	return refunded, nil
-}
-
-// refundOrder makes a confirmed order refunded, its charge's refund recorded,
-// and revokes its tickets, in one transaction; it returns how many tickets it
-// revoked. An order that is not confirmed any more is left as it is.
-func (s store) refundOrder(ctx context.Context, orderID, chargeID, refundID string) (int64, error) {
-	var revoked int64
-	err := s.inTx(ctx, func(tx pgx.Tx) (err error) {
-		revoked, err = refundOrderIn(ctx, tx, orderID, chargeID, refundID)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("checkout: refund order %s: %w", orderID, err)
-	}
-	return revoked, nil
-}
-
-// refundOrderIn is refundOrder's work, in tx.
-func refundOrderIn(ctx context.Context, tx pgx.Tx, orderID, chargeID, refundID string) (int64, error) {
-	tag, err := tx.Exec(ctx, `
-		UPDATE orders SET status = 'refunded', refund_id = $3, refunded_at = now()
-		WHERE id = $1 AND status = 'confirmed' AND charge_id = $2`, orderID, chargeID, refundID)
-	if err != nil || tag.RowsAffected() == 0 {
-		return 0, err
-	}
-	return scan.RevokeOrder(ctx, tx, orderID)
-}
-
-// refundsThrough is when the newest refund reconciliation has read was made
-// at Payrail; zero before the first pass.
-func (s store) refundsThrough(ctx context.Context) (time.Time, error) {
-	var t time.Time
-	err := s.db.QueryRow(ctx, `SELECT refunded_through FROM refund_reconciliation`).Scan(&t)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return time.Time{}, nil
-	}
-	if err != nil {
-		return time.Time{}, fmt.Errorf("checkout: reconcile refunds: %w", err)
-	}
-	return t, nil
-}
-
-// refundsRead moves refund reconciliation's place forward to t (never back).
-func (s store) refundsRead(ctx context.Context, t time.Time) error {
-	_, err := s.db.Exec(ctx, `
-		INSERT INTO refund_reconciliation (refunded_through) VALUES ($1)
-		ON CONFLICT (singleton) DO UPDATE
-		SET refunded_through = greatest(refund_reconciliation.refunded_through, EXCLUDED.refunded_through),
-		    updated_at = now()`, t)
-	if err != nil {
-		return fmt.Errorf("checkout: reconcile refunds: %w", err)
-	}
-	return nil
 }

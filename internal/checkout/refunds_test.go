@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stagedoor/stagedoor/internal/payrail"
+	"github.com/stagedoor/stagedoor/internal/scan"
 )
 
 // refundAtPayrail refunds a charge at Payrail directly, as an operator or the
@@ -68,6 +69,24 @@ func TestARefundAtPayrailRefundsTheOrder(t *testing.T) {
 			t.Errorf("ticket %s is %s, want refunded", tk.ID, tk.Status())
 		}
 	}
+	// The buyer's list of tickets says so too, and a ticket its organizer
+	// revoked, of an order not refunded, is revoked but not refunded.
+	other, err := w.pay(w.hold(t, 2), payrail.TokenVisa, "k2")
+	if err != nil || len(other.Order.Tickets) != 1 {
+		t.Fatalf("another checkout = %+v, %v", other, err)
+	}
+	if err := scan.NewService(w.db, nil).Revoke(ctx, w.event.OrganizerID, other.Order.Tickets[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	tickets, err := w.checkout.Tickets(ctx, w.buyer)
+	if err != nil || len(tickets) != 3 {
+		t.Fatalf("the buyer's tickets = %+v, %v; want 3", tickets, err)
+	}
+	for _, tk := range tickets {
+		if want := tk.OrderID == o.ID; tk.Refunded != want {
+			t.Errorf("ticket %s of order %s: refunded %v, want %v", tk.ID, tk.OrderID, tk.Refunded, want)
+		}
+	}
 	if admitting, listed := w.ticketsAdmitting(t, o.ID); admitting != 0 || listed != 2 {
 		t.Errorf("%d tickets still admit, %d on the revocations list; want 0 and 2", admitting, listed)
 	}
@@ -76,8 +95,8 @@ func TestARefundAtPayrailRefundsTheOrder(t *testing.T) {
 	}
 	var sold int
 	_ = w.db.QueryRow(ctx, `SELECT count(*) FROM seats WHERE sold_at IS NOT NULL`).Scan(&sold)
-	if sold != 2 {
-		t.Errorf("%d seats sold, want 2: a refunded order keeps its seats", sold)
+	if sold != 3 {
+		t.Errorf("%d seats sold, want 3 (the other order's one too): a refunded order keeps its seats", sold)
 	}
 	if r, err := w.checkout.Recover(ctx); err != nil || r.RefundedAtPayrail != 0 {
 		t.Errorf("a second pass = %+v, %v; want nothing more", r, err)

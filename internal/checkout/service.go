@@ -3,7 +3,6 @@ package checkout
 import (
 	"context"
 	"crypto/ed25519"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -183,29 +182,12 @@ func (s *Service) Orders(ctx context.Context, buyerID string) ([]Order, error) {
 
 // Tickets returns the buyer's tickets.
 func (s *Service) Tickets(ctx context.Context, buyerID string) ([]Ticket, error) {
-	return s.store.tickets(ctx, buyerID, "")
+	return s.store.tickets(ctx, buyerID, "", nil)
 }
 
 // Revenue returns, for each of eventIDs that sold anything, the total of its
 // confirmed orders, in cents (its currency is the event's). A refunded charge
 // is never of a confirmed order, so it is not counted.
 func (s *Service) Revenue(ctx context.Context, eventIDs []string) (map[string]int64, error) {
-	rows, err := s.store.db.Query(ctx, `
-		SELECT event_id::text, sum(total_cents)::bigint FROM orders
-		WHERE status = 'confirmed' AND event_id = ANY($1::uuid[])
-		GROUP BY event_id`, eventIDs)
-	if err != nil {
-		return nil, fmt.Errorf("checkout: revenue: %w", err)
-	}
-	defer rows.Close()
-	out := make(map[string]int64, len(eventIDs))
-	for rows.Next() {
-		var id string
-		var cents int64
-		if err := rows.Scan(&id, &cents); err != nil {
-			return nil, fmt.Errorf("checkout: revenue: %w", err)
-		}
-		out[id] = cents
-	}
-	return out, rows.Err()
+	return s.store.revenue(ctx, eventIDs)
 }

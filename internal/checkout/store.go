@@ -15,12 +15,13 @@ import (
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/ticketsign"
 )
 
-// store is the SQL of orders, tickets, idempotency keys and reconciliation;
-// the hold and seat changes that go with them are internal/hold's, run in the
-// same transactions. Ids reaching it are valid UUIDs.
+// store is the SQL of orders, idempotency keys and reconciliation; the hold
+// and seat changes that go with them are internal/hold's, and the tickets
+// internal/scan's, run in the same transactions. Ids reaching it are valid UUIDs.
 type store struct {
 	db   *pgxpool.Pool
 	keys TicketKeys // nil: tickets get random codes, valid online only
@@ -138,19 +139,15 @@ func (s store) confirmThen(ctx context.Context, o pendingOrder, chargeID string,
 			return err
 		}
 		confirmed.Status, confirmed.Tickets = Confirmed, make([]Ticket, len(seatIDs))
-		ticketIDs, codes := make([]string, len(seatIDs)), make([]string, len(seatIDs))
+		issued := make([]scan.NewTicket, len(seatIDs))
 		for i, seat := range seatIDs {
-			ticketIDs[i] = ids.New()
-			if codes[i], err = code(ticketIDs[i]); err != nil {
+			issued[i] = scan.NewTicket{ID: ids.New(), SeatID: seat}
+			if issued[i].Code, err = code(issued[i].ID); err != nil {
 				return err
 			}
-			confirmed.Tickets[i] = Ticket{ID: ticketIDs[i], OrderID: o.ID, EventID: o.EventID, SeatID: seat, Code: codes[i]}
+			confirmed.Tickets[i] = Ticket{ID: issued[i].ID, OrderID: o.ID, EventID: o.EventID, SeatID: seat, Code: issued[i].Code}
 		}
-		_, err = tx.Exec(ctx, `
-			INSERT INTO tickets (id, order_id, buyer_id, event_id, seat_id, code)
-			SELECT t.id, $1, $2, $3, t.seat_id, t.code
-			FROM unnest($4::uuid[], $5::uuid[], $6::text[]) AS t (id, seat_id, code)`,
-			o.ID, o.BuyerID, o.EventID, ticketIDs, seatIDs, codes)
+		err = scan.IssueTickets(ctx, tx, o.ID, o.BuyerID, o.EventID, issued)
 		if err != nil || then == nil {
 			return err
 		}

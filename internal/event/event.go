@@ -2,9 +2,11 @@
 // snapshots: a stampede of seat-map reads costs about one query a second per
 // event and instance. An event never changes once created.
 //
-// It owns the events and event_sections tables, and writes the seats of an
-// event when it creates them; after that it only reads seats, whose holds and
-// sales are internal/hold's.
+// It owns the events and event_sections tables. The seats it generates are
+// stored by the seats table's owner, internal/hold (the CreateSeats given to
+// NewService), in the transaction that stores the event; its SQL reads seats
+// for the seat map and an event's counts, and never writes them
+// (docs/design.md, "Where each rule lives"; internal/archtest checks it).
 package event
 
 import (

@@ -32,6 +32,8 @@ func TestSnapshotsFetchOncePerMaxAge(t *testing.T) {
 		}
 		return n, nil
 	})
+	clock := newClock()
+	s.now = clock.now
 	var wg sync.WaitGroup
 	got := make([]int64, 100)
 	for i := range got {
@@ -45,7 +47,8 @@ func TestSnapshotsFetchOncePerMaxAge(t *testing.T) {
 			got[i] = v
 		}()
 	}
-	time.Sleep(50 * time.Millisecond) // let them all arrive while the fetch runs
+	// Those that arrive while the fetch runs wait for it, the others find
+	// its value fresh (the clock stands still): none fetches again.
 	close(release)
 	wg.Wait()
 	for i, v := range got {
@@ -62,12 +65,16 @@ func TestSnapshotsFetchOncePerMaxAge(t *testing.T) {
 	if v, _ := s.get(context.Background(), "e2"); v != 2 {
 		t.Errorf("another key shares the snapshot: %d", v)
 	}
-	time.Sleep(200 * time.Millisecond)
+	clock.advance(199 * time.Millisecond)
+	if v, _ := s.get(context.Background(), "e1"); v != 1 {
+		t.Errorf("a snapshot younger than maxAge was fetched again: %d", v)
+	}
+	clock.advance(time.Millisecond)
 	if v, _ := s.get(context.Background(), "e1"); v != 3 {
 		t.Errorf("after maxAge got %d, want a new fetch (3)", v)
 	}
 
-	time.Sleep(200 * time.Millisecond)
+	clock.advance(200 * time.Millisecond)
 	fail.Store(true)
 	if _, err := s.get(context.Background(), "e1"); err == nil {
 		t.Fatal("the failing fetch returned no error")
@@ -82,8 +89,9 @@ func TestSnapshotsFetchOncePerMaxAge(t *testing.T) {
 // fetch goes on for the others, whoever started it.
 func TestSnapshotsWaiterMayLeave(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
+	release, started := make(chan struct{}), make(chan struct{})
 	s := newSnapshots(time.Second, func(ctx context.Context, key string) (string, error) {
+		close(started)
 		<-release
 		return "map", ctx.Err()
 	})
@@ -93,7 +101,7 @@ func TestSnapshotsWaiterMayLeave(t *testing.T) {
 		v, _ := s.get(leader, "e")
 		done <- v
 	}()
-	time.Sleep(20 * time.Millisecond)
+	<-started // the leader's fetch runs
 	waiter, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := s.get(waiter, "e"); !errors.Is(err, context.DeadlineExceeded) {
@@ -104,4 +112,24 @@ func TestSnapshotsWaiterMayLeave(t *testing.T) {
 	if v := <-done; v != "map" {
 		t.Errorf("the fetch was cancelled with its starter: %q", v)
 	}
+}
+
+// clock is a time that moves only when a test moves it.
+type clock struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func newClock() *clock { return &clock{at: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at = c.at.Add(d)
 }

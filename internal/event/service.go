@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
@@ -30,9 +31,22 @@ type Service struct {
 	queries  atomic.Int64
 }
 
-// NewService returns a Service on db.
-func NewService(db *pgxpool.Pool) *Service {
-	s := &Service{store: store{db: db}, now: time.Now}
+// CreateSeats stores a new event's seats, in order, in tx, the transaction that
+// stores the event: the seats table is internal/hold's (hold.CreateSeats).
+type CreateSeats func(ctx context.Context, tx pgx.Tx, eventID string, seats []NewSeat) error
+
+// NewSeat is a generated seat of a new event, stored by CreateSeats.
+type NewSeat struct {
+	Section    string
+	Row        string // RowLabel of its row
+	Number     int    // 1..SeatsPerRow
+	PriceCents int64
+}
+
+// NewService returns a Service on db whose events' seats are stored by
+// createSeats (hold.CreateSeats).
+func NewService(db *pgxpool.Pool, createSeats CreateSeats) *Service {
+	s := &Service{store: store{db: db, createSeats: createSeats}, now: time.Now}
 	s.seatMaps = newSnapshots(SnapshotMaxAge, func(ctx context.Context, id string) (*SeatMap, error) {
 		s.queries.Add(1)
 		return s.store.seatMap(ctx, id)

@@ -16,6 +16,7 @@ type snapshots[K comparable, V any] struct {
 	maxAge  time.Duration
 	timeout time.Duration // of one fetch, which outlives the caller that started it
 	fetch   func(ctx context.Context, key K) (V, error)
+	now     func() time.Time // the clock snapshots age by (tests move it)
 
 	mu      sync.Mutex
 	flights map[K]*flight[V] // the latest fetch of each key, done or running
@@ -29,7 +30,7 @@ type flight[V any] struct {
 }
 
 func newSnapshots[K comparable, V any](maxAge time.Duration, fetch func(context.Context, K) (V, error)) *snapshots[K, V] {
-	return &snapshots[K, V]{maxAge: maxAge, timeout: 10 * time.Second, fetch: fetch, flights: map[K]*flight[V]{}}
+	return &snapshots[K, V]{maxAge: maxAge, timeout: 10 * time.Second, fetch: fetch, now: time.Now, flights: map[K]*flight[V]{}}
 }
 
 // get returns a value of key fetched at most maxAge ago, or the result of the
@@ -40,7 +41,7 @@ func (s *snapshots[K, V]) get(ctx context.Context, key K) (V, error) {
 	if f != nil {
 		select {
 		case <-f.done:
-			if f.err == nil && time.Since(f.began) < s.maxAge {
+			if f.err == nil && s.now().Sub(f.began) < s.maxAge {
 				s.mu.Unlock()
 				return f.value, nil
 			}
@@ -49,7 +50,7 @@ func (s *snapshots[K, V]) get(ctx context.Context, key K) (V, error) {
 		}
 	}
 	if f == nil {
-		f = &flight[V]{began: time.Now(), done: make(chan struct{})}
+		f = &flight[V]{began: s.now(), done: make(chan struct{})}
 		s.evictStale()
 		s.flights[key] = f
 		s.mu.Unlock()
@@ -97,7 +98,7 @@ func (s *snapshots[K, V]) evictStale() {
 	for k, f := range s.flights {
 		select {
 		case <-f.done:
-			if time.Since(f.began) >= s.maxAge {
+			if s.now().Sub(f.began) >= s.maxAge {
 				delete(s.flights, k)
 			}
 		default:

@@ -10,13 +10,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// store is the SQL of events, sections and seats. Ids reaching it are valid
-// UUIDs (checked with ids.Parse), so PostgreSQL never sees a malformed one.
+// store is the SQL of events and sections, and the reads of their seats (the
+// seat map, the counts). Ids reaching it are valid UUIDs (checked with
+// ids.Parse), so PostgreSQL never sees a malformed one.
 type store struct {
-	db *pgxpool.Pool
+	db          *pgxpool.Pool
+	createSeats CreateSeats // the seats table's owner's (hold.CreateSeats)
 }
 
-// create stores the event, its sections and its seats in one transaction.
+// create stores the event, its sections and (through createSeats) its seats
+// in one transaction.
 func (s store) create(ctx context.Context, d Draft) (Event, error) {
 	tx, err := s.db.Begin(ctx)
 	if err != nil {
@@ -43,12 +46,10 @@ func (s store) create(ctx context.Context, d Draft) (Event, error) {
 	}
 
 	var (
-		names                []string
-		rows, perRow         []int32
-		prices               []int64
-		seatSections, labels []string
-		numbers              []int32
-		seatPrices           []int64
+		names        []string
+		rows, perRow []int32
+		prices       []int64
+		seats        []NewSeat
 	)
 	for _, sec := range d.Sections {
 		names = append(names, sec.Name)
@@ -58,10 +59,7 @@ func (s store) create(ctx context.Context, d Draft) (Event, error) {
 		for r := range sec.Rows {
 			label := RowLabel(r)
 			for n := 1; n <= sec.SeatsPerRow; n++ {
-				seatSections = append(seatSections, sec.Name)
-				labels = append(labels, label)
-				numbers = append(numbers, int32(n))
-				seatPrices = append(seatPrices, sec.PriceCents)
+				seats = append(seats, NewSeat{Section: sec.Name, Row: label, Number: n, PriceCents: sec.PriceCents})
 			}
 		}
 	}
@@ -73,18 +71,13 @@ func (s store) create(ctx context.Context, d Draft) (Event, error) {
 		e.ID, names, rows, perRow, prices); err != nil {
 		return Event{}, fmt.Errorf("event: create sections: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `
-		INSERT INTO seats (id, event_id, position, section, row_label, number, price_cents)
-		SELECT gen_random_uuid(), $1, t.p - 1, t.section, t.label, t.number, t.price
-		FROM unnest($2::text[], $3::text[], $4::int[], $5::bigint[])
-		     WITH ORDINALITY AS t(section, label, number, price, p)`,
-		e.ID, seatSections, labels, numbers, seatPrices); err != nil {
+	if err := s.createSeats(ctx, tx, e.ID, seats); err != nil {
 		return Event{}, fmt.Errorf("event: create seats: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return Event{}, fmt.Errorf("event: create: %w", err)
 	}
-	e.SeatsTotal, e.SeatsAvailable = len(numbers), len(numbers)
+	e.SeatsTotal, e.SeatsAvailable = len(seats), len(seats)
 	e.StartsAt, e.OnSaleAt, e.CreatedAt = e.StartsAt.UTC(), e.OnSaleAt.UTC(), e.CreatedAt.UTC()
 	return e, nil
 }

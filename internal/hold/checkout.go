@@ -2,9 +2,7 @@ package hold
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -29,21 +27,9 @@ import (
 // another buyer's hold), an error wrapping ErrNotActive that says why, or one
 // wrapping ErrEventStarted. holdID must be a valid id.
 func BeginCheckout(ctx context.Context, tx pgx.Tx, buyerID, holdID string) (Hold, error) {
-	var h Hold
-	var expired, started bool
-	var startsAt time.Time
-	err := tx.QueryRow(ctx, `
-		SELECT h.id::text, h.event_id::text, h.buyer_id::text, h.seat_ids::text[], h.status, h.total_cents, h.currency,
-		       h.expires_at, h.created_at, h.expires_at <= now(), e.starts_at, e.starts_at <= now()
-		FROM holds h JOIN events e ON e.id = h.event_id
-		WHERE h.id = $1 AND h.buyer_id = $2 FOR UPDATE OF h`, holdID, buyerID).
-		Scan(&h.ID, &h.EventID, &h.BuyerID, &h.SeatIDs, &h.Status, &h.TotalCents, &h.Currency,
-			&h.ExpiresAt, &h.CreatedAt, &expired, &startsAt, &started)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Hold{}, errNotFound
-	}
+	h, expired, started, startsAt, err := lockForCheckout(ctx, tx, buyerID, holdID)
 	if err != nil {
-		return Hold{}, fmt.Errorf("hold: begin checkout: %w", err)
+		return Hold{}, err
 	}
 	switch {
 	case h.Status == CheckingOut:
@@ -55,23 +41,8 @@ func BeginCheckout(ctx context.Context, tx pgx.Tx, buyerID, holdID string) (Hold
 	case started:
 		return Hold{}, startedError(startsAt)
 	}
-	// Lock the seats in id order, as placing a hold does, so that two
-	// statements over several seats never deadlock.
-	tag, err := tx.Exec(ctx, `
-		WITH owned AS (
-		    SELECT id FROM seats
-		    WHERE id = ANY($1::uuid[]) AND hold_id = $2 AND held_until > now() AND sold_at IS NULL
-		    ORDER BY id FOR NO KEY UPDATE
-		)
-		UPDATE seats SET held_until = 'infinity' WHERE id IN (SELECT id FROM owned)`, h.SeatIDs, h.ID)
-	if err != nil {
-		return Hold{}, fmt.Errorf("hold: begin checkout: %w", err)
-	}
-	if int(tag.RowsAffected()) != len(h.SeatIDs) {
-		return Hold{}, fmt.Errorf("%w: its time ran out", ErrNotActive)
-	}
-	if _, err := tx.Exec(ctx, `UPDATE holds SET status = 'checking_out' WHERE id = $1`, h.ID); err != nil {
-		return Hold{}, fmt.Errorf("hold: begin checkout: %w", err)
+	if err := keepSeatsForCheckout(ctx, tx, h); err != nil {
+		return Hold{}, err
 	}
 	h.Status = CheckingOut
 	h.ExpiresAt, h.CreatedAt = h.ExpiresAt.UTC(), h.CreatedAt.UTC()
@@ -96,30 +67,12 @@ func EndCheckout(ctx context.Context, tx pgx.Tx, holdID string, to Status) ([]st
 	if !ok {
 		return nil, fmt.Errorf("hold: a checkout cannot end in %q", to)
 	}
-	var seatIDs []string
-	err := tx.QueryRow(ctx, `
-		UPDATE holds SET status = $2::text, ended_at = CASE WHEN $2::text = 'active' THEN NULL ELSE now() END
-		WHERE id = $1 AND status = 'checking_out'
-		RETURNING seat_ids::text[]`, holdID, string(to)).Scan(&seatIDs)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("hold: end checkout of %s: the hold is not checking out", holdID)
-	}
+	seatIDs, err := endCheckout(ctx, tx, holdID, to)
 	if err != nil {
-		return nil, fmt.Errorf("hold: end checkout: %w", err)
+		return nil, err
 	}
-	tag, err := tx.Exec(ctx, `
-		WITH mine AS (
-		    SELECT id FROM seats
-		    WHERE id = ANY($1::uuid[]) AND hold_id = $2 AND sold_at IS NULL
-		    ORDER BY id FOR NO KEY UPDATE
-		)
-		UPDATE seats SET `+set+`
-		FROM holds h WHERE h.id = $2 AND seats.id IN (SELECT id FROM mine)`, seatIDs, holdID)
-	if err != nil {
-		return nil, fmt.Errorf("hold: end checkout: %w", err)
-	}
-	if int(tag.RowsAffected()) != len(seatIDs) {
-		return nil, fmt.Errorf("hold: end checkout of %s: it owns %d of its %d seats", holdID, tag.RowsAffected(), len(seatIDs))
+	if err := settleSeats(ctx, tx, holdID, seatIDs, set); err != nil {
+		return nil, err
 	}
 	return seatIDs, nil
 }

@@ -3,11 +3,17 @@
 // conditional write or none of them, so two holds never own one seat, and no
 // lock wider than the seats asked for is ever taken.
 //
-// It owns the holds table and every change to a seat's hold_id, held_until and
-// sold_at (internal/event creates the seats with their event and only reads
-// them after). Checkout moves a hold through its checkout with BeginCheckout and
-// EndCheckout, in checkout's own transaction. It never touches orders or
-// tickets.
+// It owns the holds and seats tables: a placement reads and takes its seats
+// and writes its hold in one statement, so the seats are this package's.
+// internal/event generates an event's seats and stores them through
+// CreateSeats, in the event's transaction, and reads them for its seat maps.
+// Checkout moves a hold through its checkout with BeginCheckout and
+// EndCheckout, in checkout's own transaction. Its SQL reads events (a
+// placement's and a checkout's start, by the database's clock) and orders (a
+// hold that went to checkout never cools nor is purged), each inside the one
+// statement that needs it, and writes neither (docs/design.md, "Where each
+// rule lives"; internal/archtest checks it). store.go and store_checkout.go hold
+// its SQL.
 package hold
 
 import (

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/event"
 )
 
 // store is the SQL of holds and of the seats they take. Ids reaching it are
@@ -376,4 +377,26 @@ func (s store) purgeEnded(ctx context.Context, retention time.Duration, batch in
 		return 0, fmt.Errorf("hold: purge ended holds: %w", err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+// CreateSeats stores a new event's seats, in the order given (their position
+// on the seat map), in tx: internal/event's transaction that stores the event
+// (event.NewService is given it). The seats table is this package's: a
+// placement reads and takes seats and writes its hold in one statement.
+func CreateSeats(ctx context.Context, tx pgx.Tx, eventID string, seats []event.NewSeat) error {
+	sections, labels := make([]string, len(seats)), make([]string, len(seats))
+	numbers, prices := make([]int32, len(seats)), make([]int64, len(seats))
+	for i, s := range seats {
+		sections[i], labels[i], numbers[i], prices[i] = s.Section, s.Row, int32(s.Number), s.PriceCents
+	}
+	_, err := tx.Exec(ctx, `
+		INSERT INTO seats (id, event_id, position, section, row_label, number, price_cents)
+		SELECT gen_random_uuid(), $1, t.p - 1, t.section, t.label, t.number, t.price
+		FROM unnest($2::text[], $3::text[], $4::int[], $5::bigint[])
+		     WITH ORDINALITY AS t(section, label, number, price, p)`,
+		eventID, sections, labels, numbers, prices)
+	if err != nil {
+		return fmt.Errorf("hold: create the seats of event %s: %w", eventID, err)
+	}
+	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stagedoor/stagedoor/internal/event"
-	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
@@ -27,15 +26,8 @@ func newFixture(t *testing.T) fixture {
 	t.Helper()
 	ctx := context.Background()
 	db := testenv.Postgres(t)
-	account := func(kind string) string {
-		var id string
-		if err := db.QueryRow(ctx, `INSERT INTO accounts (id, kind, email, name, password_hash)
-			VALUES (gen_random_uuid(), $1, $2, 'T', 'x') RETURNING id::text`, kind, ids.New()+"@example.com").Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
-	events := event.NewService(db)
+	account := func(kind string) string { return newAccount(t, db, kind) }
+	events := event.NewService(db, CreateSeats)
 	ev, err := events.Create(ctx, event.Draft{
 		OrganizerID: account("organizer"), Name: "E", Venue: "V", StartsAt: time.Now().Add(time.Hour),
 		Sections: []event.Section{{Name: "S", Rows: 1, SeatsPerRow: 3, PriceCents: 100}},
@@ -171,21 +163,14 @@ func TestRefusalsTakeNoLock(t *testing.T) {
 // waitForLockWait returns once a session of this database waits for a lock.
 func waitForLockWait(t *testing.T, db *pgxpool.Pool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testenv.WaitUntil(t, 5*time.Second, "the placement to wait for the locked seat", func() bool {
 		var waiting int
 		if err := db.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
-		if waiting > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the placement never waited for the locked seat")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return waiting > 0
+	})
 }
 
 func TestSweepMarksOnlyExpiredActiveHolds(t *testing.T) {

@@ -7,12 +7,17 @@
 // The scanned code itself is never stored nor logged: the audit keeps its
 // SHA-256 and its first few characters.
 //
-// It owns the scans table (the audit), a ticket's scanned_at (the admission,
-// one statement with its audit row), its revoked_at and the ticket_revocations
-// list (RevokeOrder is how internal/checkout revokes a refunded order's
-// tickets, in its own transaction); it reads tickets, events, seats and scanner
-// keys and changes nothing else of theirs. A ticket has at most one admitted
-// row in the audit, always.
+// It owns the tickets, scans (the audit) and ticket_revocations tables: an
+// admission is one conditional write of the ticket's scanned_at and its audit
+// row, so the tickets are this package's. internal/checkout issues a confirmed
+// order's tickets through IssueTickets and revokes a refunded order's through
+// RevokeOrder, both in its own transaction, and lists a buyer's through
+// TicketsOf. Its SQL reads events (the organizer of a ticket's event), seats
+// (an admitted ticket's seat) and scanner keys (a key's label and life), each
+// in the statement that needs it, and writes none of them (docs/design.md,
+// "Where each rule lives"; internal/archtest checks it). The store*.go files
+// hold its SQL. A ticket has at most one admitted row in the audit, always.
+//
 // Devices that scanned offline upload their scans (Upload); the earliest
 // admission a device made offline wins, and a later one becomes a conflict in
 // the audit. A scan of a code that is no ticket of the key's organizer is

@@ -3,15 +3,38 @@
 // session token). Every answer that is not 2xx becomes an ApiError holding the
 // RFC 9457 problem (application/problem+json) the server sent.
 
+import { isAbort } from "./dom.js";
 import { countdown, showProblem, clearNotice } from "./notice.js";
+import { backoffMs, retryAfterMs } from "./retry.js";
+
+/** @typedef {import("./types.js").Problem} Problem */
+
+/**
+ * An answer of the API.
+ * @template T
+ * @typedef {{status: number, data: T, headers: Headers}} Answer
+ */
+
+/**
+ * What api() takes besides the method and path.
+ * @typedef {object} RequestOptions
+ * @property {unknown} [body] sent as JSON
+ * @property {Record<string, string>} [headers]
+ * @property {AbortSignal} [signal]
+ */
 
 /** An answer that was not 2xx (or no answer at all: status 0). */
 export class ApiError extends Error {
-  constructor(status, problem, headers) {
+  /**
+   * @param {number} status
+   * @param {Problem} problem
+   * @param {Headers | null} [headers]
+   */
+  constructor(status, problem, headers = null) {
     super(problem.detail || problem.title || `HTTP ${status}`);
     this.name = "ApiError";
     this.status = status;
-    this.problem = problem; // {type, title, status, detail, limit, retry_after_ms, …}
+    this.problem = problem;
     this.headers = headers;
   }
 
@@ -26,9 +49,7 @@ export class ApiError extends Error {
    * problem has it (exact), else the Retry-After header (whole seconds), else null.
    */
   get retryAfterMs() {
-    if (Number.isFinite(this.problem.retry_after_ms)) return this.problem.retry_after_ms;
-    const seconds = Number(this.headers?.get("Retry-After"));
-    return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : null;
+    return retryAfterMs(this.problem, this.headers);
   }
 }
 
@@ -36,18 +57,27 @@ export class ApiError extends Error {
  * Sends one request. Returns {status, data, headers}, data being the parsed
  * JSON (null for 204). Throws ApiError for any other answer, and for no
  * answer at all (status 0: the network), but rethrows an AbortError as is.
+ * The caller names the JSON it expects (T): the check trusts the contract.
+ * @template [T=unknown]
+ * @param {string} method
+ * @param {string} path
+ * @param {RequestOptions} [options]
+ * @returns {Promise<Answer<T>>}
  */
 export async function api(method, path, { body, headers = {}, signal } = {}) {
-  const init = { method, headers: { Accept: "application/json", ...headers }, signal, credentials: "same-origin" };
+  /** @type {Record<string, string>} */
+  const sent = { Accept: "application/json", ...headers };
+  /** @type {RequestInit} */
+  const init = { method, headers: sent, signal, credentials: "same-origin" };
   if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
+    sent["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
   let response;
   try {
     response = await fetch(path, init);
   } catch (err) {
-    if (err.name === "AbortError") throw err;
+    if (isAbort(err)) throw err;
     throw new ApiError(0, { title: "No connection", detail: "the server could not be reached; check your connection" }, null);
   }
   const type = response.headers.get("Content-Type") || "";
@@ -60,14 +90,26 @@ export async function api(method, path, { body, headers = {}, signal } = {}) {
   throw new ApiError(response.status, problem, response.headers);
 }
 
-/** GET path, answering its JSON. */
+/**
+ * GET path, answering its JSON.
+ * @template [T=unknown]
+ * @param {string} path
+ * @param {RequestOptions} [options]
+ * @returns {Promise<T>}
+ */
 export async function get(path, options) {
-  return (await api("GET", path, options)).data;
+  /** @type {Answer<T>} */
+  const answer = await api("GET", path, options);
+  return answer.data;
 }
 
 /**
  * Whether the problem says "not now, later": a limit (429), an instance at a
  * bound or a store down (503), or no connection at all.
+ */
+/**
+ * @param {unknown} err
+ * @returns {err is ApiError}
  */
 export function isTemporary(err) {
   return err instanceof ApiError && (err.status === 429 || err.status === 503 || err.status === 0);
@@ -79,6 +121,10 @@ export function isTemporary(err) {
  * for reads (idempotent) and for actions the user asked for that are safe to
  * repeat. Any other error is thrown to the caller; so is leaving the page
  * (signal aborts).
+ * @template T
+ * @param {() => Promise<T>} request
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<T>}
  */
 export async function retrying(request, signal) {
   let shown = false;
@@ -90,10 +136,30 @@ export async function retrying(request, signal) {
     } catch (err) {
       if (!isTemporary(err)) throw err;
       // The server's word when it gave one; else back off 1, 2, 4 … 30 s.
-      const wait = err.retryAfterMs ?? Math.min(30_000, 1000 * 2 ** (attempt - 1));
+      const wait = err.retryAfterMs ?? backoffMs(attempt);
       showProblem(err);
       shown = true;
       await countdown(Math.max(wait, 250), "Trying again", signal);
     }
   }
+}
+
+/**
+ * An event (GET /v1/events/{id}), waiting out temporary refusals.
+ * @param {string} id
+ * @param {AbortSignal} signal
+ * @returns {Promise<import("./types.js").Event>}
+ */
+export function readEvent(id, signal) {
+  return retrying(() => get(`/v1/events/${encodeURIComponent(id)}`, { signal }), signal);
+}
+
+/**
+ * An event's seat map (GET /v1/events/{id}/seats), waiting out temporary refusals.
+ * @param {string} id
+ * @param {AbortSignal} signal
+ * @returns {Promise<import("./types.js").SeatMap>}
+ */
+export function readSeatMap(id, signal) {
+  return retrying(() => get(`/v1/events/${encodeURIComponent(id)}/seats`, { signal }), signal);
 }

@@ -3,6 +3,7 @@
 
 import { initNotice, showProblem } from "./notice.js";
 import { initNav } from "./nav.js";
+import { byId } from "./dom.js";
 import { loadSession } from "./session.js";
 import { route, startRouter } from "./router.js";
 import { loginPage, signupPage } from "./pages/account.js";
@@ -29,9 +30,9 @@ initNotice();
 initNav();
 // The skip link moves focus to the content; as a plain link it would change
 // the hash, which is the router's.
-document.querySelector(".skip-link").addEventListener("click", (e) => {
+byId("skip-link").addEventListener("click", (e) => {
   e.preventDefault();
-  document.getElementById("main").focus();
+  byId("main").focus();
 });
 // Who is logged in decides the navigation and some pages: ask first, then draw.
 loadSession()

@@ -8,19 +8,35 @@
 //   h("p", {}, "Seat ", h("strong", {}, "A1"))
 
 /**
+ * An attribute's value; a function for an "on<event>" name.
+ * @typedef {string | number | boolean | null | undefined | ((event: Event) => unknown)} AttrValue
+ */
+
+/**
+ * What h() and append() take as children.
+ * @typedef {Node | string | number | null | undefined | false | Child[]} Child
+ */
+
+/**
  * Makes an element.
  * attrs: "class" sets className; "on<event>" adds a listener; true sets a
  * boolean attribute, false/null/undefined leaves it out; anything else is set
  * as an attribute (aria-*, data-*, for, …).
  * children: nodes or strings (as text); null, undefined and false are skipped;
  * arrays are flattened.
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Record<string, AttrValue>} [attrs]
+ * @param {...Child} children
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === null || value === undefined || value === false) continue;
-    if (name === "class") el.className = value;
-    else if (name.startsWith("on") && typeof value === "function") el.addEventListener(name.slice(2), value);
+    if (typeof value === "function") {
+      if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
+    } else if (name === "class") el.className = String(value);
     else if (value === true) el.setAttribute(name, "");
     else el.setAttribute(name, String(value));
   }
@@ -28,53 +44,150 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
-/** Appends children (nodes, strings, arrays of them) to el. */
+/**
+ * Appends children (nodes, strings, arrays of them) to el.
+ * @template {Element} E
+ * @param {E} el
+ * @param {Child[]} children
+ * @returns {E}
+ */
 export function append(el, children) {
-  for (const child of children.flat(Infinity)) {
+  for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    if (Array.isArray(child)) append(el, child);
+    else el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
   return el;
 }
 
-/** Replaces everything in el with children. */
+/**
+ * Replaces everything in el with children.
+ * @template {Element} E
+ * @param {E} el
+ * @param {...Child} children
+ * @returns {E}
+ */
 export function replace(el, ...children) {
   el.replaceChildren();
   return append(el, children);
 }
 
-/** A unique id for pairing labels, hints and controls. */
+/**
+ * The page's element with this id, of the type given (HTMLElement when none):
+ * one the page's HTML must have, so a missing one (or one of another type)
+ * throws.
+ * @template {HTMLElement} [T=HTMLElement]
+ * @param {string} id
+ * @param {{new (): T, readonly prototype: T}} [type]
+ * @returns {T}
+ */
+export function byId(id, type) {
+  const el = document.getElementById(id);
+  const want = type ?? HTMLElement;
+  if (!(el instanceof want)) throw new Error(`the page has no ${want.name} #${id}`);
+  return /** @type {T} */ (el);
+}
+
 let counter = 0;
+
+/**
+ * A unique id for pairing labels, hints and controls.
+ * @param {string} [prefix]
+ * @returns {string}
+ */
 export function uid(prefix = "id") {
   counter += 1;
   return `${prefix}-${counter}`;
 }
 
 /**
- * A labelled form field: a label, the control and an optional hint tied to the
- * control with aria-describedby. Returns {field, input}.
+ * A labelled form field: a label, an <input> and an optional hint tied to the
+ * input with aria-describedby. Returns {field, input}.
+ * @param {string} label
+ * @param {Record<string, AttrValue>} [attrs] the input's
+ * @param {string} [hint]
+ * @returns {{field: HTMLDivElement, input: HTMLInputElement}}
  */
 export function field(label, attrs = {}, hint = "") {
-  // tag: "input" (the default) or "select"; options: a select's [value, text] pairs.
-  const { tag = "input", options, ...rest } = attrs;
-  const id = rest.id || uid("f");
-  const hintId = hint ? `${id}-hint` : null;
-  const input = h(tag, { ...rest, id, "aria-describedby": hintId });
-  for (const [value, text] of options || []) input.append(h("option", { value }, text));
-  const wrap = h("div", { class: "field" },
-    h("label", { for: id }, label),
-    hint ? h("p", { class: "hint", id: hintId }, hint) : null,
-    input);
-  return { field: wrap, input };
+  const id = String(attrs.id || uid("f"));
+  const input = h("input", { ...attrs, id, "aria-describedby": hint ? `${id}-hint` : null });
+  return { field: labelled(label, input, hint), input };
 }
 
-/** Calls fn when signal aborts (the page was left): timers, streams, … */
+/**
+ * A labelled <select> of options ([value, text] pairs), as field() an input.
+ * @param {string} label
+ * @param {[string, string][]} options
+ * @param {string} [hint]
+ * @returns {{field: HTMLDivElement, input: HTMLSelectElement}}
+ */
+export function selectField(label, options, hint = "") {
+  const id = uid("f");
+  const input = h("select", { id, "aria-describedby": hint ? `${id}-hint` : null },
+    options.map(([value, text]) => h("option", { value }, text)));
+  return { field: labelled(label, input, hint), input };
+}
+
+/**
+ * The field's wrapper: the label, the hint (id: the control's id and "-hint"),
+ * then the control.
+ * @param {string} label
+ * @param {HTMLInputElement | HTMLSelectElement} control
+ * @param {string} hint
+ * @returns {HTMLDivElement}
+ */
+function labelled(label, control, hint) {
+  return h("div", { class: "field" },
+    h("label", { for: control.id }, label),
+    hint ? h("p", { class: "hint", id: `${control.id}-hint` }, hint) : null,
+    control);
+}
+
+/**
+ * Runs a form's submit handler (instead of the browser's submit) with its
+ * submit button disabled meanwhile, so that a second click sends nothing.
+ * @param {HTMLFormElement} form
+ * @param {() => Promise<void>} handler
+ */
+export function onSubmit(form, handler) {
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const button = form.querySelector("button[type=submit]");
+    if (!(button instanceof HTMLButtonElement)) throw new Error("the form has no submit button");
+    button.disabled = true;
+    try {
+      await handler();
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
+
+/**
+ * Calls fn when signal aborts (the page was left): timers, streams, …
+ * @param {AbortSignal} signal
+ * @param {() => void} fn
+ */
 export function onAbort(signal, fn) {
   if (signal.aborted) fn();
   else signal.addEventListener("abort", fn, { once: true });
 }
 
-/** Waits ms milliseconds, or rejects with an AbortError when signal aborts first. */
+/**
+ * Whether err is an AbortError: the page was left, or the user stopped.
+ * @param {unknown} err
+ * @returns {boolean}
+ */
+export function isAbort(err) {
+  return typeof err === "object" && err !== null && "name" in err && err.name === "AbortError";
+}
+
+/**
+ * Waits ms milliseconds, or rejects with an AbortError when signal aborts first.
+ * @param {number} ms
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<void>}
+ */
 export function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -86,7 +199,14 @@ export function sleep(ms, signal) {
   });
 }
 
-/** One labelled radio button. */
+/**
+ * One labelled radio button.
+ * @param {string} name
+ * @param {string} value
+ * @param {string} label
+ * @param {boolean} checked
+ * @returns {HTMLDivElement}
+ */
 export function radio(name, value, label, checked) {
   const id = `${name}-${value}`;
   return h("div", { class: "choice" },

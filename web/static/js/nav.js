@@ -1,12 +1,13 @@
 // The site's navigation, drawn from who is logged in: buyers see their
 // tickets, organizers their events and scanner keys.
 
-import { h, replace } from "./dom.js";
+import { byId, h, replace } from "./dom.js";
 import { logOut, onSessionChange } from "./session.js";
 import { go } from "./router.js";
 
+/** @param {import("./types.js").Principal | null} user */
 function draw(user) {
-  const nav = document.getElementById("nav");
+  const nav = byId("nav");
   const items = [link("#/events", "Events")];
   if (user?.kind === "buyer") items.push(link("#/tickets", "My tickets"));
   if (user?.kind === "organizer") {
@@ -23,6 +24,10 @@ function draw(user) {
   markCurrent();
 }
 
+/**
+ * @param {string} href
+ * @param {string} text
+ */
 function link(href, text) {
   return h("li", {}, h("a", { href }, text));
 }
@@ -41,6 +46,7 @@ async function onLogOut() {
   go("/events", "You are logged out.");
 }
 
+/** Draws the navigation now and whenever who is logged in changes. */
 export function initNav() {
   onSessionChange(draw);
   window.addEventListener("hashchange", markCurrent);

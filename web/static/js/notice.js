@@ -4,15 +4,21 @@
 // back. #notice-text has role="alert", so screen readers announce each message
 // once; the countdown beside it is updated every second but is not live.
 
-import { h, replace } from "./dom.js";
+import { byId, h, isAbort, replace } from "./dom.js";
 import { formatClock } from "./format.js";
 
-const box = () => document.getElementById("notice");
-const text = () => document.getElementById("notice-text");
-const clock = () => document.getElementById("notice-countdown");
-const dismiss = () => document.getElementById("notice-dismiss");
+/**
+ * What showProblem() shows: an ApiError, or a problem the page words itself.
+ * @typedef {{problem?: import("./types.js").Problem}} HasProblem
+ */
 
-let ticking = null; // the countdown's interval, while one runs
+const box = () => byId("notice");
+const text = () => byId("notice-text");
+const clock = () => byId("notice-countdown");
+const dismiss = () => byId("notice-dismiss");
+
+/** @type {ReturnType<typeof setInterval> | undefined} */
+let ticking; // the countdown's interval, while one runs
 
 /** Removes the message and stops its countdown. */
 export function clearNotice() {
@@ -22,7 +28,10 @@ export function clearNotice() {
   dismiss().hidden = true;
 }
 
-/** Shows a short message of success or information ("Event created"). */
+/**
+ * Shows a short message of success or information ("Event created").
+ * @param {string} message
+ */
 export function showMessage(message) {
   clearNotice();
   replace(text(), h("p", {}, message));
@@ -33,6 +42,8 @@ export function showMessage(message) {
 /**
  * Shows a problem (an ApiError of api.js) in words. extra: more sentences the
  * page adds ("Your seats are still held: choose another card.").
+ * @param {HasProblem} err
+ * @param {string} [extra]
  */
 export function showProblem(err, extra = "") {
   clearNotice();
@@ -57,6 +68,10 @@ export function showProblem(err, extra = "") {
 /**
  * Counts down ms in the notice ("Trying again in 0:12") and resolves when it
  * reaches zero; rejects when signal aborts (the page was left).
+ * @param {number} ms
+ * @param {string} label
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<void>}
  */
 export function countdown(ms, label, signal) {
   stopCountdown();
@@ -65,7 +80,7 @@ export function countdown(ms, label, signal) {
     clock().textContent = `${label} in ${formatClock(until - Date.now())}`;
   };
   draw();
-  return new Promise((resolve, reject) => {
+  return new Promise(/** @type {(resolve: () => void, reject: (reason: unknown) => void) => void} */ ((resolve, reject) => {
     ticking = setInterval(() => {
       if (Date.now() >= until) {
         stopCountdown();
@@ -76,16 +91,20 @@ export function countdown(ms, label, signal) {
       stopCountdown();
       reject(signal.reason);
     }, { once: true });
-  });
+  }));
 }
 
 function stopCountdown() {
   clearInterval(ticking);
-  ticking = null;
+  ticking = undefined;
   clock().textContent = "";
 }
 
-/** "limit hold-buyer (10/1m) refused this request" → "Limit hold-buyer (10/1m) refused this request." */
+/**
+ * "limit hold-buyer (10/1m) refused this request" → "Limit hold-buyer (10/1m) refused this request."
+ * @param {string} s
+ * @returns {string}
+ */
 function sentence(s) {
   const t = s.charAt(0).toUpperCase() + s.slice(1);
   return /[.!?]\)?$/.test(t) ? t : `${t}.`;
@@ -99,20 +118,42 @@ export function initNotice() {
 /**
  * Shows a refusal the user may try again after (a 429 of login, a 503 …),
  * with a countdown to when they may, but does not retry by itself.
+ * @param {unknown} err an ApiError, whose retryAfterMs says when
+ * @param {AbortSignal} [signal]
  */
 export function showRefusal(err, signal) {
-  showProblem(err);
-  const ms = err.retryAfterMs;
+  report(err);
+  const ms = hasProblem(err) && "retryAfterMs" in err && typeof err.retryAfterMs === "number" ? err.retryAfterMs : null;
   if (ms) countdown(ms, "You can try again", signal).catch(() => {});
 }
 
 /**
  * Shows what went wrong in an event handler: a problem of the API in words,
  * any other error by its message. Leaving the page (AbortError) is no error.
+ * @param {unknown} err
+ * @param {string} [extra]
  */
 export function report(err, extra = "") {
-  if (err?.name === "AbortError") return;
-  if (err?.problem) return showProblem(err, extra);
+  if (isAbort(err)) return;
+  if (hasProblem(err)) return showProblem(err, extra);
   console.error(err);
-  showProblem({ problem: { title: "Something went wrong", detail: String(err?.message || err) } }, extra);
+  showProblem({ problem: { title: "Something went wrong", detail: errorText(err) } }, extra);
+}
+
+/**
+ * Whether err carries a problem to show: an ApiError.
+ * @param {unknown} err
+ * @returns {err is HasProblem}
+ */
+function hasProblem(err) {
+  return typeof err === "object" && err !== null && "problem" in err;
+}
+
+/**
+ * An error's message, or the thing thrown in words.
+ * @param {unknown} err
+ * @returns {string}
+ */
+export function errorText(err) {
+  return String((err instanceof Error && err.message) || err);
 }

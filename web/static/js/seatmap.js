@@ -12,7 +12,18 @@
 import { h } from "./dom.js";
 import { formatMoney } from "./format.js";
 
-/** Words for each status, as read out and shown in the legend. */
+/** @typedef {import("./types.js").Seat} Seat */
+
+/**
+ * A seat's status as the reader sees it: the API's, or chosen by them, or in
+ * their own hold.
+ * @typedef {import("./types.js").SeatStatus | "chosen" | "mine"} SeatLook
+ */
+
+/**
+ * Words for each status, as read out and shown in the legend.
+ * @type {Record<SeatLook, string>}
+ */
 export const STATUS_WORDS = {
   available: "available",
   chosen: "chosen by you",
@@ -25,28 +36,47 @@ export class SeatMap {
   /**
    * currency: the event's; max: most seats one may choose;
    * onToggle(seat, chosen): after a seat was chosen or given back;
-   * canChoose(): null when choosing is allowed, else why not (shown to the reader).
+   * canChoose(): null when choosing is allowed, else why not (shown to the reader);
+   * onRefused(message): a choice that was not allowed.
+   * @param {object} options
+   * @param {string} options.currency
+   * @param {number} [options.max]
+   * @param {(seat: Seat, chosen: boolean) => void} [options.onToggle]
+   * @param {() => string | null} [options.canChoose]
+   * @param {(message: string) => void} [options.onRefused]
    */
   constructor({ currency, max = 10, onToggle = () => {}, canChoose = () => null, onRefused = () => {} }) {
     this.currency = currency;
     this.max = max;
     this.onToggle = onToggle;
     this.canChoose = canChoose;
-    this.onRefused = onRefused; // onRefused(message): a choice that was not allowed
-    this.seats = new Map(); // id → {seat, button}
-    this.rows = []; // [[button, …], …] top to bottom, for arrow keys
-    this.chosen = new Set(); // ids the reader chose
-    this.mine = new Set(); // ids in the reader's active hold
-    this.active = null; // the button with tabindex 0
+    this.onRefused = onRefused;
+    /** @type {Map<string, {seat: Seat, button: HTMLButtonElement}>} */
+    this.seats = new Map();
+    /** @type {HTMLButtonElement[][]} top to bottom, for arrow keys */
+    this.rows = [];
+    /** @type {Set<string>} ids the reader chose */
+    this.chosen = new Set();
+    /** @type {Set<string>} ids in the reader's active hold */
+    this.mine = new Set();
+    /** @type {HTMLButtonElement | null} the button with tabindex 0 */
+    this.active = null;
 
-    this.element = h("div", {
-      class: "seatmap", role: "group", "aria-label": "Seat map",
-      onkeydown: (e) => this.onKey(e), onclick: (e) => this.onClick(e),
-      onfocusin: (e) => e.target.matches(".seat") && this.setActive(e.target),
+    this.element = h("div", { class: "seatmap", role: "group", "aria-label": "Seat map" });
+    this.element.addEventListener("keydown", (e) => this.onKey(e));
+    this.element.addEventListener("click", (e) => this.onClick(e));
+    this.element.addEventListener("focusin", (e) => {
+      if (e.target instanceof HTMLButtonElement && e.target.matches(".seat")) this.setActive(e.target);
     });
   }
 
-  /** Draws the map from a full list of seats (GET …/seats, or the stream's snapshot). */
+  /**
+   * Draws the map from a full list of seats (GET …/seats, or the stream's
+   * snapshot). Returns the seats the reader had chosen that someone else just
+   * took (as applyChanges).
+   * @param {Seat[]} seats
+   * @returns {Seat[]}
+   */
   setSeats(seats) {
     if (this.seats.size > 0 && this.sameLayout(seats)) {
       // Same seats as drawn: only statuses change (keeps focus where it is).
@@ -84,6 +114,8 @@ export class SeatMap {
   /**
    * Applies new statuses ([{id, status}], the stream's changes). Returns the
    * seats the reader had chosen that someone else just took (now unchosen).
+   * @param {import("./types.js").SeatChange[]} changes
+   * @returns {Seat[]}
    */
   applyChanges(changes) {
     const lost = [];
@@ -100,14 +132,20 @@ export class SeatMap {
     return lost;
   }
 
-  /** Marks the seats of the reader's active hold (empty: none). */
+  /**
+   * Marks the seats of the reader's active hold (empty: none).
+   * @param {string[]} ids
+   */
   setMine(ids) {
     const before = [...this.mine];
     this.mine = new Set(ids);
     for (const id of [...before, ...ids]) this.draw(id);
   }
 
-  /** The seats the reader chose, in map order. */
+  /**
+   * The seats the reader chose, in map order.
+   * @returns {Seat[]}
+   */
   chosenSeats() {
     return [...this.seats.values()].filter((e) => this.chosen.has(e.seat.id)).map((e) => e.seat);
   }
@@ -119,15 +157,32 @@ export class SeatMap {
     for (const id of ids) this.draw(id);
   }
 
-  /** The seat's status as the reader sees it: theirs and chosen ones apart. */
+  /**
+   * The seat's status as the reader sees it: theirs and chosen ones apart.
+   * @param {string} id a seat of the map
+   * @returns {SeatLook}
+   */
   statusOf(id) {
-    const { seat } = this.seats.get(id);
     if (this.mine.has(id)) return "mine";
     if (this.chosen.has(id)) return "chosen";
-    return seat.status;
+    return this.seat(id).status;
   }
 
-  /** Redraws one seat: its class (the looks) and its accessible name. */
+  /**
+   * The seat of the map with this id (a button's data-id).
+   * @param {string} id
+   * @returns {Seat}
+   */
+  seat(id) {
+    const entry = this.seats.get(id);
+    if (!entry) throw new Error(`no seat ${id} on the map`);
+    return entry.seat;
+  }
+
+  /**
+   * Redraws one seat: its class (the looks) and its accessible name.
+   * @param {string} id
+   */
   draw(id) {
     const entry = this.seats.get(id);
     if (!entry) return;
@@ -144,11 +199,13 @@ export class SeatMap {
     else button.removeAttribute("aria-disabled");
   }
 
+  /** @param {MouseEvent} e */
   onClick(e) {
-    const button = e.target.closest(".seat");
-    if (!button) return;
+    const button = e.target instanceof Element ? e.target.closest(".seat") : null;
+    if (!(button instanceof HTMLButtonElement) || !button.dataset.id) return;
     const id = button.dataset.id;
-    const { seat } = this.seats.get(id);
+    const seat = this.seat(id);
+    /** @param {string} message */
     const refuse = (message) => this.onRefused(message);
     if (this.chosen.has(id)) {
       this.chosen.delete(id);
@@ -164,10 +221,14 @@ export class SeatMap {
     this.onToggle(seat, this.chosen.has(id));
   }
 
-  /** Arrow keys, Home and End move the focus from seat to seat. */
+  /**
+   * Arrow keys, Home and End move the focus from seat to seat.
+   * @param {KeyboardEvent} e
+   */
   onKey(e) {
     if (!this.active) return;
     const [r, c] = this.position(this.active);
+    /** @type {HTMLButtonElement | null | undefined} */
     let target = null;
     switch (e.key) {
       case "ArrowLeft": target = this.rows[r][c - 1]; break;
@@ -186,12 +247,22 @@ export class SeatMap {
     }
   }
 
-  /** The seat of row r nearest to column c (rows differ in length). */
+  /**
+   * The seat of row r nearest to column c (rows differ in length).
+   * @param {number} r
+   * @param {number} c
+   * @returns {HTMLButtonElement | null}
+   */
   nearest(r, c) {
     const row = this.rows[r];
     return row ? row[Math.min(c, row.length - 1)] : null;
   }
 
+  /**
+   * The button's row and column.
+   * @param {HTMLButtonElement} button
+   * @returns {[number, number]}
+   */
   position(button) {
     for (let r = 0; r < this.rows.length; r += 1) {
       const c = this.rows[r].indexOf(button);
@@ -200,7 +271,10 @@ export class SeatMap {
     return [0, 0];
   }
 
-  /** Makes button the map's one tab stop. */
+  /**
+   * Makes button the map's one tab stop.
+   * @param {HTMLButtonElement | null} button
+   */
   setActive(button) {
     if (this.active === button) return;
     if (this.active) this.active.tabIndex = -1;
@@ -209,16 +283,25 @@ export class SeatMap {
   }
 
   firstTakeable() {
-    for (const row of this.rows) for (const b of row) if (this.statusOf(b.dataset.id) === "available") return b;
+    for (const row of this.rows) for (const b of row) if (b.dataset.id && this.statusOf(b.dataset.id) === "available") return b;
     return null;
   }
 
+  /**
+   * Whether seats are exactly the seats drawn.
+   * @param {Seat[]} seats
+   * @returns {boolean}
+   */
   sameLayout(seats) {
     return seats.length === this.seats.size && seats.every((s) => this.seats.has(s.id));
   }
 }
 
-/** "Stalls, row A, seat 1". */
+/**
+ * "Stalls, row A, seat 1".
+ * @param {{section: string, row: string, number: number}} seat
+ * @returns {string}
+ */
 export function seatName(seat) {
   return `${seat.section}, row ${seat.row}, seat ${seat.number}`;
 }
@@ -226,21 +309,30 @@ export function seatName(seat) {
 /**
  * Seats grouped as [[section, [[row, [seat, …]], …]], …]: sections in the
  * order the API lists them, rows A, B, … Z, AA, … and seats by number.
+ * @template {{section: string, row: string, number: number}} S
+ * @param {S[]} seats
+ * @returns {[string, [string, S[]][]][]}
  */
 export function groupSeats(seats) {
+  /** @type {Map<string, Map<string, S[]>>} */
   const sections = new Map();
   for (const seat of seats) {
-    if (!sections.has(seat.section)) sections.set(seat.section, new Map());
-    const rows = sections.get(seat.section);
-    if (!rows.has(seat.row)) rows.set(seat.row, []);
-    rows.get(seat.row).push(seat);
+    let rows = sections.get(seat.section);
+    if (!rows) sections.set(seat.section, (rows = new Map()));
+    let row = rows.get(seat.row);
+    if (!row) rows.set(seat.row, (row = []));
+    row.push(seat);
   }
+  /** @type {(a: [string, S[]], b: [string, S[]]) => number} */
   const byRow = (a, b) => a[0].length - b[0].length || a[0].localeCompare(b[0]);
   return [...sections].map(([name, rows]) => [name,
     [...rows].sort(byRow).map(([row, list]) => [row, list.sort((a, b) => a.number - b.number)])]);
 }
 
-/** The legend: each status with its look and its words. */
+/**
+ * The legend: each status with its look and its words.
+ * @returns {HTMLUListElement}
+ */
 export function seatLegend() {
   return h("ul", { class: "legend", "aria-label": "Seat statuses" },
     Object.entries(STATUS_WORDS).map(([status, words]) =>

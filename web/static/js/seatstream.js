@@ -12,16 +12,30 @@ const POLL_EVERY_MS = 2000;
 const RETRY_STREAM_MS = 30_000;
 
 /**
+ * @typedef {object} SeatHandlers
+ * @property {(map: import("./types.js").SeatMap) => void} snapshot
+ * @property {(map: import("./types.js").SeatChanges) => void} changes
+ * @property {(how: "live" | "polling") => void} mode
+ * @property {(err: unknown) => void} error
+ */
+
+/**
  * Watches the event's seats until signal aborts. handlers:
  *   snapshot(seatMap)  the whole map ({event_id, as_of, seats: [...]})
  *   changes(seatMap)   only changed seats ({event_id, as_of, seats: [{id, status}]})
  *   mode("live" | "polling")  how the map is being kept up to date
  *   error(err)         a poll failed (the next one is tried all the same)
+ * @param {string} eventId
+ * @param {SeatHandlers} handlers
+ * @param {AbortSignal} signal
  */
 export function watchSeats(eventId, handlers, signal) {
+  /** @type {EventSource | null} */
   let source = null;
+  /** @type {ReturnType<typeof setTimeout> | null} */
   let pollTimer = null;
-  let retryTimer = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let retryTimer;
 
   function openStream() {
     clearTimeout(retryTimer);
@@ -35,7 +49,7 @@ export function watchSeats(eventId, handlers, signal) {
     // EventSource would reconnect by itself, but silently and with no map
     // meanwhile: close it and poll instead, then try the stream again later.
     source.addEventListener("error", () => {
-      source.close();
+      source?.close();
       source = null;
       startPolling();
       retryTimer = setTimeout(openStream, RETRY_STREAM_MS);
@@ -61,7 +75,7 @@ export function watchSeats(eventId, handlers, signal) {
   }
 
   function stopPolling() {
-    clearTimeout(pollTimer);
+    if (pollTimer !== null) clearTimeout(pollTimer);
     pollTimer = null;
   }
 

@@ -4,28 +4,44 @@
 
 import { api, ApiError } from "./api.js";
 
-let principal = null; // {id, kind: "buyer" | "organizer", email}, or null
+/** @typedef {import("./types.js").Principal} Principal */
+
+/** @type {Principal | null} */
+let principal = null;
+/** @type {Set<(p: Principal | null) => void>} */
 const listeners = new Set();
 
-/** The logged-in account, or null. */
+/**
+ * The logged-in account, or null.
+ * @returns {Principal | null}
+ */
 export function currentUser() {
   return principal;
 }
 
-/** Calls fn(principal) whenever who is logged in changes. */
+/**
+ * Calls fn(principal) whenever who is logged in changes.
+ * @param {(p: Principal | null) => void} fn
+ */
 export function onSessionChange(fn) {
   listeners.add(fn);
 }
 
+/** @param {Principal | null} p */
 function set(p) {
   principal = p;
   for (const fn of listeners) fn(p);
 }
 
-/** Asks the server who the cookie belongs to (at start). */
+/**
+ * Asks the server who the cookie belongs to (at start).
+ * @returns {Promise<Principal | null>}
+ */
 export async function loadSession() {
   try {
-    set((await api("GET", "/v1/me")).data);
+    /** @type {import("./api.js").Answer<Principal>} */
+    const me = await api("GET", "/v1/me");
+    set(me.data);
   } catch (err) {
     if (!(err instanceof ApiError) || err.status !== 401) throw err;
     set(null);
@@ -33,11 +49,17 @@ export async function loadSession() {
   return principal;
 }
 
-/** Logs in; the server sets the session cookie. Throws ApiError (401, 429 …). */
+/**
+ * Logs in; the server sets the session cookie. Throws ApiError (401, 429 …).
+ * @param {string} email
+ * @param {string} password
+ * @returns {Promise<Principal>}
+ */
 export async function logIn(email, password) {
+  /** @type {import("./api.js").Answer<import("./types.js").WebSession>} */
   const { data } = await api("POST", "/v1/web/session", { body: { email, password } });
   set(data.principal);
-  return principal;
+  return data.principal;
 }
 
 /** Logs out; the server ends the session and clears the cookie. */

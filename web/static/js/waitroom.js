@@ -10,7 +10,7 @@
 // once the event has started). The organizer may pause the room: the buyer
 // is told so, keeps her place, and polls go on.
 
-import { api, ApiError, retrying } from "./api.js";
+import { api, ApiError, get, retrying } from "./api.js";
 import { h, onAbort, replace, sleep } from "./dom.js";
 import { formatClock, formatTime, formatWait } from "./format.js";
 import { report } from "./notice.js";
@@ -21,10 +21,18 @@ const MAX_POLL_MS = 10_000;
 // that the buyer sees it go on soon (a poll with a token costs the room nothing).
 const PAUSED_POLL_MS = 5000;
 
+/** @typedef {import("./types.js").QueueStatus} QueueStatus */
+
 /**
  * The waiting-room panel of an event. onAdmitted(until) is called when the
  * buyer may hold seats, onLapsed() when they may no longer. Returns
  * {element, start, recheck}.
+ * @param {string} eventId
+ * @param {object} options
+ * @param {AbortSignal} options.signal
+ * @param {(until: Date) => void} options.onAdmitted
+ * @param {() => void} options.onLapsed
+ * @returns {{element: HTMLElement, start: () => Promise<void>, recheck: () => Promise<void>}}
  */
 export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
   const path = `/v1/events/${encodeURIComponent(eventId)}/queue`;
@@ -33,11 +41,16 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
     h("h2", { id: "queue-heading" }, "Waiting room"), status);
 
   let generation = 0; // each (re)start invalidates the loops of the one before
-  let timer = null;
+  /** @type {ReturnType<typeof setInterval> | undefined} */
+  let timer;
+  /** @type {string | null} */
   let token = null; // the queue_token of the last answer, for the next poll
   onAbort(signal, () => clearInterval(timer));
 
-  /** Draws the state answered by the server ({status, position, …}) or null (not in the queue). */
+  /**
+   * Draws the state answered by the server ({status, position, …}) or null (not in the queue).
+   * @param {QueueStatus | null} place
+   */
   function show(place) {
     clearInterval(timer);
     if (!place) {
@@ -62,7 +75,7 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
     }
     if (place.status === "closed") {
       const where = place.position ? `You keep your place: number ${place.position} in the queue.`
-        : `Your turn lasts until ${formatTime(place.admitted_until)}: if a seat comes back before then, you can choose it here.`;
+        : `Your turn lasts until ${formatTime(place.admitted_until ?? "")}: if a seat comes back before then, you can choose it here.`;
       replace(status,
         h("p", { class: "queue-paused" }, "All the seats left are in other buyers' baskets right now."),
         h("p", {}, `Some may come back if those buyers do not pay in time. ${where} Keep this page open; it updates by itself.`));
@@ -83,7 +96,7 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
     }
     // Admitted: how long the admission lasts, counted down (not live: a
     // countdown read out every second would drown everything else).
-    const until = new Date(place.admitted_until);
+    const until = Date.parse(place.admitted_until ?? "");
     const left = h("span", { role: "timer", "aria-live": "off" });
     const tick = () => {
       const ms = until - Date.now();
@@ -95,23 +108,30 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
     };
     replace(status,
       h("p", { class: "queue-admitted" }, "It is your turn: choose your seats below."),
-      h("p", {}, `You can hold seats until ${formatTime(place.admitted_until)} (`, left, " left)."));
+      h("p", {}, `You can hold seats until ${formatTime(place.admitted_until ?? "")} (`, left, " left)."));
     tick();
     timer = setInterval(tick, 1000);
   }
 
-  /** Keeps the answer's queue token for the next poll. */
+  /**
+   * Keeps the answer's queue token for the next poll.
+   * @param {QueueStatus | null} place
+   * @returns {QueueStatus | null}
+   */
   function remember(place) {
     token = place?.queue_token ?? null;
     return place;
   }
 
-  /** GET the buyer's place: null when not in the queue (404). */
+  /**
+   * GET the buyer's place: null when not in the queue (404).
+   * @returns {Promise<QueueStatus | null>}
+   */
   async function fetchPlace() {
     try {
-      return remember((await retrying(() => api("GET", path, {
+      return remember(await retrying(() => get(path, {
         signal, headers: token ? { "Queue-Token": token } : {},
-      }), signal)).data);
+      }), signal));
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) return remember(null);
       if (err instanceof ApiError && err.slug === "invalid-queue-token" && token) {
@@ -122,16 +142,23 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
     }
   }
 
-  /** Whether the answer may still change by itself: waiting, or closed for now. */
+  /**
+   * Whether the answer may still change by itself: waiting, or closed for now.
+   * @param {QueueStatus} place
+   * @returns {boolean}
+   */
   function pending(place) {
-    return place && (place.status === "waiting" || (place.status === "closed" && place.closed_reason === "seats_held"));
+    return (place.status === "waiting" || (place.status === "closed" && place.closed_reason === "seats_held"));
   }
 
-  /** Follows a place: polls while waiting, tells the page when admitted or not. */
+  /**
+   * Follows a place: polls while waiting, tells the page when admitted or not.
+   * @param {QueueStatus | null} place
+   */
   async function follow(place) {
     const mine = ++generation;
     let interval = FIRST_POLL_MS;
-    while (pending(place)) {
+    while (place && pending(place)) {
       show(place);
       onLapsed();
       // Sooner when the estimate says the turn is near, never under 1 s.
@@ -143,14 +170,16 @@ export function waitingRoom(eventId, { signal, onAdmitted, onLapsed }) {
       if (mine !== generation) return;
     }
     show(place);
-    if (place?.status === "admitted") onAdmitted(new Date(place.admitted_until));
+    if (place?.status === "admitted") onAdmitted(new Date(place.admitted_until ?? ""));
     else onLapsed();
   }
 
+  /** @param {HTMLButtonElement} button */
   async function joinQueue(button) {
     button.disabled = true;
     try {
       // Joining again keeps one's place, so retrying a refusal is safe.
+      /** @type {import("./api.js").Answer<QueueStatus>} */
       const { data } = await retrying(() => api("POST", path, { signal }), signal);
       await follow(remember(data));
     } finally {

@@ -3,6 +3,12 @@
 
 const FRAMES_PER_SECOND = 6;
 
+/** @typedef {(video: HTMLVideoElement) => Promise<string[]>} Reader */
+
+/**
+ * A reader of the QR codes in a video's current frame.
+ * @returns {Promise<Reader>}
+ */
 async function detector() {
   if ("BarcodeDetector" in window) {
     const formats = await BarcodeDetector.getSupportedFormats();
@@ -11,19 +17,21 @@ async function detector() {
       return async (video) => (await d.detect(video)).map((b) => b.rawValue);
     }
   }
-  if (!window.ZXingWASM) throw new Error("this browser cannot read QR codes (and the decoder is not installed: run make)");
-  ZXingWASM.prepareZXingModule({
+  const zxing = window.ZXingWASM;
+  if (!zxing) throw new Error("this browser cannot read QR codes (and the decoder is not installed: run make)");
+  zxing.prepareZXingModule({
     overrides: { locateFile: (path, prefix) => (path.endsWith(".wasm") ? `/ui/vendor/zxing-wasm/${path}` : prefix + path) },
   });
   const canvas = document.createElement("canvas");
   const context = canvas.getContext("2d", { willReadFrequently: true });
+  if (!context) throw new Error("this browser cannot draw the camera's frames");
   return async (video) => {
     canvas.width = video.videoWidth;
     canvas.height = video.videoHeight;
     if (!canvas.width) return [];
     context.drawImage(video, 0, 0);
     const image = context.getImageData(0, 0, canvas.width, canvas.height);
-    const found = await ZXingWASM.readBarcodes(image, { formats: ["QRCode"], maxNumberOfSymbols: 1 });
+    const found = await zxing.readBarcodes(image, { formats: ["QRCode"], maxNumberOfSymbols: 1 });
     return found.filter((b) => b.isValid).map((b) => b.text);
   };
 }
@@ -31,6 +39,9 @@ async function detector() {
 /**
  * Starts the camera in video and calls onCode with each code read (the same
  * code again only after a pause). Returns a function that stops it.
+ * @param {HTMLVideoElement} video
+ * @param {(code: string) => void} onCode
+ * @returns {Promise<() => void>}
  */
 export async function startCamera(video, onCode) {
   const stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment" }, audio: false });

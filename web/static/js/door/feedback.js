@@ -1,8 +1,15 @@
 // What the door person hears and feels: a distinct sound and vibration for
 // each kind of verdict, so that the next scan can start before looking.
 
+/** @type {AudioContext | undefined} */
 let audio;
 
+/**
+ * Plays a square tone.
+ * @param {number} frequency Hz
+ * @param {number} start s from now
+ * @param {number} length s
+ */
 function tone(frequency, start, length) {
   audio ??= new AudioContext();
   const osc = audio.createOscillator();
@@ -16,6 +23,7 @@ function tone(frequency, start, length) {
   osc.stop(t + length);
 }
 
+/** @type {Record<import("./verdicts.js").VerdictKind, {tones: [number, number, number][], vibrate: number[]}>} */
 const patterns = {
   admitted: { tones: [[1320, 0, 0.12]], vibrate: [80] },
   already: { tones: [[660, 0, 0.12], [660, 0.18, 0.12]], vibrate: [80, 60, 80] },
@@ -23,7 +31,10 @@ const patterns = {
   wait: { tones: [[440, 0, 0.08]], vibrate: [] },
 };
 
-/** Plays the sound and vibration of a verdict kind. */
+/**
+ * Plays the sound and vibration of a verdict kind.
+ * @param {import("./verdicts.js").VerdictKind} kind
+ */
 export function signal(kind) {
   const p = patterns[kind] ?? patterns.wait;
   try {

@@ -7,94 +7,79 @@
 // one, uploads what the server still takes (the scans made before the
 // revocation) and lists the rest, and can be signed out.
 
+import { byId } from "../dom.js";
+import { errorText } from "../notice.js";
 import { startCamera } from "./camera.js";
 import { signal } from "./feedback.js";
 import { DeviceState, decideOffline, parseSigned } from "./offline.js";
 import { Server, Unreachable } from "./server.js";
+import { clock, KEY_REVOKED, offlineVerdict, onlineVerdict, REVOKED_DETAIL, retryWait, revokedNotice, shortId } from "./verdicts.js";
+
+/** @typedef {import("./verdicts.js").Verdict} Verdict */
 
 const KEY = "stagedoor.door.key";
 const SYNC_EVERY_MS = 5000;
-const $ = (id) => document.getElementById(id);
+const $ = byId;
 
+/** @type {Server | null} */
 let server = null;
-let state = null;
+/** @type {DeviceState} */
+let state;
 let online = true;
 let syncing = false;
+/** @type {(() => void) | null} */
 let stopCamera = null;
-const retrying = new Set(); // codes waiting for their Retry-After
+/** @type {Set<string>} codes waiting for their Retry-After */
+const retrying = new Set();
 
 /** Scan → verdict on screen, in ms, for each scan (the browser tests read it). */
 window.doorTimings = [];
 
-const clock = (iso) => new Date(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
-const shortId = (id) => (id ? id.slice(0, 8) : "");
-
 // --- verdicts ------------------------------------------------------------------
 
-/** What an online answer means at the door. */
+/**
+ * What an online answer means at the door, doing what it asks: an admission
+ * is remembered, a refused key revokes this device, a busy server's scan is
+ * tried again after the wait it asked for.
+ * @param {import("./server.js").Answer<import("../types.js").Admission>} answer
+ * @param {string} code
+ * @returns {Verdict}
+ */
 function verdictOf(answer, code) {
-  const b = answer.body ?? {};
-  switch (answer.status) {
-    case 200:
-      state.admitted[b.ticket_id] = b.scanned_at;
-      return { kind: "admitted", word: "Admitted", detail: `${b.seat.section} · row ${b.seat.row} · seat ${b.seat.number}` };
-    case 400:
-      return { kind: "refused", word: "Not a ticket", detail: b.detail ?? "this is not a ticket code" };
-    case 401:
-      keyRevoked();
-      return { kind: "refused", word: "Key revoked", detail: REVOKED_DETAIL };
-    case 429:
-    case 503:
-      retryLater(code, answer.retryAfterMs || 1000);
-      return { kind: "wait", word: "Wait", detail: `the server is busy: this scan is retried by itself in ${Math.ceil((answer.retryAfterMs || 1000) / 1000)} s` };
-  }
-  switch (b.result) {
-    case "already_scanned":
-      return { kind: "already", word: "Already scanned", detail: `at ${clock(b.first_scanned_at)}` };
-    case "wrong_event":
-      return { kind: "refused", word: "Wrong event", detail: "this ticket is for another event" };
-    case "revoked":
-      return { kind: "refused", word: "Revoked", detail: "the organizer revoked this ticket" };
-    case "invalid":
-      return { kind: "refused", word: "Invalid", detail: "no ticket has this code" };
-  }
-  return { kind: "refused", word: `Error ${answer.status}`, detail: b.detail ?? "unexpected answer" };
+  const admission = answer.ok;
+  if (answer.status === 200 && admission) state.admitted[admission.ticket_id] = admission.scanned_at;
+  else if (answer.status === 401) keyRevoked();
+  else if (answer.status === 429 || answer.status === 503) retryLater(code, retryWait(answer));
+  return onlineVerdict(answer);
 }
 
-/** Decides a scan on the device, queuing it for upload. */
+/**
+ * Decides a scan on the device, queuing it for upload.
+ * @param {string} code
+ * @returns {Promise<Verdict>}
+ */
 async function verdictOffline(code) {
   const d = await decideOffline(state, code);
   const now = new Date().toISOString();
+  /** @param {boolean} offline admitted on the device */
   const queue = (offline) => state.queue.push({ device_scan_id: crypto.randomUUID(), code, scanned_at: now, offline });
-  switch (d.result) {
-    case "admitted":
-      state.admitted[d.ticketId] = now;
-      queue(true);
-      return { kind: "admitted", word: "Admitted", detail: `ticket ${shortId(d.ticketId)}`, offline: true };
-    case "already_scanned":
-      return { kind: "already", word: "Already scanned", detail: `at ${clock(d.firstScannedAt)} on this device`, offline: true };
-    case "unverifiable":
-      queue(false);
-      return { kind: "refused", word: "Cannot check offline", detail: "not a signed ticket: check it by hand; it is queued", offline: true };
-    case "wrong_event":
-      return { kind: "refused", word: "Wrong event", detail: "not a ticket this device admits", offline: true };
-    case "revoked":
-      return { kind: "refused", word: "Revoked", detail: "the organizer revoked this ticket", offline: true };
-    default:
-      return { kind: "refused", word: "Invalid", detail: "the code's signature is wrong", offline: true };
-  }
+  if (d.result === "admitted" && d.ticketId) {
+    state.admitted[d.ticketId] = now;
+    queue(true);
+  } else if (d.result === "unverifiable") queue(false);
+  return offlineVerdict(d);
 }
 
-const REVOKED_DETAIL = "the organizer revoked this device's scanner key: it admits no one; sign out and set up a new key";
-
+/** @param {string} code */
 async function scan(code) {
   code = code.trim();
   if (!code) return;
   const started = performance.now();
+  /** @type {Verdict | undefined} */
   let verdict;
   if (state.keyRevokedAt) {
-    verdict = { kind: "refused", word: "Key revoked", detail: REVOKED_DETAIL };
-  } else if (online && navigator.onLine !== false) {
+    verdict = KEY_REVOKED;
+  } else if (server && online && navigator.onLine !== false) {
     try {
       verdict = verdictOf(await server.scan(code), code);
     } catch (err) {
@@ -107,7 +92,11 @@ async function scan(code) {
   window.doorTimings.push(performance.now() - started);
 }
 
-/** Tries a scan again after the wait the server asked for, once. */
+/**
+ * Tries a scan again after the wait the server asked for, once.
+ * @param {string} code
+ * @param {number} ms
+ */
 function retryLater(code, ms) {
   if (retrying.has(code)) return;
   retrying.add(code);
@@ -119,15 +108,32 @@ function retryLater(code, ms) {
 
 // --- the screen ------------------------------------------------------------------
 
+/** @type {ReturnType<typeof setTimeout> | undefined} */
 let freshTimer;
 
+/**
+ * Writes a verdict's word and detail into the verdict box.
+ * @param {HTMLElement} box
+ * @param {string} word
+ * @param {string} detail
+ */
+function writeVerdict(box, word, detail) {
+  for (const [selector, text] of [[".verdict-word", word], [".verdict-detail", detail]]) {
+    const el = box.querySelector(selector);
+    if (el) el.textContent = text;
+  }
+}
+
+/**
+ * Shows the verdict of a scan, sounds it and records it.
+ * @param {Verdict} verdict
+ * @param {string} code
+ */
 function show(verdict, code) {
   const box = $("verdict");
-  const kindClass = { admitted: "verdict-admitted", already: "verdict-already", refused: "verdict-refused", wait: "verdict-wait" }[verdict.kind];
-  box.className = `verdict ${kindClass} is-fresh`;
+  box.className = `verdict verdict-${verdict.kind} is-fresh`;
   box.dataset.kind = verdict.kind;
-  box.querySelector(".verdict-word").textContent = verdict.word;
-  box.querySelector(".verdict-detail").textContent = verdict.detail + (verdict.offline ? " · offline" : "");
+  writeVerdict(box, verdict.word, verdict.detail + (verdict.offline ? " · offline" : ""));
   clearTimeout(freshTimer);
   freshTimer = setTimeout(() => box.classList.remove("is-fresh"), 1200);
   signal(verdict.kind);
@@ -138,9 +144,9 @@ function show(verdict, code) {
 
 function render() {
   renderRevoked();
-  $("count-admitted").textContent = state.counts.admitted;
-  $("count-refused").textContent = state.counts.refused;
-  $("count-queued").textContent = state.queue.length;
+  $("count-admitted").textContent = String(state.counts.admitted);
+  $("count-refused").textContent = String(state.counts.refused);
+  $("count-queued").textContent = String(state.queue.length);
   const list = $("history");
   list.replaceChildren(
     ...state.history.map((h) => {
@@ -180,17 +186,10 @@ function renderRevoked() {
     // Not "Ready" on a device that admits no one (a reload keeps the state).
     verdict.className = "verdict verdict-refused";
     verdict.dataset.kind = "refused";
-    verdict.querySelector(".verdict-word").textContent = "Key revoked";
-    verdict.querySelector(".verdict-detail").textContent = REVOKED_DETAIL;
+    writeVerdict(verdict, "Key revoked", REVOKED_DETAIL);
   }
   const lost = state.notUploaded;
-  $("revoked-lost").textContent = lost.length === 1
-    ? "1 scan could not be uploaded: it was made after the key was revoked, so Stagedoor does not take it. Write it down for the organizer before you sign out:"
-    : lost.length
-      ? `${lost.length} scans could not be uploaded: they were made after the key was revoked, so Stagedoor does not take them. Write them down for the organizer before you sign out:`
-      : state.queue.length
-      ? `${state.queue.length} scans made before the revocation still wait to upload; keep this device connected.`
-      : "Every scan this device made before the revocation was uploaded.";
+  $("revoked-lost").textContent = revokedNotice(lost.length, state.queue.length);
   $("revoked-list").replaceChildren(
     ...lost.map((s) => {
       const li = document.createElement("li");
@@ -202,6 +201,7 @@ function renderRevoked() {
   );
 }
 
+/** @param {boolean} value */
 function setOnline(value) {
   if (online === value) return;
   online = value;
@@ -225,17 +225,18 @@ async function sync() {
   syncing = true;
   try {
     const keys = await server.keyset();
+    const keyset = keys.ok;
     if (keys.status === 401) {
       keyRevoked();
-    } else if (keys.status === 200) {
-      state.boundEvent = keys.body.event_id;
-      state.keys = Object.fromEntries(keys.body.keys.map((k) => [k.event_id, k.public_key]));
+    } else if (keys.status === 200 && keyset) {
+      state.boundEvent = keyset.event_id;
+      state.keys = Object.fromEntries(keyset.keys.map((k) => [k.event_id, k.public_key]));
     }
     while (!state.keyRevokedAt) {
-      const r = await server.revocations(state.revokedAfter);
-      if (r.status !== 200 || r.body.revocations.length === 0) break;
-      for (const v of r.body.revocations) state.revoked[v.ticket_id] = true;
-      state.revokedAfter = r.body.next_after;
+      const r = (await server.revocations(state.revokedAfter)).ok;
+      if (!r || r.revocations.length === 0) break;
+      for (const v of r.revocations) state.revoked[v.ticket_id] = true;
+      state.revokedAfter = r.next_after;
     }
     while (state.queue.length) {
       const batch = state.queue.slice(0, 200);
@@ -247,10 +248,11 @@ async function sync() {
         state.queue = [];
         break;
       }
-      if (up.status !== 200) break; // 429 or 503: the next sync tries again
-      const done = new Set(up.body.results.map((r) => r.device_scan_id));
-      const refused = new Set(up.body.results.filter((r) => r.result === "key_revoked").map((r) => r.device_scan_id));
-      const conflicts = up.body.results.filter((r) => r.result === "conflict").length;
+      const results = up.status === 200 ? up.ok?.results : undefined;
+      if (!results) break; // 429 or 503: the next sync tries again
+      const done = new Set(results.map((r) => r.device_scan_id));
+      const refused = new Set(results.filter((r) => r.result === "key_revoked").map((r) => r.device_scan_id));
+      const conflicts = results.filter((r) => r.result === "conflict").length;
       state.notUploaded.push(...state.queue.filter((s) => refused.has(s.device_scan_id)));
       state.queue = state.queue.filter((s) => !done.has(s.device_scan_id));
       if (conflicts) state.remember({ at: new Date().toISOString(), kind: "wait", word: "Synced", detail: `${conflicts} admitted elsewhere first`, code: "", offline: false });
@@ -270,6 +272,7 @@ async function sync() {
 
 // --- set up ----------------------------------------------------------------------
 
+/** @param {string} key the scanner key */
 function start(key) {
   server = new Server(key);
   state = new DeviceState();
@@ -284,7 +287,7 @@ function start(key) {
 
 $("setup-form").addEventListener("submit", async (e) => {
   e.preventDefault();
-  const key = $("setup-key").value.trim();
+  const key = $("setup-key", HTMLInputElement).value.trim();
   try {
     const answer = await new Server(key).keyset();
     if (answer.status === 401) {
@@ -300,7 +303,7 @@ $("setup-form").addEventListener("submit", async (e) => {
 
 $("scan-form").addEventListener("submit", (e) => {
   e.preventDefault();
-  const input = $("code");
+  const input = $("code", HTMLInputElement);
   const code = input.value;
   input.value = "";
   scan(code);
@@ -316,10 +319,10 @@ $("camera-toggle").addEventListener("click", async () => {
     return;
   }
   try {
-    stopCamera = await startCamera($("camera"), scan);
+    stopCamera = await startCamera($("camera", HTMLVideoElement), scan);
     button.textContent = "Stop the camera";
   } catch (err) {
-    $("camera-error").textContent = `The camera cannot be used: ${err.message}`;
+    $("camera-error").textContent = `The camera cannot be used: ${errorText(err)}`;
   }
 });
 

@@ -7,6 +7,30 @@
 // one spelling with those bits zero, and the 15 others are refused, as the
 // server refuses them (a respelled code must not pass for its ticket).
 
+/**
+ * @typedef {import("../types.js").QueuedScan} QueuedScan
+ * @typedef {import("./verdicts.js").VerdictKind} VerdictKind
+ */
+
+/**
+ * One attempt as the list on screen shows it.
+ * @typedef {object} HistoryEntry
+ * @property {string} at
+ * @property {VerdictKind} kind
+ * @property {string} word
+ * @property {string} detail
+ * @property {string} code the code's first 6 characters
+ * @property {boolean} offline
+ */
+
+/**
+ * What decideOffline() decided.
+ * @typedef {object} Decision
+ * @property {"admitted" | "already_scanned" | "unverifiable" | "wrong_event" | "revoked" | "invalid"} result
+ * @property {string} [ticketId]
+ * @property {string} [firstScannedAt] already_scanned: when this device admitted it
+ */
+
 const PREFIX = "SD1";
 const CONTEXT = new TextEncoder().encode("stagedoor ticket v1\n");
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
@@ -16,6 +40,8 @@ const MAX_CODE_BYTES = 256;
 /**
  * base32 (RFC 4648, no padding) to bytes, or null, also when the last
  * character's unused bits are not zero (the one canonical spelling only).
+ * @param {string} text
+ * @returns {Uint8Array<ArrayBuffer> | null}
  */
 function base32(text) {
   const out = [];
@@ -34,15 +60,38 @@ function base32(text) {
   return new Uint8Array(out);
 }
 
+/**
+ * 16 bytes as a UUID's text ("0b6f3a52-9c1e-…").
+ * @param {Uint8Array<ArrayBuffer>} bytes
+ * @returns {string}
+ */
 function uuid(bytes) {
   const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** Whether the code is meant as a signed one: no older code starts so ("1" is no base32 character). */
+/**
+ * Whether the code is meant as a signed one: no older code starts so ("1" is no base32 character).
+ * @param {string} code
+ * @returns {boolean}
+ */
 export const looksSigned = (code) => code.startsWith(PREFIX);
 
-/** The parts of a signed code, or null when the code is not one (a respelling of one included). */
+/**
+ * What a signed code holds: the signed payload (version, ticket id, event id),
+ * the signature, and the two ids as UUIDs.
+ * @typedef {object} SignedCode
+ * @property {Uint8Array<ArrayBuffer>} payload
+ * @property {Uint8Array<ArrayBuffer>} signature
+ * @property {string} ticketId
+ * @property {string} eventId
+ */
+
+/**
+ * The parts of a signed code, or null when the code is not one (a respelling of one included).
+ * @param {string} code
+ * @returns {SignedCode | null}
+ */
 export function parseSigned(code) {
   if (!code.startsWith(PREFIX)) return null;
   const raw = base32(code.slice(PREFIX.length));
@@ -55,19 +104,33 @@ export function parseSigned(code) {
   };
 }
 
+/**
+ * @param {string} text base64url, without padding
+ * @returns {Uint8Array<ArrayBuffer>}
+ */
 function fromBase64url(text) {
   const b64 = text.replace(/-/g, "+").replace(/_/g, "/");
   return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
 }
 
-const keyCache = new Map(); // event id → CryptoKey
+/**
+ * Public keys imported, by their base64url text (not by event: a key the
+ * keyset no longer gives must not verify).
+ * @type {Map<string, CryptoKey>}
+ */
+const keyCache = new Map();
 
-/** Verifies a parsed signed code with its event's public key (base64url). */
+/**
+ * Verifies a parsed signed code with its event's public key (base64url).
+ * @param {SignedCode} parsed
+ * @param {string} publicKey
+ * @returns {Promise<boolean>}
+ */
 export async function verify(parsed, publicKey) {
-  let key = keyCache.get(parsed.eventId);
+  let key = keyCache.get(publicKey);
   if (!key) {
     key = await crypto.subtle.importKey("raw", fromBase64url(publicKey), { name: "Ed25519" }, false, ["verify"]);
-    keyCache.set(parsed.eventId, key);
+    keyCache.set(publicKey, key);
   }
   const message = new Uint8Array(CONTEXT.length + parsed.payload.length);
   message.set(CONTEXT);
@@ -81,22 +144,37 @@ export async function verify(parsed, publicKey) {
  * admitted, and the scans waiting to be uploaded.
  */
 export class DeviceState {
+  /**
+   * @param {Pick<Storage, "getItem" | "setItem" | "removeItem">} [storage]
+   * @param {string} [name] the storage's key
+   */
   constructor(storage = localStorage, name = "stagedoor.door") {
     this.storage = storage;
     this.name = name;
     const saved = JSON.parse(storage.getItem(name) || "{}");
+    /** @type {string | null} the event the scanner key is bound to */
     this.boundEvent = saved.boundEvent ?? null;
-    this.keys = saved.keys ?? {}; // event id → public key (base64url)
-    this.revoked = saved.revoked ?? {}; // ticket id → true
+    /** @type {Record<string, string>} event id → public key (base64url) */
+    this.keys = saved.keys ?? {};
+    /** @type {Record<string, true>} ticket id → true */
+    this.revoked = saved.revoked ?? {};
+    /** @type {string} the revocations' next_after */
     this.revokedAfter = saved.revokedAfter ?? "0";
-    this.admitted = saved.admitted ?? {}; // ticket id → when this device admitted it
-    this.queue = saved.queue ?? []; // scans to upload
-    this.history = saved.history ?? []; // the last 20 attempts
+    /** @type {Record<string, string>} ticket id → when this device (or the server, online) admitted it */
+    this.admitted = saved.admitted ?? {};
+    /** @type {QueuedScan[]} scans to upload */
+    this.queue = saved.queue ?? [];
+    /** @type {HistoryEntry[]} the last 20 attempts */
+    this.history = saved.history ?? [];
+    /** @type {{admitted: number, refused: number}} */
     this.counts = saved.counts ?? { admitted: 0, refused: 0 };
+    /** @type {string | null} */
     this.syncedAt = saved.syncedAt ?? null;
     // When the server first refused this device's key (it was revoked), and
     // the scans it would not take (made after that): the page lists them.
+    /** @type {string | null} */
     this.keyRevokedAt = saved.keyRevokedAt ?? null;
+    /** @type {QueuedScan[]} */
     this.notUploaded = saved.notUploaded ?? [];
   }
 
@@ -109,7 +187,10 @@ export class DeviceState {
     this.storage.removeItem(this.name);
   }
 
-  /** Records an attempt for the list on screen (the 20 latest). */
+  /**
+   * Records an attempt for the list on screen (the 20 latest).
+   * @param {HistoryEntry} entry
+   */
   remember(entry) {
     this.history.unshift(entry);
     this.history.length = Math.min(this.history.length, 20);
@@ -126,6 +207,9 @@ export class DeviceState {
  * checked: it is queued, not admitted. A code that starts as a signed one but
  * is not one as issued (altered, cut, respelled), or one longer than any
  * ticket's, is invalid.
+ * @param {Pick<DeviceState, "keys" | "boundEvent" | "revoked" | "admitted">} state
+ * @param {string} code
+ * @returns {Promise<Decision>}
  */
 export async function decideOffline(state, code) {
   // No ticket's code is longer (the server refuses an upload carrying one).

@@ -2,35 +2,27 @@
 // session.js.
 
 import { api } from "../api.js";
-import { field, h, radio } from "../dom.js";
+import { field, h, onSubmit, radio } from "../dom.js";
 import { clearNotice, showRefusal } from "../notice.js";
-import { go, setTitle } from "../router.js";
+import { go, localPath, setTitle } from "../router.js";
 import { currentUser, logIn } from "../session.js";
 
-/** Where to go after logging in: ?next=… when it is a page of ours, else home. */
+/**
+ * Where to go after logging in: ?next=… when it is a page of ours, else home.
+ * @param {Record<string, string>} query
+ * @param {import("../types.js").Principal} user
+ * @returns {string}
+ */
 function nextPage(query, user) {
-  if (query.next && query.next.startsWith("/") && !query.next.startsWith("//")) return query.next;
-  return user.kind === "organizer" ? "/organizer" : "/events";
+  return localPath(query.next) ?? (user.kind === "organizer" ? "/organizer" : "/events");
 }
 
-/** Runs a form's submit handler with its button disabled meanwhile. */
-function onSubmit(form, handler) {
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const button = form.querySelector("button[type=submit]");
-    button.disabled = true;
-    try {
-      await handler();
-    } finally {
-      button.disabled = false;
-    }
-  });
-}
-
+/** @type {import("../router.js").Page} */
 export async function loginPage({ main, query, signal }) {
   setTitle(main, "Log in");
-  if (currentUser()) {
-    main.append(h("p", {}, `You are logged in as ${currentUser().email}.`));
+  const user = currentUser();
+  if (user) {
+    main.append(h("p", {}, `You are logged in as ${user.email}.`));
     return;
   }
   const email = field("Email", { type: "email", name: "email", autocomplete: "username", required: true });
@@ -52,6 +44,7 @@ export async function loginPage({ main, query, signal }) {
   });
 }
 
+/** @type {import("../router.js").Page} */
 export async function signupPage({ main, query, signal }) {
   setTitle(main, "Sign up");
   const name = field("Name", { name: "name", autocomplete: "name", required: true, maxlength: 200 });
@@ -70,7 +63,7 @@ export async function signupPage({ main, query, signal }) {
 
   onSubmit(form, async () => {
     clearNotice();
-    const kind = form.elements.kind.value;
+    const kind = new FormData(form).get("kind");
     const body = { name: name.input.value.trim(), email: email.input.value.trim(), password: password.input.value };
     try {
       await api("POST", kind === "organizer" ? "/v1/organizers" : "/v1/buyers", { body });

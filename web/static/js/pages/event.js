@@ -2,8 +2,8 @@
 // kept live by the stream (seatstream.js). A buyer chooses 1 to 10 seats and
 // holds them (POST /v1/holds), then goes on to the hold's page to pay.
 
-import { api, ApiError, get, retrying } from "../api.js";
-import { h } from "../dom.js";
+import { api, ApiError, get, readEvent, retrying } from "../api.js";
+import { h, isAbort } from "../dom.js";
 import { formatDateTime, formatMoney, formatTime, plural } from "../format.js";
 import { forgetHold, rememberedHold, rememberHold } from "../holds.js";
 import { clearNotice, countdown, report, showMessage } from "../notice.js";
@@ -15,10 +15,11 @@ import { waitingRoom } from "../waitroom.js";
 
 const MAX_SEATS = 10; // a hold takes 1 to 10 seats
 
+/** @type {import("../router.js").Page} */
 export async function eventPage({ main, params, signal }) {
   const heading = setTitle(main, "Event");
   const id = params.id;
-  const event = await retrying(() => get(`/v1/events/${encodeURIComponent(id)}`, { signal }), signal);
+  const event = await readEvent(id, signal);
   heading.textContent = event.name;
   document.title = `${event.name} · Stagedoor`;
 
@@ -104,6 +105,7 @@ export async function eventPage({ main, params, signal }) {
       error: () => {},
     }, signal);
   }
+  /** @param {import("../types.js").Seat[]} seats taken from the reader's choice */
   function lost(seats) {
     if (seats.length === 0) return;
     summary.textContent = `Someone else just took ${seats.map(seatName).join("; ")}. Choose other seats.`;
@@ -111,15 +113,16 @@ export async function eventPage({ main, params, signal }) {
   }
 
   // --- Holding --------------------------------------------------------------
+  /** @type {AbortController | null} */
   let attempt = null; // aborts a hold that waits to be retried
   cancelButton.addEventListener("click", () => attempt?.abort(new DOMException("cancelled", "AbortError")));
   holdButton.addEventListener("click", async () => {
     const seats = map.chosenSeats();
-    if (seats.length === 0) return;
+    if (seats.length === 0 || !user) return;
     clearNotice();
     holding = true;
-    attempt = new AbortController();
-    signal.addEventListener("abort", () => attempt.abort(signal.reason), { once: true });
+    const current = (attempt = new AbortController());
+    signal.addEventListener("abort", () => current.abort(signal.reason), { once: true });
     cancelButton.hidden = false;
     updateSummary();
     summary.textContent = `Holding ${plural(seats.length, "seat")}…`;
@@ -127,13 +130,14 @@ export async function eventPage({ main, params, signal }) {
     try {
       // The hold the buyer asked for is retried by itself after a 429 or 503
       // (retrying shows which limit refused, and counts down).
-      const { data: hold } = await retrying(() => api("POST", "/v1/holds", { body, signal: attempt.signal }), attempt.signal);
+      /** @type {import("../api.js").Answer<import("../types.js").Hold>} */
+      const { data: hold } = await retrying(() => api("POST", "/v1/holds", { body, signal: current.signal }), current.signal);
       rememberHold(user, hold);
       map.clearChoice();
       go(`/holds/${hold.id}`);
       return;
     } catch (err) {
-      if (err.name === "AbortError") {
+      if (isAbort(err)) {
         if (!signal.aborted) showMessage("Holding was cancelled: your seats are still chosen.");
       } else if (err instanceof ApiError && err.slug === "seats-unavailable") {
         const taken = err.problem.unavailable_seat_ids || [];
@@ -159,6 +163,7 @@ export async function eventPage({ main, params, signal }) {
   });
 
   // --- The waiting room -----------------------------------------------------
+  /** @type {ReturnType<typeof waitingRoom> | null} */
   let room = null;
   if (event.waiting_room && buyer) {
     room = waitingRoom(id, {
@@ -181,11 +186,18 @@ export async function eventPage({ main, params, signal }) {
   }
 }
 
-/** The buyer's remembered hold of the event while it is active, else null (and forgotten). */
+/**
+ * The buyer's remembered hold of the event while it is active, else null (and forgotten).
+ * @param {import("../types.js").Principal} user
+ * @param {string} eventId
+ * @param {AbortSignal} signal
+ * @returns {Promise<import("../types.js").Hold | null>}
+ */
 async function currentHold(user, eventId, signal) {
   const holdId = rememberedHold(user, eventId);
   if (!holdId) return null;
   try {
+    /** @type {import("../types.js").Hold} */
     const hold = await get(`/v1/holds/${encodeURIComponent(holdId)}`, { signal });
     if (hold.status === "active" && new Date(hold.expires_at) > new Date()) return hold;
   } catch (err) {

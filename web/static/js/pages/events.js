@@ -9,6 +9,7 @@ import { setTitle } from "../router.js";
 
 const PAGE_SIZE = 12;
 
+/** @type {import("../router.js").Page} */
 export async function eventsPage({ main, signal }) {
   setTitle(main, "Upcoming events");
   const list = h("ul", { class: "cards", "aria-label": "Events" });
@@ -16,11 +17,13 @@ export async function eventsPage({ main, signal }) {
   const status = h("p", { class: "muted", role: "status" });
   main.append(list, status, more);
 
+  /** @type {string | null} */
   let after = null;
   async function loadPage() {
     more.disabled = true;
-    const query = new URLSearchParams({ limit: PAGE_SIZE });
+    const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
     if (after) query.set("after", after);
+    /** @type {import("../types.js").EventPage} */
     const page = await retrying(() => get(`/v1/events?${query}`, { signal }), signal);
     for (const event of page.events) list.append(eventCard(event));
     after = page.next_after;
@@ -38,6 +41,10 @@ export async function eventsPage({ main, signal }) {
   await loadPage();
 }
 
+/**
+ * @param {import("../types.js").Event} event
+ * @returns {HTMLLIElement}
+ */
 function eventCard(event) {
   const onSale = new Date(event.on_sale_at) > new Date();
   return h("li", { class: "card" },

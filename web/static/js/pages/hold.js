@@ -13,8 +13,9 @@
 //   429 rate-limited             → too many attempts to pay: nothing charged; wait, then choose again
 //   202 pending                  → the outcome is unknown: poll GET /v1/orders/{id} until it settles
 
-import { api, ApiError, get, retrying } from "../api.js";
-import { h, radio, replace, sleep } from "../dom.js";
+import { api, ApiError, get, readEvent, readSeatMap, retrying } from "../api.js";
+import { h, isAbort, radio, replace, sleep } from "../dom.js";
+import { backoffMs } from "../retry.js";
 import { formatClock, formatMoney, formatTime, plural } from "../format.js";
 import { forgetHold } from "../holds.js";
 import { clearNotice, countdown, report, showMessage, showProblem } from "../notice.js";
@@ -38,22 +39,28 @@ const CARDS = [
   ["tok_error", "Test card that fails"],
 ];
 
+/**
+ * @typedef {import("../types.js").Hold} Hold
+ * @typedef {import("../types.js").Order} Order
+ * @typedef {{progress: (text: string) => void, waiting: (yes: boolean) => void}} CheckoutUI
+ */
+
+/** @type {Partial<Record<Hold["status"], string>>} */
 const STATUS_WORDS = {
   expired: "This hold has expired: its seats are back on sale.",
   released: "This hold was released: its seats are back on sale.",
   converted: "This hold was paid for: your tickets are ready.",
 };
 
+/** @type {import("../router.js").Page} */
 export async function holdPage({ main, params, signal }) {
   setTitle(main, "Your hold");
-  if (!requireUser(main, "buyer")) return;
   const user = currentUser();
+  if (!requireUser(main, "buyer") || !user) return;
   const holdPath = `/v1/holds/${encodeURIComponent(params.id)}`;
+  /** @type {Hold} */
   const hold = await retrying(() => get(holdPath, { signal }), signal);
-  const [event, seatMap] = await Promise.all([
-    retrying(() => get(`/v1/events/${hold.event_id}`, { signal }), signal),
-    retrying(() => get(`/v1/events/${hold.event_id}/seats`, { signal }), signal),
-  ]);
+  const [event, seatMap] = await Promise.all([readEvent(hold.event_id, signal), readSeatMap(hold.event_id, signal)]);
   const seats = seatMap.seats.filter((s) => hold.seat_ids.includes(s.id));
   const total = formatMoney(hold.total_cents, hold.currency);
 
@@ -79,7 +86,7 @@ export async function holdPage({ main, params, signal }) {
   let expired = false;
   let paying = false; // a checkout is under way: the hold cannot expire under it
   const tick = () => {
-    const ms = new Date(hold.expires_at) - Date.now();
+    const ms = Date.parse(hold.expires_at) - Date.now();
     left.textContent = formatClock(ms);
     if (ms <= 0 && !expired && !paying) {
       expired = true;
@@ -109,7 +116,9 @@ export async function holdPage({ main, params, signal }) {
 
   // While a payment waits to be retried, the buyer may stop it (and choose
   // another card: a new attempt with a new key).
+  /** @type {AbortController | null} */
   let attempt = null;
+  /** @type {CheckoutUI} */
   const ui = {
     progress: (text) => { progress.textContent = text; },
     waiting: (yes) => { stopButton.hidden = !yes; },
@@ -123,17 +132,17 @@ export async function holdPage({ main, params, signal }) {
     payButton.disabled = true;
     releaseButton.disabled = true;
     clearNotice();
-    attempt = new AbortController();
-    signal.addEventListener("abort", () => attempt.abort(signal.reason), { once: true });
+    const current = (attempt = new AbortController());
+    signal.addEventListener("abort", () => current.abort(signal.reason), { once: true });
     try {
-      const order = await checkout(hold.id, form.elements.card.value, ui, attempt.signal);
+      const order = await checkout(hold.id, String(new FormData(form).get("card")), ui, current.signal);
       if (order?.status === "confirmed") {
         forgetHold(user, hold.event_id);
         go("/tickets", `Payment confirmed: ${plural(order.tickets.length, "ticket")} for ${event.name}.`);
         return;
       }
     } catch (err) {
-      if (err.name === "AbortError" && !signal.aborted) {
+      if (isAbort(err) && !signal.aborted) {
         showMessage("The payment was stopped and nothing was charged. Your seats are still held: choose a card and pay again.");
       } else report(err);
     } finally {
@@ -164,6 +173,11 @@ export async function holdPage({ main, params, signal }) {
  * settled (confirmed), or null when the buyer should choose again (the
  * problem is shown). Retries by itself, with the same Idempotency-Key, while
  * the answer says it may.
+ * @param {string} holdId
+ * @param {string} token the card's payment token
+ * @param {CheckoutUI} ui
+ * @param {AbortSignal} signal
+ * @returns {Promise<Order | null>}
  */
 async function checkout(holdId, token, ui, signal) {
   const key = crypto.randomUUID(); // this attempt's key, kept across its retries
@@ -171,6 +185,7 @@ async function checkout(holdId, token, ui, signal) {
   ui.progress("Paying…");
   let retries = 0; // the automatic retries that reached (or may have reached) Payrail
   for (let attempt = 1; ; attempt += 1) {
+    /** @type {import("../api.js").Answer<Order>} */
     let answer;
     try {
       answer = await api("POST", "/v1/orders", { body, headers: { "Idempotency-Key": key }, signal });
@@ -199,7 +214,7 @@ async function checkout(holdId, token, ui, signal) {
           const next = err.slug === "service-overloaded" ? "" : ` (try ${retries + 1} of ${AUTO_RETRIES + 1})`;
           ui.progress(`Waiting to try the payment again${next}…`);
           showProblem(err, "Your seats are still held. The payment will be tried again by itself, with the same card.");
-          const wait = err.retryAfterMs ?? Math.min(30_000, 1000 * 2 ** (attempt - 1));
+          const wait = err.retryAfterMs ?? backoffMs(attempt);
           ui.waiting(true);
           await countdown(wait, "Trying the payment again", signal);
           ui.waiting(false);
@@ -221,16 +236,24 @@ async function checkout(holdId, token, ui, signal) {
   }
 }
 
-/** Polls a pending order until it is settled; returns it when confirmed. */
+/**
+ * Polls a pending order until it is settled; returns it when confirmed.
+ * @param {Order} order
+ * @param {CheckoutUI} ui
+ * @param {AbortSignal} signal
+ * @returns {Promise<Order | null>}
+ */
 async function settle(order, ui, signal) {
   let wait = 1000;
   while (order.status === "pending") {
     ui.progress("Confirming your payment… This can take a minute; you can leave this page and check My tickets later.");
     await sleep(wait, signal);
     wait = Math.min(10_000, wait * 2);
-    order = await retrying(() => get(`/v1/orders/${order.id}`, { signal }), signal);
+    const id = order.id;
+    order = await retrying(() => get(`/v1/orders/${id}`, { signal }), signal);
   }
   ui.progress("");
+  /** @type {Partial<Record<Order["status"], string>>} */
   const words = {
     declined: "The payment was declined. Your seats are still held: choose another card.",
     failed: "The payment failed and nothing was charged. Your seats are still held: try again.",

@@ -2,15 +2,17 @@
 // (GET /v1/organizer/events), and the form that creates one (POST /v1/events).
 
 import { api, get, retrying } from "../api.js";
-import { field, h } from "../dom.js";
+import { field, h, onSubmit } from "../dom.js";
 import { formatDateTime, formatMoney, localInputToISO, toCents } from "../format.js";
 import { report } from "../notice.js";
 import { go, requireUser, setTitle } from "../router.js";
 
+/** @type {import("../router.js").Page} */
 export async function organizerEventsPage({ main, signal }) {
   setTitle(main, "My events");
   if (!requireUser(main, "organizer")) return;
   main.append(h("p", {}, h("a", { href: "#/organizer/events/new", class: "button primary" }, "Create an event")));
+  /** @type {{events: import("../types.js").OrganizerEvent[]}} */
   const { events } = await retrying(() => get("/v1/organizer/events", { signal }), signal);
   if (events.length === 0) {
     main.append(h("p", {}, "You have no events yet."));
@@ -31,6 +33,7 @@ export async function organizerEventsPage({ main, signal }) {
         h("td", {}, h("a", { href: `#/organizer/events/${e.id}/scans`, "aria-label": `Scans of ${e.name}` }, "Scans"))))))));
 }
 
+/** @type {import("../router.js").Page} */
 export async function newEventPage({ main, signal }) {
   setTitle(main, "New event");
   if (!requireUser(main, "organizer")) return;
@@ -62,48 +65,63 @@ export async function newEventPage({ main, signal }) {
   main.append(form);
 
   addSection.addEventListener("click", () => {
-    sections.append(sectionFields(sections));
+    const added = sectionFields(sections);
+    sections.append(added);
     renumber(sections);
-    sections.lastElementChild.querySelector("input").focus();
+    added.querySelector("input")?.focus();
   });
   sections.append(sectionFields(sections));
   renumber(sections);
 
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
+  onSubmit(form, async () => {
     // Prices are typed in the currency's units and sent in cents.
     for (const price of form.querySelectorAll("input[data-price]")) {
+      if (!(price instanceof HTMLInputElement)) continue;
       price.setCustomValidity(Number.isNaN(toCents(price.value)) ? "Enter a price such as 45 or 45.50." : "");
     }
     if (!form.reportValidity()) return;
+    /** @type {import("../types.js").EventRequest} */
     const body = {
       name: name.input.value.trim(),
       venue: venue.input.value.trim(),
       starts_at: localInputToISO(startsAt.input.value),
       currency: currency.input.value.trim().toUpperCase(),
       sections: [...sections.children].map((fs) => ({
-        name: fs.querySelector("[data-name]").value.trim(),
-        rows: Number(fs.querySelector("[data-rows]").value),
-        seats_per_row: Number(fs.querySelector("[data-seats]").value),
-        price_cents: toCents(fs.querySelector("[data-price]").value),
+        name: inputOf(fs, "data-name").value.trim(),
+        rows: Number(inputOf(fs, "data-rows").value),
+        seats_per_row: Number(inputOf(fs, "data-seats").value),
+        price_cents: toCents(inputOf(fs, "data-price").value),
       })),
     };
     if (onSaleAt.input.value) body.on_sale_at = localInputToISO(onSaleAt.input.value);
     if (roomOn.checked) body.waiting_room = { admit_per_second: Number(admit.input.value) };
-    const submit = form.querySelector("button[type=submit]");
-    submit.disabled = true;
     try {
+      /** @type {import("../api.js").Answer<import("../types.js").Event>} */
       const { data: event } = await api("POST", "/v1/events", { body, signal });
       go("/organizer", `Event “${event.name}” created with ${event.seats_total} seats.`);
     } catch (err) {
       report(err);
-    } finally {
-      submit.disabled = false;
     }
   });
 }
 
-/** The fields of one section, with a button that removes it. */
+/**
+ * The input of a section's fields that carries the attribute (data-rows, …).
+ * @param {Element} fieldset
+ * @param {string} attribute
+ * @returns {HTMLInputElement}
+ */
+function inputOf(fieldset, attribute) {
+  const input = fieldset.querySelector(`input[${attribute}]`);
+  if (!(input instanceof HTMLInputElement)) throw new Error(`a section has no input[${attribute}]`);
+  return input;
+}
+
+/**
+ * The fields of one section, with a button that removes it.
+ * @param {HTMLElement} container the sections
+ * @returns {HTMLFieldSetElement}
+ */
 function sectionFields(container) {
   const fs = h("fieldset", { class: "section-fields" }, h("legend", {}, "Section"));
   const name = field("Section name", { required: true, maxlength: 200, "data-name": true, value: container.children.length === 0 ? "Stalls" : "" });
@@ -120,10 +138,15 @@ function sectionFields(container) {
   return fs;
 }
 
-/** Numbers the sections' legends and hides Remove when one is left. */
+/**
+ * Numbers the sections' legends and hides Remove when one is left.
+ * @param {HTMLElement} container the sections
+ */
 function renumber(container) {
   [...container.children].forEach((fs, i) => {
-    fs.querySelector("legend").textContent = `Section ${i + 1}`;
-    fs.querySelector(".link-button").hidden = container.children.length === 1;
+    const legend = fs.querySelector("legend");
+    const remove = fs.querySelector(".link-button");
+    if (legend) legend.textContent = `Section ${i + 1}`;
+    if (remove instanceof HTMLElement) remove.hidden = container.children.length === 1;
   });
 }

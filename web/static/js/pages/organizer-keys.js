@@ -3,19 +3,23 @@
 // events and revocations, never keys; a lost device's key is revoked.
 
 import { api, get, retrying } from "../api.js";
-import { field, h, replace } from "../dom.js";
+import { field, h, onSubmit, replace, selectField } from "../dom.js";
 import { formatDateTime } from "../format.js";
 import { clearNotice, report, showMessage } from "../notice.js";
 import { requireUser, setTitle } from "../router.js";
 
+/** @typedef {import("../types.js").ScannerKey} ScannerKey */
+
+/** @type {import("../router.js").Page} */
 export async function keysPage({ main, signal }) {
   setTitle(main, "Scanner keys");
   if (!requireUser(main, "organizer")) return;
+  /** @type {{events: import("../types.js").OrganizerEvent[]}} */
   const { events } = await retrying(() => get("/v1/organizer/events", { signal }), signal);
   const eventNames = new Map(events.map((e) => [e.id, e.name]));
 
   const label = field("Label", { required: true, maxlength: 100, placeholder: "North gate 1" }, "Which device or gate uses it.");
-  const eventChoice = field("Event", { tag: "select", options: [["", "Any of my events"], ...events.map((e) => [e.id, e.name])] },
+  const eventChoice = selectField("Event", [["", "Any of my events"], ...events.map((e) => /** @type {[string, string]} */ ([e.id, e.name]))],
     "A key bound to an event admits that event's tickets only.");
   const form = h("form", { class: "form" }, label.field, eventChoice.field,
     h("button", { type: "submit", class: "primary" }, "Create key"));
@@ -26,8 +30,12 @@ export async function keysPage({ main, signal }) {
     h("section", { "aria-labelledby": "keys-heading" }, h("h2", { id: "keys-heading" }, "Keys"), list));
 
   async function refresh() {
+    /** @type {{scanner_keys: ScannerKey[]}} */
     const { scanner_keys: keys } = await retrying(() => get("/v1/scanner-keys", { signal }), signal);
-    if (keys.length === 0) return replace(list, h("p", {}, "No scanner keys yet."));
+    if (keys.length === 0) {
+      replace(list, h("p", {}, "No scanner keys yet."));
+      return;
+    }
     replace(list, h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "Scanner keys, scrollable" },
       h("table", {},
         h("caption", { class: "visually-hidden" }, "Scanner keys"),
@@ -35,6 +43,10 @@ export async function keysPage({ main, signal }) {
         h("tbody", {}, keys.map((k) => keyRow(k))))));
   }
 
+  /**
+   * @param {ScannerKey} k
+   * @returns {HTMLTableRowElement}
+   */
   function keyRow(k) {
     const revoke = h("button", { type: "button", class: "secondary", "aria-label": `Revoke ${k.label}` }, "Revoke");
     revoke.addEventListener("click", async () => {
@@ -57,27 +69,27 @@ export async function keysPage({ main, signal }) {
       h("td", {}, k.revoked_at ? "" : revoke));
   }
 
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
+  onSubmit(form, async () => {
     if (!form.reportValidity()) return;
     clearNotice();
+    /** @type {{label: string, event_id?: string}} */
     const body = { label: label.input.value.trim() };
     if (eventChoice.input.value) body.event_id = eventChoice.input.value;
-    const submit = form.querySelector("button[type=submit]");
-    submit.disabled = true;
     try {
+      /** @type {import("../api.js").Answer<import("../types.js").NewScannerKey>} */
       const { data } = await api("POST", "/v1/scanner-keys", { body, signal });
       showKey(data);
       form.reset();
       await refresh();
     } catch (err) {
       report(err);
-    } finally {
-      submit.disabled = false;
     }
   });
 
-  /** The new key, this once, with a copy button. */
+  /**
+   * The new key, this once, with a copy button.
+   * @param {import("../types.js").NewScannerKey} k
+   */
   function showKey(k) {
     const copied = h("span", { role: "status", class: "muted" });
     const copy = h("button", { type: "button", class: "secondary" }, "Copy key");

@@ -2,7 +2,7 @@
 // conflicts included), newest first, a page at a time (GET /v1/events/{id}/scans?before=…; next_before is the
 // next, older page's `before`).
 
-import { get, retrying } from "../api.js";
+import { get, readEvent, retrying } from "../api.js";
 import { h } from "../dom.js";
 import { formatDateTime, formatDateTimeSeconds } from "../format.js";
 import { report } from "../notice.js";
@@ -10,6 +10,7 @@ import { requireUser, setTitle } from "../router.js";
 
 const PAGE_SIZE = 50;
 
+/** @type {Record<import("../types.js").ScanResult, string>} */
 const RESULT_WORDS = {
   admitted: "Admitted",
   already_scanned: "Already scanned",
@@ -21,7 +22,11 @@ const RESULT_WORDS = {
   conflict: "Conflict: admitted twice",
 };
 
-/** How a scan reached the server, in words. */
+/**
+ * How a scan reached the server, in words.
+ * @param {import("../types.js").ScanAttempt} s
+ * @returns {string}
+ */
 function how(s) {
   const words = [s.offline ? "offline" : "online"];
   if (s.device_scanned_at) words.push(`the door said ${formatDateTimeSeconds(s.device_scanned_at)}`);
@@ -29,11 +34,12 @@ function how(s) {
   return words.join(" · ");
 }
 
+/** @type {import("../router.js").Page} */
 export async function scansPage({ main, params, signal }) {
   const heading = setTitle(main, "Scans");
   if (!requireUser(main, "organizer")) return;
   const id = encodeURIComponent(params.id);
-  const event = await retrying(() => get(`/v1/events/${id}`, { signal }), signal);
+  const event = await readEvent(params.id, signal);
   heading.textContent = `Scans of ${event.name}`;
   document.title = `Scans of ${event.name} · Stagedoor`;
 
@@ -51,11 +57,13 @@ export async function scansPage({ main, params, signal }) {
         body)),
     status, older);
 
+  /** @type {string | null} */
   let before = null;
   async function loadPage() {
     older.disabled = true;
-    const query = new URLSearchParams({ limit: PAGE_SIZE });
+    const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
     if (before) query.set("before", before);
+    /** @type {import("../types.js").ScanPage} */
     const page = await retrying(() => get(`/v1/events/${id}/scans?${query}`, { signal }), signal);
     for (const s of page.scans) {
       body.append(h("tr", {},

@@ -4,15 +4,23 @@
 // image loads at once; one that fails (no connection, a busy server) is asked
 // for again, waiting a little longer each time.
 
-import { get, retrying } from "../api.js";
+import { get, readEvent, readSeatMap, retrying } from "../api.js";
+import { backoffMs } from "../retry.js";
 import { h } from "../dom.js";
 import { formatDateTime } from "../format.js";
 import { requireUser, setTitle } from "../router.js";
 import { seatName } from "../seatmap.js";
 
+/**
+ * @typedef {import("../types.js").Ticket} Ticket
+ * @typedef {{event: import("../types.js").Event, seats: Map<string, import("../types.js").Seat>}} EventSeats
+ */
+
+/** @type {import("../router.js").Page} */
 export async function ticketsPage({ main, signal }) {
   setTitle(main, "My tickets");
   if (!requireUser(main, "buyer")) return;
+  /** @type {{tickets: Ticket[]}} */
   const { tickets } = await retrying(() => get("/v1/tickets", { signal }), signal);
   if (tickets.length === 0) {
     main.append(h("p", {}, "You have no tickets yet. ", h("a", { href: "#/events" }, "Find an event.")));
@@ -23,25 +31,33 @@ export async function ticketsPage({ main, signal }) {
   // map once to name them.
   const eventIds = [...new Set(tickets.map((t) => t.event_id))];
   const events = new Map(await Promise.all(eventIds.map(async (id) => {
-    const [event, map] = await Promise.all([
-      retrying(() => get(`/v1/events/${id}`, { signal }), signal),
-      retrying(() => get(`/v1/events/${id}/seats`, { signal }), signal),
-    ]);
-    return [id, { event, seats: new Map(map.seats.map((s) => [s.id, s])) }];
+    const [event, map] = await Promise.all([readEvent(id, signal), readSeatMap(id, signal)]);
+    /** @type {[string, EventSeats]} */
+    const entry = [id, { event, seats: new Map(map.seats.map((s) => [s.id, s])) }];
+    return entry;
   })));
 
   const printButton = h("button", { type: "button", class: "secondary no-print" }, "Print tickets");
   printButton.addEventListener("click", () => window.print());
   main.append(printButton, h("ul", { class: "tickets", "aria-label": "Tickets" },
-    tickets.map((t) => ticketCard(t, events.get(t.event_id), signal))));
+    tickets.map((t) => ticketCard(t, /** @type {EventSeats} */ (events.get(t.event_id)), signal))));
 }
 
-/** A ticket's status in words; "valid" is the rest. */
+/**
+ * A ticket's status in words; "valid" is the rest.
+ * @type {Partial<Record<Ticket["status"], string>>}
+ */
 const TICKET_STATUS = {
   scanned: "Used: scanned at the door",
   refunded: "Refunded: this ticket no longer admits anyone",
 };
 
+/**
+ * @param {Ticket} ticket
+ * @param {EventSeats} eventSeats its event and seats (every ticket's event was read)
+ * @param {AbortSignal} signal
+ * @returns {HTMLLIElement}
+ */
 function ticketCard(ticket, { event, seats }, signal) {
   const seat = seats.get(ticket.seat_id);
   const where = seat ? seatName(seat) : "Seat";
@@ -62,6 +78,12 @@ const qrAttempts = 6;
 // qrImage is the ticket's QR code. When it fails to load, it is asked for
 // again after 1, 2, 4 … s (the server's Retry-After is not visible to an
 // image); after qrAttempts the card says so: the code in text works too.
+/**
+ * @param {Ticket} ticket
+ * @param {string} where its seat in words
+ * @param {AbortSignal} signal
+ * @returns {HTMLImageElement}
+ */
 function qrImage(ticket, where, signal) {
   const src = `/v1/tickets/${ticket.id}/qr`;
   const img = h("img", {
@@ -76,7 +98,7 @@ function qrImage(ticket, where, signal) {
         "The QR code did not load. Reload the page to try again; at the door, the code on this ticket works too."));
       return;
     }
-    const wait = Math.min(30_000, 1000 * 2 ** (attempt - 1));
+    const wait = backoffMs(attempt);
     attempt += 1;
     const retry = setTimeout(() => {
       img.removeAttribute("src");

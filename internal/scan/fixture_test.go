@@ -1,0 +1,131 @@
+package scan
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/hold"
+	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/testenv"
+)
+
+// door is a database with one organizer's two events (4 seats each), a buyer
+// who bought every seat of both (one order an event, its tickets issued with
+// IssueTickets, as checkout does), and the scan service.
+type door struct {
+	db        *pgxpool.Pool
+	scans     *Service
+	accounts  *auth.Service
+	organizer string
+	buyer     string
+	events    [2]string
+	orders    [2]string
+	codes     [2][]string // each event's tickets' codes, in seat order
+	tickets   [2][]string // their ids
+}
+
+func newDoor(t *testing.T) *door {
+	t.Helper()
+	ctx := context.Background()
+	d := &door{db: testenv.Postgres(t)}
+	events := event.NewService(d.db, hold.CreateSeats)
+	d.accounts = auth.NewService(d.db, 4).WithEvents(events)
+	d.scans = NewService(d.db, nil)
+	org, err := d.accounts.Register(ctx, auth.Organizer, "org-"+ids.New()+"@example.com", "correct horse", "Org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buyer, err := d.accounts.Register(ctx, auth.Buyer, "buyer-"+ids.New()+"@example.com", "correct horse", "Buyer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.organizer, d.buyer = org.ID, buyer.ID
+	holds := hold.NewService(d.db, events, time.Minute, 10)
+	for i := range d.events {
+		ev, err := events.Create(ctx, event.Draft{OrganizerID: d.organizer, Name: "Night", Venue: "Hall",
+			StartsAt: time.Now().Add(24 * time.Hour), Sections: []event.Section{{Name: "Floor", Rows: 1, SeatsPerRow: 4, PriceCents: 100}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.events[i] = ev.ID
+		m, err := events.SeatMap(ctx, ev.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seatIDs []string
+		for _, s := range m.Seats {
+			seatIDs = append(seatIDs, s.ID)
+		}
+		d.orders[i], d.tickets[i], d.codes[i] = d.buy(t, holds, ev.ID, seatIDs)
+	}
+	return d
+}
+
+// buy holds the seats, sells them (as a checkout does, in one transaction)
+// and issues their tickets.
+func (d *door) buy(t *testing.T, holds *hold.Service, eventID string, seatIDs []string) (orderID string, ticketIDs, codes []string) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := holds.Plan(ctx, d.buyer, eventID, seatIDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := holds.Place(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orderID = ids.New()
+	err = pgx.BeginFunc(ctx, d.db, func(tx pgx.Tx) error {
+		if _, err := hold.BeginCheckout(ctx, tx, d.buyer, h.ID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO orders (id, buyer_id, hold_id, event_id, status, total_cents, currency, charge_id, charge_deadline)
+			VALUES ($1, $2, $3, $4, 'confirmed', $5, $6, $7, now())`,
+			orderID, d.buyer, h.ID, eventID, h.TotalCents, h.Currency, "ch_"+orderID); err != nil {
+			return err
+		}
+		sold, err := hold.EndCheckout(ctx, tx, h.ID, hold.Converted)
+		if err != nil {
+			return err
+		}
+		issued := make([]NewTicket, len(sold))
+		for i, seat := range sold {
+			issued[i] = NewTicket{ID: ids.New(), SeatID: seat, Code: "CODE" + ids.New()}
+			ticketIDs, codes = append(ticketIDs, issued[i].ID), append(codes, issued[i].Code)
+		}
+		return IssueTickets(ctx, tx, orderID, d.buyer, eventID, issued)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return orderID, ticketIDs, codes
+}
+
+// scanner makes a scanner key of the organizer, bound to eventID unless it is
+// empty.
+func (d *door) scanner(t *testing.T, eventID string) Scanner {
+	t.Helper()
+	k, err := d.accounts.CreateScannerKey(context.Background(), d.organizer, "Gate", eventID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Scanner{KeyID: k.ID, OrganizerID: d.organizer, EventID: eventID}
+}
+
+// admittedRows counts the ticket's admitted rows in the audit.
+func (d *door) admittedRows(t *testing.T, ticketID string) int {
+	t.Helper()
+	var n int
+	if err := d.db.QueryRow(context.Background(),
+		`SELECT count(*) FROM scans WHERE ticket_id = $1 AND result = 'admitted'`, ticketID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -1,0 +1,123 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/stagedoor/stagedoor/internal/errkind"
+)
+
+// The SQL of tickets as issued, listed and revoked, and of the audit's purge
+// (tickets.go and offline.go have the rules).
+
+// issueTickets inserts an order's tickets in tx.
+func issueTickets(ctx context.Context, tx pgx.Tx, orderID, buyerID, eventID string, ticketIDs, seatIDs, codes []string) error {
+	_, err := tx.Exec(ctx, `
+		INSERT INTO tickets (id, order_id, buyer_id, event_id, seat_id, code)
+		SELECT t.id, $1, $2, $3, t.seat_id, t.code
+		FROM unnest($4::uuid[], $5::uuid[], $6::text[]) AS t (id, seat_id, code)`,
+		orderID, buyerID, eventID, ticketIDs, seatIDs, codes)
+	return err
+}
+
+// ticketsOf reads the buyer's tickets, oldest first; only those of orderID
+// when it is not empty.
+func ticketsOf(ctx context.Context, q Querier, buyerID, orderID string) ([]Ticket, error) {
+	rows, err := q.Query(ctx, `
+		SELECT id::text, order_id::text, event_id::text, seat_id::text, code, scanned_at, revoked_at IS NOT NULL
+		FROM tickets
+		WHERE buyer_id = $1 AND ($2 = '' OR order_id::text = $2)
+		ORDER BY created_at, id`, buyerID, orderID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Ticket, error) {
+		var t Ticket
+		err := row.Scan(&t.ID, &t.OrderID, &t.EventID, &t.SeatID, &t.Code, &t.ScannedAt, &t.Revoked)
+		return t, err
+	})
+}
+
+// revokeOrder revokes the order's tickets not revoked yet, listing each
+// revocation, in tx.
+func revokeOrder(ctx context.Context, tx pgx.Tx, orderID string) (int64, error) {
+	tag, err := tx.Exec(ctx, `
+		WITH revoked AS (
+		    UPDATE tickets SET revoked_at = now()
+		    WHERE order_id = $1 AND revoked_at IS NULL
+		    RETURNING id, event_id
+		)
+		INSERT INTO ticket_revocations (ticket_id, event_id) SELECT id, event_id FROM revoked`, orderID)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+// revoke revokes the organizer's ticket and lists its revocation, in one
+// transaction; once only. errkind.NotFound for another organizer's ticket.
+func (s store) revoke(ctx context.Context, organizerID, ticketID string) error {
+	return pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		var eventID string
+		var revoked bool
+		err := tx.QueryRow(ctx, `
+			SELECT t.event_id::text, t.revoked_at IS NOT NULL FROM tickets t JOIN events e ON e.id = t.event_id
+			WHERE t.id = $1 AND e.organizer_id = $2 FOR UPDATE OF t`, ticketID, organizerID).Scan(&eventID, &revoked)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errkind.NotFoundf("no such ticket of yours")
+		}
+		if err != nil || revoked {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE tickets SET revoked_at = now() WHERE id = $1`, ticketID); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO ticket_revocations (ticket_id, event_id) VALUES ($1, $2)`, ticketID, eventID)
+		return err
+	})
+}
+
+// revocations reads the revocations after the one numbered after that the
+// scanner's key may see, at most limit.
+func (s store) revocations(ctx context.Context, sc Scanner, after int64, limit int) ([]Revocation, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT r.id, r.ticket_id::text, r.event_id::text, r.revoked_at
+		FROM ticket_revocations r JOIN events e ON e.id = r.event_id
+		WHERE r.id > $1 AND e.organizer_id = $2 AND ($3::text = '' OR r.event_id = NULLIF($3::text, '')::uuid)
+		ORDER BY r.id LIMIT $4`, after, sc.OrganizerID, sc.EventID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Revocation, error) {
+		var v Revocation
+		err := r.Scan(&v.ID, &v.TicketID, &v.EventID, &v.RevokedAt)
+		return v, err
+	})
+}
+
+// purgeJunk deletes at most batch audit rows that name no ticket: those of no
+// event first, then those older than retention.
+func (s store) purgeJunk(ctx context.Context, batch int, retention time.Duration) (int64, error) {
+	tag, err := s.db.Exec(ctx, `
+		DELETE FROM scans WHERE id IN (
+		    SELECT id FROM scans WHERE ticket_id IS NULL AND event_id IS NULL LIMIT $1)`, batch)
+	if err != nil {
+		return 0, fmt.Errorf("scan: purge scans of no event: %w", err)
+	}
+	n := tag.RowsAffected()
+	if n >= int64(batch) {
+		return n, nil
+	}
+	tag, err = s.db.Exec(ctx, `
+		DELETE FROM scans WHERE id IN (
+		    SELECT id FROM scans WHERE ticket_id IS NULL AND received_at < now() - make_interval(secs => $2)
+		    ORDER BY received_at LIMIT $1)`, int64(batch)-n, retention.Seconds())
+	if err != nil {
+		return n, fmt.Errorf("scan: purge old scans of no ticket: %w", err)
+	}
+	return n + tag.RowsAffected(), nil
+}

@@ -1,0 +1,76 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The tickets table is this package's: a ticket is issued by internal/checkout
+// in the transaction that confirms its order (IssueTickets), admitted here (a
+// scan), and revoked here (by its organizer, or RevokeOrder when its order is
+// refunded).
+
+// NewTicket is a ticket to issue: one seat of a confirmed order.
+type NewTicket struct {
+	ID     string
+	SeatID string
+	Code   string // its door code: signed (ticketsign) or 160 random bits
+}
+
+// Ticket is an issued ticket, as its buyer lists it.
+type Ticket struct {
+	ID        string
+	OrderID   string
+	EventID   string
+	SeatID    string
+	Code      string
+	ScannedAt *time.Time
+	Revoked   bool // by its organizer, or because its order was refunded
+}
+
+// IssueTickets issues the tickets of the order, one statement in tx, the
+// caller's: internal/checkout issues them in the transaction that confirms the
+// order and sells its seats.
+func IssueTickets(ctx context.Context, tx pgx.Tx, orderID, buyerID, eventID string, tickets []NewTicket) error {
+	ticketIDs, seatIDs, codes := make([]string, len(tickets)), make([]string, len(tickets)), make([]string, len(tickets))
+	for i, t := range tickets {
+		ticketIDs[i], seatIDs[i], codes[i] = t.ID, t.SeatID, t.Code
+	}
+	if err := issueTickets(ctx, tx, orderID, buyerID, eventID, ticketIDs, seatIDs, codes); err != nil {
+		return fmt.Errorf("scan: issue the tickets of order %s: %w", orderID, err)
+	}
+	return nil
+}
+
+// Querier is a pool or a transaction.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// TicketsOf returns the buyer's tickets, oldest first; only those of orderID
+// when it is not empty.
+func TicketsOf(ctx context.Context, q Querier, buyerID, orderID string) ([]Ticket, error) {
+	tickets, err := ticketsOf(ctx, q, buyerID, orderID)
+	if err != nil {
+		return nil, fmt.Errorf("scan: list tickets: %w", err)
+	}
+	return tickets, nil
+}
+
+// RevokeOrder revokes every ticket of the order, in tx, the caller's:
+// internal/checkout revokes a refunded order's tickets in the transaction
+// that refunds the order. A revoked ticket admits no one online at once
+// (Revoked), and offline once a door has synced the revocations list, as a
+// ticket its organizer revoked. Tickets revoked already are left as they are.
+// It returns how many it revoked.
+func RevokeOrder(ctx context.Context, tx pgx.Tx, orderID string) (int64, error) {
+	n, err := revokeOrder(ctx, tx, orderID)
+	if err != nil {
+		return 0, fmt.Errorf("scan: revoke the tickets of order %s: %w", orderID, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,254 @@
+// The shapes of the API's JSON that the pages send and read, as JSDoc types for
+// the type check (tsc --checkJs, tsconfig.json). Each names the schema of
+// docs/openapi.yaml it follows (components.schemas, or the path whose answer it
+// is); members the pages do not read may be left out. The file holds no code:
+// modules import its types with import("./types.js").Name.
+
+/**
+ * An RFC 9457 problem (Problem). The server's carry type, title, status and
+ * detail; the ones the page makes itself (no connection) only title and detail.
+ * @typedef {object} Problem
+ * @property {string} [type] "/problems/{slug}"
+ * @property {string} [title]
+ * @property {number} [status]
+ * @property {string} [detail]
+ * @property {string} [limit] rate-limited, too-many-concurrent-requests: the limit that refused
+ * @property {number} [retry_after_ms] rate-limited: when a retry would be allowed, in ms
+ * @property {string[]} [unavailable_seat_ids] seats-unavailable: the seats held or sold
+ * @property {ScanResult} [result] scan-rejected: why
+ * @property {string} [first_scanned_at] scan-rejected, already_scanned: the admission
+ */
+
+/**
+ * Who is logged in (Principal): GET /v1/me, and the login's answer.
+ * @typedef {object} Principal
+ * @property {string} id
+ * @property {"buyer" | "organizer"} kind
+ * @property {string} email
+ */
+
+/**
+ * The answer of POST /v1/web/session.
+ * @typedef {object} WebSession
+ * @property {Principal} principal
+ * @property {string} expires_at
+ */
+
+/**
+ * @typedef {object} Section
+ * @property {string} name
+ * @property {number} rows
+ * @property {number} seats_per_row
+ * @property {number} price_cents
+ */
+
+/**
+ * POST /v1/events (EventRequest).
+ * @typedef {object} EventRequest
+ * @property {string} name
+ * @property {string} venue
+ * @property {string} starts_at
+ * @property {string} [on_sale_at]
+ * @property {string} [currency]
+ * @property {Section[]} sections
+ * @property {{admit_per_second: number} | null} [waiting_room]
+ */
+
+/**
+ * An event (Event).
+ * @typedef {object} Event
+ * @property {string} id
+ * @property {string} name
+ * @property {string} venue
+ * @property {string} starts_at
+ * @property {string} on_sale_at
+ * @property {string} organizer_id
+ * @property {string} currency
+ * @property {{admit_per_second: number} | null} waiting_room
+ * @property {Section[]} [sections] on one event; not in lists
+ * @property {number} seats_total
+ * @property {number} seats_available
+ * @property {string} created_at
+ */
+
+/**
+ * An organizer's event with its sales (OrganizerEvent).
+ * @typedef {Event & {seats_held: number, seats_sold: number, revenue_cents: number}} OrganizerEvent
+ */
+
+/**
+ * A page of GET /v1/events (EventPage).
+ * @typedef {object} EventPage
+ * @property {Event[]} events
+ * @property {string | null} next_after
+ */
+
+/** @typedef {"available" | "held" | "sold"} SeatStatus */
+
+/**
+ * A seat (Seat).
+ * @typedef {object} Seat
+ * @property {string} id
+ * @property {string} section
+ * @property {string} row "A", "B", … "Z", "AA", …
+ * @property {number} number
+ * @property {number} price_cents
+ * @property {SeatStatus} status
+ */
+
+/**
+ * A seat's new status: the stream's "changes" list only these members.
+ * @typedef {{id: string, status: SeatStatus}} SeatChange
+ */
+
+/**
+ * GET /v1/events/{id}/seats and the stream's snapshot (SeatMap).
+ * @typedef {object} SeatMap
+ * @property {string} event_id
+ * @property {string} as_of
+ * @property {Seat[]} seats
+ */
+
+/**
+ * The stream's "changes" message: a SeatMap of the changed seats only.
+ * @typedef {object} SeatChanges
+ * @property {string} event_id
+ * @property {string} as_of
+ * @property {SeatChange[]} seats
+ */
+
+/**
+ * The buyer's place in a waiting room (QueueStatus).
+ * @typedef {object} QueueStatus
+ * @property {"waiting" | "admitted" | "closed" | "sold_out"} status
+ * @property {string} event_id
+ * @property {number} [position]
+ * @property {number} [estimated_wait_seconds]
+ * @property {boolean} [paused]
+ * @property {string} [admitted_until]
+ * @property {"seats_held" | "event_started"} [closed_reason]
+ * @property {string} [queue_token]
+ */
+
+/**
+ * POST /v1/holds (HoldRequest).
+ * @typedef {{event_id: string, seat_ids: string[]}} HoldRequest
+ */
+
+/**
+ * A hold (Hold).
+ * @typedef {object} Hold
+ * @property {string} id
+ * @property {string} event_id
+ * @property {string[]} seat_ids
+ * @property {"active" | "expired" | "released" | "converted"} status
+ * @property {string} expires_at
+ * @property {number} total_cents
+ * @property {string} currency
+ * @property {string} created_at
+ */
+
+/**
+ * A ticket (Ticket).
+ * @typedef {object} Ticket
+ * @property {string} id
+ * @property {string} event_id
+ * @property {string} seat_id
+ * @property {string} code
+ * @property {"valid" | "scanned" | "refunded"} status
+ */
+
+/**
+ * An order (Order).
+ * @typedef {object} Order
+ * @property {string} id
+ * @property {"pending" | "confirmed" | "declined" | "failed" | "released" | "refunded"} status
+ * @property {string} hold_id
+ * @property {string} event_id
+ * @property {number} total_cents
+ * @property {string} currency
+ * @property {string} created_at
+ * @property {string} [refunded_at]
+ * @property {Ticket[]} tickets
+ */
+
+/**
+ * A scanner key as listed (ScannerKey).
+ * @typedef {object} ScannerKey
+ * @property {string} id
+ * @property {string} label
+ * @property {string | null} event_id
+ * @property {string} created_at
+ * @property {string | null} revoked_at
+ */
+
+/**
+ * A new scanner key, with the key this once (NewScannerKey).
+ * @typedef {ScannerKey & {key: string}} NewScannerKey
+ */
+
+/** @typedef {"admitted" | "already_scanned" | "wrong_event" | "invalid" | "revoked" | "conflict"} ScanResult */
+
+/**
+ * A ticket admitted at the door (Admission): POST /v1/scans, 200.
+ * @typedef {object} Admission
+ * @property {"admitted"} result
+ * @property {string} ticket_id
+ * @property {string} event_id
+ * @property {{section: string, row: string, number: number}} seat
+ * @property {string} scanned_at
+ */
+
+/**
+ * One scan of the audit (ScanAttempt).
+ * @typedef {object} ScanAttempt
+ * @property {string} id
+ * @property {string} scanner_key_id
+ * @property {string} scanner_label
+ * @property {string | null} ticket_id
+ * @property {string} code_prefix
+ * @property {ScanResult} result
+ * @property {string} scanned_at
+ * @property {boolean} offline
+ * @property {boolean} uploaded_after_key_revoked
+ * @property {string | null} device_scanned_at
+ */
+
+/**
+ * A page of the scan audit (ScanPage).
+ * @typedef {object} ScanPage
+ * @property {string} event_id
+ * @property {ScanAttempt[]} scans
+ * @property {string | null} next_before
+ */
+
+/**
+ * GET /v1/scanner/keyset.
+ * @typedef {object} Keyset
+ * @property {string | null} event_id the key's bound event
+ * @property {{event_id: string, alg: "Ed25519", public_key: string}[]} keys
+ */
+
+/**
+ * GET /v1/scanner/revocations.
+ * @typedef {object} Revocations
+ * @property {{ticket_id: string, event_id: string, revoked_at: string}[]} revocations
+ * @property {string} next_after
+ */
+
+/**
+ * One scan of POST /v1/scans/batch, as the door queues it.
+ * @typedef {object} QueuedScan
+ * @property {string} device_scan_id
+ * @property {string} code
+ * @property {string} scanned_at
+ * @property {boolean} offline
+ */
+
+/**
+ * The answer of POST /v1/scans/batch: one result a scan settled.
+ * @typedef {object} UploadResults
+ * @property {{device_scan_id: string, result: ScanResult | "key_revoked", ticket_id: string | null, first_scanned_at: string | null, replayed: boolean}[]} results
+ */
+
+export {};
