@@ -10,20 +10,8 @@
 # otherwise the script says what to install. make test runs it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-say() { printf 'ensure-browser: %s\n' "$*" >&2; }
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib/debian.sh"
 
-pkgs=()
-command -v chromium >/dev/null || pkgs+=(chromium)
-[[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]] || pkgs+=(fonts-dejavu-core)
-command -v ffmpeg >/dev/null || pkgs+=(ffmpeg)
-if ((${#pkgs[@]})); then
-  if [[ $EUID -ne 0 ]]; then
-    say "missing ${pkgs[*]}; run: sudo apt-get install -y --no-install-recommends ${pkgs[*]}"
-    exit 1
-  fi
-  say "installing ${pkgs[*]} with apt-get"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
-fi
+install_missing chromium:chromium /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core ffmpeg:ffmpeg
 bash scripts/ensure-web.sh

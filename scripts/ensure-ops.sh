@@ -20,7 +20,8 @@
 # Debian packages are installed with apt-get (CI, a fresh machine); otherwise the
 # script says what to install. make test runs it.
 set -euo pipefail
-say() { printf 'ensure-ops: %s\n' "$*" >&2; }
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib/debian.sh"
 
 pkgs=()
 command -v promtool >/dev/null || pkgs+=(prometheus)
@@ -30,12 +31,4 @@ command -v haproxy >/dev/null || pkgs+=(haproxy)
 command -v pgbouncer >/dev/null || [[ -x /usr/sbin/pgbouncer ]] || pkgs+=(pgbouncer)
 command -v shellcheck >/dev/null || pkgs+=(shellcheck)
 command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 || pkgs+=(docker-compose)
-((${#pkgs[@]})) || exit 0
-if [[ $EUID -ne 0 ]]; then
-  say "missing ${pkgs[*]}; run: sudo apt-get install -y --no-install-recommends ${pkgs[*]}"
-  exit 1
-fi
-say "installing ${pkgs[*]} with apt-get"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+install_debian "${pkgs[@]}"

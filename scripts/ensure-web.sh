@@ -12,21 +12,10 @@
 # match package-lock.json. make build, make run and make test run this script.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-say() { printf 'ensure-web: %s\n' "$*" >&2; }
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib/debian.sh"
 
-pkgs=()
-command -v node >/dev/null || pkgs+=(nodejs)
-command -v npm >/dev/null || pkgs+=(npm)
-if ((${#pkgs[@]})); then
-  if [[ $EUID -ne 0 ]]; then
-    say "missing ${pkgs[*]}; run: sudo apt-get install -y --no-install-recommends ${pkgs[*]}"
-    exit 1
-  fi
-  say "installing ${pkgs[*]} with apt-get"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
-fi
+install_missing node:nodejs npm:npm
 
 # npm ci when nothing is installed yet, or package-lock.json changed since.
 if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then

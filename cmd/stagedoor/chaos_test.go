@@ -129,30 +129,25 @@ func TestChaosCheckoutLosesNothing(t *testing.T) {
 
 	// Recovery and reconciliation run in both instances; wait for them.
 	var violations []string
-	deadline := time.Now().Add(40 * time.Second)
-	for {
-		var pending int
+	var pending int
+	if !testenv.Poll(40*time.Second, 500*time.Millisecond, func() bool {
 		if err := db.QueryRow(ctx, `SELECT count(*) FROM orders WHERE status = 'pending'`).Scan(&pending); err != nil {
 			t.Fatal(err)
 		}
 		violations = testenv.MoneyViolations(t, db)
-		if pending == 0 && len(violations) == 0 {
-			break
+		return pending == 0 && len(violations) == 0
+	}) {
+		rows, _ := db.Query(ctx, `SELECT o.id::text, o.created_at - l.started_at, o.charge_deadline - o.created_at, o.lease_until
+			FROM orders o, payrail.ledger l WHERE o.status = 'pending'`)
+		for rows.Next() {
+			var id string
+			var afterLedger, window time.Duration
+			var lease *time.Time
+			_ = rows.Scan(&id, &afterLedger, &window, &lease)
+			t.Logf("pending order %s: made %s after the ledger began, window %s, lease %v", id, afterLedger, window, lease)
 		}
-		if time.Now().After(deadline) {
-			rows, _ := db.Query(ctx, `SELECT o.id::text, o.created_at - l.started_at, o.charge_deadline - o.created_at, o.lease_until
-				FROM orders o, payrail.ledger l WHERE o.status = 'pending'`)
-			for rows.Next() {
-				var id string
-				var afterLedger, window time.Duration
-				var lease *time.Time
-				_ = rows.Scan(&id, &afterLedger, &window, &lease)
-				t.Logf("pending order %s: made %s after the ledger began, window %s, lease %v", id, afterLedger, window, lease)
-			}
-			rows.Close()
-			t.Fatalf("after 40 s, %d orders still pending and the invariant fails:\n%s", pending, strings.Join(violations, "\n"))
-		}
-		time.Sleep(500 * time.Millisecond)
+		rows.Close()
+		t.Fatalf("after 40 s, %d orders still pending and the invariant fails:\n%s", pending, strings.Join(violations, "\n"))
 	}
 
 	// No order was told "certainly no charge" that Payrail charged (the
@@ -358,9 +353,11 @@ func (a *chaosAPI) buySeat(b int, who buyer, event, seat string, declineFirst bo
 			c.first, _ = a.pay(b, who.token, c.body, c.key)
 			made = append(made, c)
 			outcome := c.first
-			for wait := time.Now().Add(20 * time.Second); outcome == 202 && time.Now().Before(wait); {
-				time.Sleep(250 * time.Millisecond) // pending: ask the key again until it knows
-				outcome, _ = a.pay(b, who.token, c.body, c.key)
+			if outcome == 202 { // pending: ask the key again until it knows
+				testenv.Poll(20*time.Second, 250*time.Millisecond, func() bool {
+					outcome, _ = a.pay(b, who.token, c.body, c.key)
+					return outcome != 202
+				})
 			}
 			switch outcome {
 			case 402: // declined: the hold is still ours; pay with the other card
@@ -378,15 +375,13 @@ func (a *chaosAPI) buySeat(b int, who buyer, event, seat string, declineFirst bo
 // the answer is "in progress" (409), "busy" or "payment unavailable" (503: no
 // charge was made, the key may try again) or no instance answers.
 func (a *chaosAPI) pay(b int, token, body, key string) (int, map[string]any) {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, m := a.call(b, "POST", "/v1/orders", token, body, "Idempotency-Key", key)
-		retry := code == 0 || code == 503 || code == 409 && m["type"] == "/problems/idempotency-in-progress"
-		if !retry || time.Now().After(deadline) {
-			return code, m
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var code int
+	var m map[string]any
+	testenv.Poll(30*time.Second, 100*time.Millisecond, func() bool {
+		code, m = a.call(b, "POST", "/v1/orders", token, body, "Idempotency-Key", key)
+		return !(code == 0 || code == 503 || code == 409 && m["type"] == "/problems/idempotency-in-progress")
+	})
+	return code, m
 }
 
 // instance is one `stagedoor serve` (or, with command "payrail", `stagedoor
@@ -412,18 +407,15 @@ func startInstance(t *testing.T, env map[string]string, logs io.Writer) *instanc
 func killPayrailMidCharge(t *testing.T, db *pgxpool.Pool, payrail *instance) int {
 	t.Helper()
 	var held int
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	if !testenv.Poll(10*time.Second, 5*time.Millisecond, func() bool {
 		if err := db.QueryRow(context.Background(), `
 			SELECT count(*) FROM orders o JOIN payrail.charges c ON c.idempotency_key = o.id::text
 			WHERE o.status = 'pending'`).Scan(&held); err != nil {
 			t.Fatal(err)
 		}
-		if held > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("Payrail held no charge it had not answered within 10 s: the fault cannot happen")
-		}
+		return held > 0
+	}) {
+		t.Fatal("Payrail held no charge it had not answered within 10 s: the fault cannot happen")
 	}
 	payrail.kill(t)
 	return held
@@ -449,15 +441,16 @@ func (in *instance) restart(t *testing.T, env map[string]string) {
 	in.mu.Lock()
 	in.cmd = cmd
 	in.mu.Unlock()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		resp, err := http.Get(in.base() + "/healthz")
-		if err == nil {
+	// Up is any answer of /healthz, as soon as the program serves.
+	var err error
+	if !testenv.Poll(20*time.Second, 20*time.Millisecond, func() bool {
+		var resp *http.Response
+		if resp, err = http.Get(in.base() + "/healthz"); err == nil {
 			resp.Body.Close()
-			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("instance on %s did not come up: %v", in.addr, err)
-		}
+		return err == nil
+	}) {
+		t.Fatalf("instance on %s did not come up: %v", in.addr, err)
 	}
 }
 

@@ -26,11 +26,7 @@ func TestDemoRunsTheWholeFlow(t *testing.T) {
 	base, envFile := startSeededStack(t, testEnv(t))
 
 	t.Run("succeeds", func(t *testing.T) {
-		out, code := runDemo(t, nil, "-url", base, "-env-file", envFile)
-		if code != 0 {
-			t.Fatalf("demo exited %d:\n%s", code, out)
-		}
-		for _, step := range []string{
+		out := demoSays(t, []string{"-url", base, "-env-file", envFile},
 			"buyer     POST /v1/login → 200 OK: logged in as demo-buyer@example.com (buyer)",
 			"buyer     GET /v1/events?limit=100 → 200 OK",
 			"/seats → 200 OK: 300 seats, 300 available",
@@ -42,12 +38,7 @@ func TestDemoRunsTheWholeFlow(t *testing.T) {
 			"organizer POST /v1/login → 200 OK",
 			"organizer GET /v1/organizer/events → 200 OK: 1 event; \"Stagedoor Demo Night\": 2 seats sold, 0 held",
 			"/scans?limit=2 → 200 OK: newest first: already_scanned",
-			"The whole flow worked.",
-		} {
-			if !strings.Contains(out, step) {
-				t.Errorf("the output lacks %q:\n%s", step, out)
-			}
-		}
+			"The whole flow worked.")
 		if strings.Contains(out, "scanner-keys") {
 			t.Errorf("with DEMO_SCANNER_KEY in the file, demo made a key of its own:\n%s", out)
 		}
@@ -66,20 +57,11 @@ func TestDemoRunsTheWholeFlow(t *testing.T) {
 
 	t.Run("without a scanner key, makes one for the run", func(t *testing.T) {
 		// No file: seed's accounts, the event found by its name.
-		out, code := runDemo(t, nil, "-url", base, "-env-file", filepath.Join(t.TempDir(), "none"))
-		if code != 0 {
-			t.Fatalf("demo exited %d:\n%s", code, out)
-		}
-		for _, step := range []string{
+		demoSays(t, []string{"-url", base, "-env-file", filepath.Join(t.TempDir(), "none")},
 			"organizer POST /v1/scanner-keys → 201 Created",
 			"door      POST /v1/scans → 200 OK: admitted",
 			"organizer DELETE /v1/scanner-keys/",
-			"4 seats sold",
-		} {
-			if !strings.Contains(out, step) {
-				t.Errorf("the output lacks %q:\n%s", step, out)
-			}
-		}
+			"4 seats sold")
 	})
 
 	t.Run("no Stagedoor there", func(t *testing.T) {
@@ -116,6 +98,22 @@ func startSeededStack(t *testing.T, env map[string]string) (base, envFile string
 		t.Fatalf("stagedoor seed: %v\n%s", err, seedErr.String())
 	}
 	return base, envFile
+}
+
+// demoSays runs stagedoor demo with args, wants it to exit 0 and to print
+// each of steps, and returns what it printed.
+func demoSays(t *testing.T, args []string, steps ...string) string {
+	t.Helper()
+	out, code := runDemo(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("demo exited %d:\n%s", code, out)
+	}
+	for _, step := range steps {
+		if !strings.Contains(out, step) {
+			t.Errorf("the output lacks %q:\n%s", step, out)
+		}
+	}
+	return out
 }
 
 // runDemo runs stagedoor demo as a program, with env added to the test's own

@@ -90,20 +90,7 @@ func listeningAddr(t *testing.T, log io.Reader) string {
 
 func waitHealthy(t *testing.T, base string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/healthz did not answer 200: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.EventuallyNil(t, 10*time.Second, testenv.GetOK(base+"/healthz"), "/healthz answering 200")
 }
 
 func getJSON(t *testing.T, url string) (*http.Response, map[string]any) {

@@ -37,13 +37,7 @@ func (ts *testServer) putLimit(t *testing.T, name, body string) limitJSON {
 // eventually polls cond for up to 2 s, the propagation the contract promises.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 2 s: %s", what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	testenv.Eventually(t, 2*time.Second, cond, what)
 }
 
 // TestLimitSettingsReachEveryInstance: two instances of one deployment; what an

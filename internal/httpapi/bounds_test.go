@@ -18,7 +18,7 @@ import (
 func TestContractBoundsAreEnforced(t *testing.T) {
 	t.Parallel()
 	v := newVenue(t, nil)
-	_, key := newScannerKey(t, v.testServer, v.org, v.event)
+	key := v.key(t, v.event)
 
 	// refused checks that a is a 400 invalid-request whose detail names field.
 	refused := func(t *testing.T, a answer, field string) {

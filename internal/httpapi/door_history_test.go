@@ -13,6 +13,14 @@ import (
 
 // The door's history: what an upload may and may not rewrite (issue 25).
 
+// key makes a scanner key of the venue's organizer, bound to eventID ("" for
+// none), and returns the key.
+func (v *venue) key(t testing.TB, eventID string) string {
+	t.Helper()
+	_, key := newScannerKey(t, v.testServer, v.org, eventID)
+	return key
+}
+
 // keysMadeAgo dates every scanner key of the database d ago, so that uploads
 // may date scans in the recent past (an upload's dates are believed only
 // after its key was made).
@@ -82,7 +90,7 @@ func TestRespelledCodesAreRefused(t *testing.T) {
 	t.Parallel()
 	v := newVenue(t, nil)
 	tickets := v.buy(t, 1)
-	_, key := newScannerKey(t, v.testServer, v.org, v.event)
+	key := v.key(t, v.event)
 	v.keysMadeAgo(t, time.Hour)
 	spellings := ticketsign.Respellings(tickets[0].code)
 	if len(spellings) != 15 {
@@ -114,9 +122,7 @@ func TestRespelledOfflineAdmissionIsTheTicketsAdmission(t *testing.T) {
 	t.Parallel()
 	v := newVenue(t, nil)
 	tickets := v.buy(t, 2)
-	_, north := newScannerKey(t, v.testServer, v.org, v.event)
-	_, south := newScannerKey(t, v.testServer, v.org, v.event)
-	_, west := newScannerKey(t, v.testServer, v.org, "")
+	north, south, west := v.key(t, v.event), v.key(t, v.event), v.key(t, "")
 	v.keysMadeAgo(t, time.Hour)
 	at := time.Now().Add(-5 * time.Minute).Truncate(time.Millisecond)
 
@@ -202,7 +208,7 @@ func TestRevokedKeyUploadsWhatItScannedBefore(t *testing.T) {
 		t.Errorf("the audit = %+v, want tickets 0 and 1 marked uploaded after the key was revoked, nothing else", page.Scans)
 	}
 	// What the revoked key could not upload was not admitted: another door admits it.
-	_, other := newScannerKey(t, v.testServer, v.org, v.event)
+	other := v.key(t, v.event)
 	if a := v.scanTB(t, other, tickets[2].code); a.StatusCode != 200 {
 		t.Errorf("ticket 2 at another door = %d %s, want admitted", a.StatusCode, a.raw)
 	}
@@ -222,9 +228,7 @@ func TestUploadedDatesAreBelievedWithinAWindow(t *testing.T) {
 	t.Parallel()
 	v := newVenue(t, nil)
 	tickets := v.buy(t, 6)
-	_, door := newScannerKey(t, v.testServer, v.org, v.event)
-	_, gate := newScannerKey(t, v.testServer, v.org, v.event)
-	_, north := newScannerKey(t, v.testServer, v.org, v.event)
+	door, gate, north := v.key(t, v.event), v.key(t, v.event), v.key(t, v.event)
 	v.keysMadeAgo(t, time.Hour)
 	base := time.Now().Truncate(time.Millisecond)
 
@@ -273,8 +277,7 @@ func TestUploadedDatesAreBelievedWithinAWindow(t *testing.T) {
 	// Ticket 5: two more offline admissions, each earlier, uploaded one after
 	// the other by fresh doors: the earliest is the admission, and each
 	// displaced row is a conflict once.
-	_, k1 := newScannerKey(t, v.testServer, v.org, v.event)
-	_, k2 := newScannerKey(t, v.testServer, v.org, v.event)
+	k1, k2 := v.key(t, v.event), v.key(t, v.event)
 	v.keysMadeAgo(t, time.Hour)
 	v.upload(t, k1, deviceScan("k1", tickets[5].code, base.Add(-12*time.Minute), true))
 	v.upload(t, k2, deviceScan("k2", tickets[5].code, base.Add(-14*time.Minute), true))
@@ -318,7 +321,7 @@ func TestReplaysAnswerFromWhatWasStored(t *testing.T) {
 	t.Parallel()
 	v := newVenue(t, nil)
 	tickets := v.buy(t, 1)
-	_, key := newScannerKey(t, v.testServer, v.org, v.event)
+	key := v.key(t, v.event)
 	other := &venue{testServer: v.testServer, org: newAccount(t, v.testServer, auth.Organizer), buyer: v.buyer}
 	other.event, other.seats = newEvent(t, v.testServer, other.org, eventBody(1, 5))
 	theirs := other.buy(t, 1)
@@ -349,8 +352,7 @@ func TestReplaysAnswerFromWhatWasStored(t *testing.T) {
 func TestScannerKeyLimitsUploadsKeysetAndRevocations(t *testing.T) {
 	t.Parallel()
 	v := newVenue(t, nil, "STAGEDOOR_LIMIT_SCANNER_KEY", "10/1h burst 10")
-	_, key := newScannerKey(t, v.testServer, v.org, v.event)
-	_, fresh := newScannerKey(t, v.testServer, v.org, v.event)
+	key, fresh := v.key(t, v.event), v.key(t, v.event)
 	v.keysMadeAgo(t, time.Hour)
 	base := time.Now().Add(-30 * time.Minute)
 	junk := make([]string, 50)
@@ -395,8 +397,7 @@ func TestJunkScansGetAnEventOrAreNotStoredAndArePurged(t *testing.T) {
 	v := newVenue(t, nil)
 	tickets := v.buy(t, 2)
 	stranger := newAccount(t, v.testServer, auth.Organizer)
-	_, unbound := newScannerKey(t, v.testServer, v.org, "")
-	_, bound := newScannerKey(t, v.testServer, v.org, v.event)
+	unbound, bound := v.key(t, ""), v.key(t, v.event)
 	_, strangers := newScannerKey(t, v.testServer, stranger, "")
 	v.keysMadeAgo(t, time.Hour)
 	at := time.Now().Add(-time.Minute)

@@ -52,7 +52,7 @@ func TestTicketCodesVerifyWithTheKeyset(t *testing.T) {
 	t.Parallel()
 	v := newVenue(t, nil)
 	tickets := v.buy(t, 2)
-	_, bound := newScannerKey(t, v.testServer, v.org, v.event)
+	bound := v.key(t, v.event)
 	ks := as[keysetJSON](t, v.request(t, "GET", "/v1/scanner/keyset", "", "X-Api-Key", bound))
 	if ks.EventID == nil || *ks.EventID != v.event || len(ks.Keys) != 1 || ks.Keys[0].Alg != "Ed25519" {
 		t.Fatalf("keyset = %+v", ks)
@@ -79,8 +79,7 @@ func TestUploadsSettleOnceEarliestWins(t *testing.T) {
 	t.Parallel()
 	v := newVenue(t, nil)
 	tickets := v.buy(t, 3)
-	_, north := newScannerKey(t, v.testServer, v.org, v.event)
-	_, south := newScannerKey(t, v.testServer, v.org, v.event)
+	north, south := v.key(t, v.event), v.key(t, v.event)
 	v.keysMadeAgo(t, time.Hour)
 	early := time.Now().Add(-10 * time.Minute).Truncate(time.Millisecond)
 	late := early.Add(3 * time.Minute)
@@ -145,7 +144,7 @@ func TestRevokedTicketsAreRefusedAndListed(t *testing.T) {
 	t.Parallel()
 	v := newVenue(t, nil)
 	tickets := v.buy(t, 2)
-	_, key := newScannerKey(t, v.testServer, v.org, v.event)
+	key := v.key(t, v.event)
 	if a := v.request(t, "DELETE", "/v1/organizer/tickets/"+tickets[0].id, "", v.org.bearer()...); a.StatusCode != 204 {
 		t.Fatalf("revoke = %d %s", a.StatusCode, a.raw)
 	}
@@ -193,7 +192,7 @@ func TestGateOpeningBurstLosesNoScan(t *testing.T) {
 	var mu sync.Mutex
 	retried := 0
 	for d := range devices {
-		_, key := newScannerKey(t, v.testServer, v.org, v.event)
+		key := v.key(t, v.event)
 		wg.Go(func() {
 			for _, tk := range tickets[d*perDevice : (d+1)*perDevice] {
 				for attempt := 0; ; attempt++ {

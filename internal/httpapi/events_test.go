@@ -202,17 +202,6 @@ func seatMap(t *testing.T, ts *testServer, eventID string) []seatJSON {
 	return m.Seats
 }
 
-func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s", limit, what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-}
-
 // TestSeatMapStampedeCostsOneQuery: 200 concurrent reads of a seat map cause
 // one query; the reads after a second, one more.
 func TestSeatMapStampedeCostsOneQuery(t *testing.T) {

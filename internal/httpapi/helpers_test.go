@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stagedoor/stagedoor/internal/app"
+	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/config"
 	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/testenv"
@@ -138,4 +140,23 @@ func postgresPool(t testing.TB, size int) *pgxpool.Pool {
 	}
 	t.Cleanup(db.Close)
 	return db
+}
+
+// refusedSoon polls ask until it answers 401, for up to half the credential
+// cache's bound (auth.CredentialTTL/2): a revocation on one instance reaches
+// the others by its notification, not by their caches' expiry.
+func refusedSoon(t *testing.T, what string, ask func() answer) {
+	t.Helper()
+	testenv.EventuallyNil(t, auth.CredentialTTL/2, func() error {
+		if a := ask(); a.StatusCode != 401 {
+			return fmt.Errorf("%d %s", a.StatusCode, a.raw)
+		}
+		return nil
+	}, what)
+}
+
+// waitFor polls cond for up to limit (testenv.Eventually).
+func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	testenv.Eventually(t, limit, cond, what)
 }

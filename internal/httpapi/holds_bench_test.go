@@ -114,6 +114,23 @@ func parallelism(n int) int {
 	return (n + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
 }
 
+// runHolders resets the timer and runs the benchmark's ops on n goroutines,
+// each with a holder of its own from holders, and returns the seconds of wall
+// time the ops took.
+func runHolders(b *testing.B, holders chan *holder, n int, op func(h *holder)) float64 {
+	b.SetParallelism(parallelism(n))
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		h := <-holders
+		defer func() { holders <- h }()
+		for pb.Next() {
+			op(h)
+		}
+	})
+	return time.Since(start).Seconds()
+}
+
 // BenchmarkHolds: 100 buyers at once on one 5,000-seat event. One op is one
 // POST /v1/holds of 2 random seats, and, when it was placed, the DELETE of the
 // buyer's previous hold; holds/s counts holds placed per second of wall time.
@@ -121,21 +138,13 @@ func BenchmarkHolds(b *testing.B) {
 	e := newBenchEvent(b)
 	holders := e.holders(b, 100)
 	var placed, refused atomic.Int64
-	b.SetParallelism(parallelism(100))
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		h := <-holders
-		defer func() { holders <- h }()
-		for pb.Next() {
-			if h.once(b) {
-				placed.Add(1)
-			} else {
-				refused.Add(1)
-			}
+	elapsed := runHolders(b, holders, 100, func(h *holder) {
+		if h.once(b) {
+			placed.Add(1)
+		} else {
+			refused.Add(1)
 		}
 	})
-	elapsed := time.Since(start).Seconds()
 	b.ReportMetric(float64(placed.Load())/elapsed, "holds/s")
 	b.ReportMetric(100*float64(refused.Load())/float64(max(1, placed.Load()+refused.Load())), "%refused")
 }
@@ -155,21 +164,14 @@ func BenchmarkHoldsNoRelease(b *testing.B) {
 		rand.Shuffle(len(e.seats), func(i, j int) { e.seats[i], e.seats[j] = e.seats[j], e.seats[i] })
 	}
 	var next, placed atomic.Int64
-	b.SetParallelism(parallelism(100))
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		h := <-holders
-		defer func() { holders <- h }()
-		for pb.Next() {
-			i := int(next.Add(1) - 1)
-			e, k := events[i/2500], i%2500
-			if _, ok := h.hold(b, e.eventID, e.seats[2*k], e.seats[2*k+1]); ok {
-				placed.Add(1)
-			}
+	elapsed := runHolders(b, holders, 100, func(h *holder) {
+		i := int(next.Add(1) - 1)
+		e, k := events[i/2500], i%2500
+		if _, ok := h.hold(b, e.eventID, e.seats[2*k], e.seats[2*k+1]); ok {
+			placed.Add(1)
 		}
 	})
-	b.ReportMetric(float64(placed.Load())/time.Since(start).Seconds(), "holds/s")
+	b.ReportMetric(float64(placed.Load())/elapsed, "holds/s")
 }
 
 // BenchmarkSeatMapWhileHolding: 100 readers of the 5,000-seat event's seat map

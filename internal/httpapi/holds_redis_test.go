@@ -1,13 +1,11 @@
 package httpapi_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
-	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
@@ -24,11 +22,7 @@ import (
 func TestAnAdmittedHoldCostsTwoRedisCommands(t *testing.T) {
 	t.Parallel()
 	private := testenv.StartPrivateRedis(t)
-	rdb, err := conn.Redis(context.Background(), private.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rdb.Close() })
+	rdb := redisClient(t, private.URL)
 	ts := startInstance(t, instance{rdb: rdb, env: limitEnv("STAGEDOOR_LIMIT_HOLD_BUYER", "1000/1s",
 		"STAGEDOOR_LIMIT_HOLD_ORGANIZER", "1000000/1s", "STAGEDOOR_MAX_HELD_SEATS", "100")})
 	org, ada := newAccount(t, ts, auth.Organizer), newAccount(t, ts, auth.Buyer)

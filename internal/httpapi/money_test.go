@@ -213,12 +213,11 @@ func (p *restartablePayrail) start(cfg payrail.Config) {
 		p.t.Fatal(err)
 	}
 	var l net.Listener
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if l, err = net.Listen("tcp", p.addr); err == nil || time.Now().After(deadline) {
-			break
-		}
-	}
-	if err != nil {
+	// The address is free again once the stopped server's listener is closed.
+	if !testenv.Poll(5*time.Second, 20*time.Millisecond, func() bool {
+		l, err = net.Listen("tcp", p.addr)
+		return err == nil
+	}) {
 		p.t.Fatal(err)
 	}
 	p.srv = httptest.NewUnstartedServer(server)
@@ -280,15 +279,12 @@ func TestTheSoaksFaultsLoseNothing(t *testing.T) {
 		b := newAccount(t, ts, auth.Buyer)
 		clients[i] = client{buyer: b, body: orderBody(s.hold(t, b, s.seats[i]), "tok_visa"), key: fmt.Sprint("soak-", i)}
 	}
-	pay := func(c client) answer {
-		for deadline := time.Now().Add(30 * time.Second); ; {
-			a := s.checkout(t, c.buyer, c.body, c.key)
-			busy := a.StatusCode == 503 || a.StatusCode == 409 && a.problem(t).is("idempotency-in-progress")
-			if !busy || time.Now().After(deadline) {
-				return a
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+	pay := func(c client) (a answer) {
+		testenv.Poll(30*time.Second, 100*time.Millisecond, func() bool {
+			a = s.checkout(t, c.buyer, c.body, c.key)
+			return !(a.StatusCode == 503 || a.StatusCode == 409 && a.problem(t).is("idempotency-in-progress"))
+		})
+		return a
 	}
 	first := make([]int, len(clients))
 	// phase pays for clients[from:to] at once; during runs meanwhile.

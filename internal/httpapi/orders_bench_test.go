@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // BenchmarkCheckoutThroughput: 20 buyers check out at once, each in a loop of
@@ -80,35 +81,42 @@ func holdIDOf(rec *httptest.ResponseRecorder) string {
 	return body[i : i+36]
 }
 
-// BenchmarkShedCheckout is the server time of a checkout refused because every
-// slot is taken: the 503 that must come back at once. One slot, held by a
-// checkout that Payrail keeps waiting; the refusal costs the same with 20. It
-// reports the median and 99th percentile.
-func BenchmarkShedCheckout(b *testing.B) {
-	p := startPayrailTB(b, time.Minute)
-	ts := startInstance(b, instance{env: limitEnv("PAYRAIL_URL", p.url, "STAGEDOOR_CHECKOUT_SLOTS", "1",
-		"STAGEDOOR_PAYMENT_TIMEOUT", "2s", "STAGEDOOR_RECOVERY_AFTER", "6s",
-		"STAGEDOOR_LIMIT_CHECKOUT_BUYER", "1000000/1s", "STAGEDOOR_LIMIT_CHECKOUT_HOLD", "1000000/1s")})
+// benchHold starts an instance with env (limitEnv) on a Payrail stub that
+// answers after latency, and returns it with a buyer and the buyer's hold of
+// one seat of a new event.
+func benchHold(b *testing.B, latency time.Duration, env ...string) (*testServer, testAccount, string) {
+	b.Helper()
+	p := startPayrailTB(b, latency)
+	ts := startInstance(b, instance{env: limitEnv(append([]string{"PAYRAIL_URL", p.url}, env...)...)})
 	org, buyer := newAccount(b, ts, auth.Organizer), newAccount(b, ts, auth.Buyer)
 	event, seats := newEvent(b, ts, org, eventBody(1, 2))
 	rec := ts.serve("POST", "/v1/holds", holdBody(event, seats[0]), buyer.bearer()...)
 	if rec.Code != 201 {
 		b.Fatalf("hold = %d %s", rec.Code, rec.Body)
 	}
+	return ts, buyer, holdIDOf(rec)
+}
+
+// BenchmarkShedCheckout is the server time of a checkout refused because every
+// slot is taken: the 503 that must come back at once. One slot, held by a
+// checkout that Payrail keeps waiting; the refusal costs the same with 20. It
+// reports the median and 99th percentile.
+func BenchmarkShedCheckout(b *testing.B) {
+	ts, buyer, holdID := benchHold(b, time.Minute, "STAGEDOOR_CHECKOUT_SLOTS", "1",
+		"STAGEDOOR_PAYMENT_TIMEOUT", "2s", "STAGEDOOR_RECOVERY_AFTER", "6s",
+		"STAGEDOOR_LIMIT_CHECKOUT_BUYER", "1000000/1s", "STAGEDOOR_LIMIT_CHECKOUT_HOLD", "1000000/1s")
 	held := make(chan struct{})
 	go func() { // takes the one slot until the payment deadline
 		defer close(held)
-		ts.serve("POST", "/v1/orders", orderBody(holdIDOf(rec), "tok_visa"), buyer.bearer()...)
+		ts.serve("POST", "/v1/orders", orderBody(holdID, "tok_visa"), buyer.bearer()...)
 	}()
 	defer func() { <-held }()
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) { // its order is written: it is inside
+	if !testenv.Poll(2*time.Second, 5*time.Millisecond, func() bool { // its order is written: it is inside
 		var orders int
-		if err := ts.DB.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&orders); err == nil && orders == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("the checkout that takes the slot did not start")
-		}
+		err := ts.DB.QueryRow(context.Background(), `SELECT count(*) FROM orders`).Scan(&orders)
+		return err == nil && orders == 1
+	}) {
+		b.Fatal("the checkout that takes the slot did not start")
 	}
 	body := orderBody("00000000-0000-4000-8000-000000000000", "tok_visa")
 	var times []time.Duration
@@ -135,16 +143,9 @@ func BenchmarkShedCheckout(b *testing.B) {
 //
 //	go test -run '^$' -bench RefusedPaymentAttempt ./internal/httpapi
 func BenchmarkRefusedPaymentAttempt(b *testing.B) {
-	p := startPayrailTB(b, 0)
-	ts := startInstance(b, instance{env: limitEnv("PAYRAIL_URL", p.url, "STAGEDOOR_LIMIT_CHECKOUT_BUYER", "1/1h",
-		"STAGEDOOR_LIMIT_HOLD_BUYER", "1000000/1s", "STAGEDOOR_LIMIT_BUYER_CONCURRENCY", "1000")})
-	org, tester := newAccount(b, ts, auth.Organizer), newAccount(b, ts, auth.Buyer)
-	event, seats := newEvent(b, ts, org, eventBody(1, 2))
-	rec := ts.serve("POST", "/v1/holds", holdBody(event, seats[0]), tester.bearer()...)
-	if rec.Code != 201 {
-		b.Fatalf("hold = %d %s", rec.Code, rec.Body)
-	}
-	body := orderBody(holdIDOf(rec), "tok_declined")
+	ts, tester, holdID := benchHold(b, 0, "STAGEDOOR_LIMIT_CHECKOUT_BUYER", "1/1h",
+		"STAGEDOOR_LIMIT_HOLD_BUYER", "1000000/1s", "STAGEDOOR_LIMIT_BUYER_CONCURRENCY", "1000")
+	body := orderBody(holdID, "tok_declined")
 	pay := func(key string) int {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("POST", "/v1/orders", strings.NewReader(body))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // TestTheOnSaleIsOnTheMetricsPage: once buyers poll an event's room on an
@@ -45,8 +46,7 @@ func TestTheOnSaleIsOnTheMetricsPage(t *testing.T) {
 		fmt.Sprintf(`stagedoor_event_seats{event_id=%q,state="available"} 4`, event),
 		fmt.Sprintf(`stagedoor_event_seats{event_id=%q,state="sold"} 0`, event),
 	}
-	missing := want
-	for deadline := time.Now().Add(5 * time.Second); len(missing) > 0; time.Sleep(25 * time.Millisecond) {
+	testenv.EventuallyNil(t, 5*time.Second, func() error {
 		poll()
 		resp, err := http.Get(ts.metrics.URL + "/metrics")
 		if err != nil {
@@ -54,20 +54,21 @@ func TestTheOnSaleIsOnTheMetricsPage(t *testing.T) {
 		}
 		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		missing = nil
+		var missing []string
 		for _, w := range want {
 			if !strings.Contains(string(raw), w) {
 				missing = append(missing, w)
 			}
 		}
-		if len(missing) > 0 && time.Now().After(deadline) {
-			var seen []string
-			for line := range strings.Lines(string(raw)) {
-				if strings.Contains(line, "waitroom_") || strings.Contains(line, "event_seats") {
-					seen = append(seen, strings.TrimSpace(line))
-				}
-			}
-			t.Fatalf("the metrics page lacks %q; it shows %q", missing, seen)
+		if len(missing) == 0 {
+			return nil
 		}
-	}
+		var seen []string
+		for line := range strings.Lines(string(raw)) {
+			if strings.Contains(line, "waitroom_") || strings.Contains(line, "event_seats") {
+				seen = append(seen, strings.TrimSpace(line))
+			}
+		}
+		return fmt.Errorf("the metrics page lacks %q; it shows %q", missing, seen)
+	}, "the sale's figures on the metrics page")
 }

@@ -78,8 +78,7 @@ func TestGateOpening(t *testing.T) {
 	t.Parallel()
 	db := postgresPool(t, 16)
 	v := newVenue(t, db)
-	_, phone := newScannerKey(t, v.testServer, v.org, v.event)
-	_, neighbour := newScannerKey(t, v.testServer, v.org, v.event)
+	phone, neighbour := v.key(t, v.event), v.key(t, v.event)
 	tickets := v.buy(t, 60)
 
 	start := make(chan struct{})

@@ -89,8 +89,7 @@ func TestScanResults(t *testing.T) {
 	tickets := v.buy(t, 2)
 	stranger := newAccount(t, v.testServer, auth.Organizer)
 	other, _ := newEvent(t, v.testServer, v.org, eventBody(1, 1))
-	_, anyDoor := newScannerKey(t, v.testServer, v.org, "")
-	_, thisDoor := newScannerKey(t, v.testServer, v.org, v.event)
+	anyDoor, thisDoor := v.key(t, ""), v.key(t, v.event)
 	_, otherDoor := newScannerKey(t, v.testServer, v.org, other)
 	_, strangersDoor := newScannerKey(t, v.testServer, stranger, "")
 

@@ -17,11 +17,7 @@ func TestJSONMembersInAnotherCaseOrTwiceAreRefused(t *testing.T) {
 	ts := newTestServer(t, nil, nil, nil)
 	org, buyer := newAccount(t, ts, auth.Organizer), newAccount(t, ts, auth.Buyer)
 	event, seats := newEvent(t, ts, org, eventBody(1, 3))
-	tests := []struct {
-		name, path, body string
-		header           []string
-		says             string
-	}{
+	tests := []refusedBody{
 		{"a hold's EVENT_ID", "/v1/holds", `{"EVENT_ID":"` + event + `","seat_ids":["` + seats[0] + `"]}`, buyer.bearer(),
 			`unknown field "EVENT_ID": field names are case-sensitive (did you mean "event_id"?)`},
 		{"a hold's seat_ids twice", "/v1/holds", `{"event_id":"` + event + `","seat_ids":["` + seats[0] + `"],"seat_ids":["` + seats[1] + `"]}`,
@@ -35,6 +31,26 @@ func TestJSONMembersInAnotherCaseOrTwiceAreRefused(t *testing.T) {
 		{"an order's HOLD_ID", "/v1/orders", `{"HOLD_ID":"` + seats[0] + `","payment_token":"tok_visa"}`, buyer.bearer(), `unknown field "HOLD_ID"`},
 	}
 	before := rowCounts(t, ts)
+	wantRefused(t, ts, tests)
+	if after := rowCounts(t, ts); after != before {
+		t.Errorf("rows (accounts, events, scanner keys, orders, keys) %v → %v: refused bodies wrote", before, after)
+	}
+	if n := heldSeats(t, ts, event); n != 0 {
+		t.Errorf("%d seats held after refused holds", n)
+	}
+}
+
+// refusedBody is a POST whose body the server refuses: 400 invalid-request,
+// its detail saying says.
+type refusedBody struct {
+	name, path, body string
+	header           []string
+	says             string
+}
+
+// wantRefused sends each POST, a subtest each, and wants it refused.
+func wantRefused(t *testing.T, ts *testServer, tests []refusedBody) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := ts.request(t, "POST", tt.path, tt.body, tt.header...)
@@ -42,12 +58,6 @@ func TestJSONMembersInAnotherCaseOrTwiceAreRefused(t *testing.T) {
 				t.Errorf("= %d %s, want 400 invalid-request saying %s", a.StatusCode, a.raw, tt.says)
 			}
 		})
-	}
-	if after := rowCounts(t, ts); after != before {
-		t.Errorf("rows (accounts, events, scanner keys, orders, keys) %v → %v: refused bodies wrote", before, after)
-	}
-	if n := heldSeats(t, ts, event); n != 0 {
-		t.Errorf("%d seats held after refused holds", n)
 	}
 }
 
@@ -78,11 +88,7 @@ func TestInvisibleAndLookAlikeTextIsRefused(t *testing.T) {
 		return jsonBody(t, map[string]any{"name": name, "venue": venue, "starts_at": "2099-01-01T20:00:00Z",
 			"sections": []map[string]any{{"name": section, "rows": 1, "seats_per_row": 1, "price_cents": 100}}})
 	}
-	tests := []struct {
-		name, path, body string
-		header           []string
-		says             string
-	}{
+	tests := []refusedBody{
 		{"U+200B in an email", "/v1/buyers", signup("a\u200b@example.com", "A"), nil, "email must not contain invisible characters (U+200B at byte 1)"},
 		{"a Cyrillic а in an email", "/v1/buyers", signup("\u0430da@example.com", "A"), nil, "email mixes scripts in \"\u0430da\" (Cyrillic and Latin)"},
 		{"a Cyrillic а in a domain", "/v1/organizers", signup("ada@ex\u0430mple.com", "A"), nil, "email mixes scripts"},
@@ -97,14 +103,7 @@ func TestInvisibleAndLookAlikeTextIsRefused(t *testing.T) {
 		{"U+200B in a label", "/v1/scanner-keys", jsonBody(t, map[string]string{"label": "North\u200b"}), org.bearer(), "label must not contain invisible characters"},
 	}
 	before := rowCounts(t, ts)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a := ts.request(t, "POST", tt.path, tt.body, tt.header...)
-			if p := a.problem(t); a.StatusCode != 400 || !p.is("invalid-request") || !strings.Contains(p.Detail, tt.says) {
-				t.Errorf("= %d %s, want 400 invalid-request saying %s", a.StatusCode, a.raw, tt.says)
-			}
-		})
-	}
+	wantRefused(t, ts, tests)
 	for _, email := range []string{"ADA@EXAMPLE.COM", "\uff41\uff44\uff41@example.com"} { // upper case; full width
 		if a := ts.request(t, "POST", "/v1/buyers", signup(email, "A"), nil...); a.StatusCode != 409 || !a.problem(t).is("email-taken") {
 			t.Errorf("signing up as %q = %d %s, want 409 email-taken: it is ada@example.com", email, a.StatusCode, a.raw)

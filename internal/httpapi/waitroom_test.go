@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
-	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
@@ -166,11 +165,7 @@ func TestQueueJoinLimitAndPlace(t *testing.T) {
 func TestWaitingRoomFailsClosed(t *testing.T) {
 	t.Parallel()
 	private := testenv.StartPrivateRedis(t)
-	rdb, err := conn.Redis(context.Background(), private.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rdb.Close() })
+	rdb := redisClient(t, private.URL)
 	db := testenv.Postgres(t)
 	ts := newTestServer(t, nil, db, rdb)
 	other := newTestServer(t, nil, db, rdb)

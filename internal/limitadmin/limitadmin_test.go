@@ -66,13 +66,7 @@ func listening(db *pgxpool.Pool) func() bool {
 // within polls cond for up to d.
 func within(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.Eventually(t, d, cond, what)
 }
 
 func TestEnvironmentSeedsAndStoredSettingWins(t *testing.T) {

@@ -3,7 +3,6 @@ package onsale_test
 import (
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,20 +89,10 @@ func startEdge(t *testing.T, backends []backend) string {
 		}
 	})
 	url := "http://" + listen
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		resp, err := http.Get(url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return url
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("haproxy on %s does not answer /healthz (%v); its log:\n%s", listen, err, tail(logPath, 30))
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testenv.Poll(15*time.Second, 50*time.Millisecond, func() bool { err = testenv.GetOK(url + "/healthz")(); return err == nil }) {
+		t.Fatalf("haproxy on %s does not answer /healthz (%v); its log:\n%s", listen, err, tail(logPath, 30))
 	}
+	return url
 }
 
 // tail is the last n lines of the file at path.

@@ -18,6 +18,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/onsale"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // TestOnSaleOnThreeInstances runs the on-sale simulator against three
@@ -155,16 +156,13 @@ func putHoldBuyer(t *testing.T, url string, n int, period time.Duration) {
 func setHoldBuyer(t *testing.T, s *stack, via, n int, period time.Duration) {
 	t.Helper()
 	putHoldBuyer(t, s.instances[via].url, n, period)
-	deadline := time.Now().Add(2 * time.Second)
+	set := time.Now()
 	for i, in := range s.instances {
-		for {
-			if st, ok := in.Limiter.Setting(limits.HoldBuyer); ok && st.Limit.Burst == n && st.Limit.Rate == n && st.Limit.Period == period {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("instance %d does not decide by hold-buyer %d/%s 2 s after it was set on instance %d", i+1, n, period, via+1)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !testenv.Poll(time.Until(set.Add(2*time.Second)), 20*time.Millisecond, func() bool {
+			st, ok := in.Limiter.Setting(limits.HoldBuyer)
+			return ok && st.Limit.Burst == n && st.Limit.Rate == n && st.Limit.Period == period
+		}) {
+			t.Fatalf("instance %d does not decide by hold-buyer %d/%s 2 s after it was set on instance %d", i+1, n, period, via+1)
 		}
 	}
 }
@@ -322,18 +320,15 @@ func limitEverywhere(t *testing.T, s *stack) {
 	inForce := func(changed time.Time, want string) {
 		next := 0
 		for i, in := range s.instances {
-			for {
-				_, policy := sh.hold(t, in.url, next)
+			var policy string
+			if !testenv.Poll(time.Until(changed.Add(2*time.Second)), 50*time.Millisecond, func() bool {
+				_, policy = sh.hold(t, in.url, next)
 				next++
-				if strings.Contains(policy, want) {
-					t.Logf("instance %d: %s in force %s after the change", i+1, want, time.Since(changed).Round(time.Millisecond))
-					break
-				}
-				if time.Since(changed) > 2*time.Second {
-					t.Fatalf("instance %d still answers %s 2 s after the change to %s on instance 1", i+1, policy, want)
-				}
-				time.Sleep(50 * time.Millisecond)
+				return strings.Contains(policy, want)
+			}) {
+				t.Fatalf("instance %d still answers %s 2 s after the change to %s on instance 1", i+1, policy, want)
 			}
+			t.Logf("instance %d: %s in force %s after the change", i+1, want, time.Since(changed).Round(time.Millisecond))
 		}
 	}
 	changed := put(3)
@@ -364,20 +359,17 @@ func logoutEverywhere(t *testing.T, s *stack) {
 	apitest.Expect(t, a, err, http.StatusNoContent)
 	loggedOut := time.Now()
 	for i, in := range s.instances[1:] {
-		for {
+		var status int
+		if !testenv.Poll(time.Until(loggedOut.Add(time.Second)), 10*time.Millisecond, func() bool {
 			a, err := api(t, in.url, token).MeWithResponse(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			status := a.StatusCode()
-			if status == http.StatusUnauthorized {
-				t.Logf("instance %d refuses the session %s after the logout on instance 1", i+2, time.Since(loggedOut).Round(time.Millisecond))
-				break
-			}
-			if time.Since(loggedOut) > time.Second {
-				t.Fatalf("instance %d still answers %d a second after the logout on instance 1", i+2, status)
-			}
-			time.Sleep(10 * time.Millisecond)
+			status = a.StatusCode()
+			return status == http.StatusUnauthorized
+		}) {
+			t.Fatalf("instance %d still answers %d a second after the logout on instance 1", i+2, status)
 		}
+		t.Logf("instance %d refuses the session %s after the logout on instance 1", i+2, time.Since(loggedOut).Round(time.Millisecond))
 	}
 }

@@ -94,30 +94,27 @@ func TestTokErrorChargesNothingAndARetrySucceeds(t *testing.T) {
 
 func TestFailureRate(t *testing.T) {
 	t.Parallel()
-	t.Run("1 always fails", func(t *testing.T) {
-		t.Parallel()
-		s, ts, _ := start(t, Config{FailureRate: 1})
-		for i := range 20 {
-			if r := mustPost(t, ts, "k"+string(rune('a'+i)), chargeBody(TokenVisa)); r.status != 500 {
-				t.Fatalf("request %d: %d %s, want 500", i, r.status, r.raw)
+	for _, tt := range []struct {
+		name          string
+		rate          float64
+		status, count int // each of 20 requests' status, and the charges made
+	}{
+		{"1 always fails", 1, 500, 0},
+		{"0 never fails", 0, 201, 20},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, ts, _ := start(t, Config{FailureRate: tt.rate})
+			for i := range 20 {
+				if r := mustPost(t, ts, "k"+string(rune('a'+i)), chargeBody(TokenVisa)); r.status != tt.status {
+					t.Fatalf("request %d: %d %s, want %d", i, r.status, r.raw, tt.status)
+				}
 			}
-		}
-		if n := len(charges(t, s)); n != 0 {
-			t.Errorf("%d charges, want 0", n)
-		}
-	})
-	t.Run("0 never fails", func(t *testing.T) {
-		t.Parallel()
-		s, ts, _ := start(t, Config{FailureRate: 0})
-		for i := range 20 {
-			if r := mustPost(t, ts, "k"+string(rune('a'+i)), chargeBody(TokenVisa)); r.status != 201 {
-				t.Fatalf("request %d: %d %s, want 201", i, r.status, r.raw)
+			if n := len(charges(t, s)); n != tt.count {
+				t.Errorf("%d charges, want %d", n, tt.count)
 			}
-		}
-		if n := len(charges(t, s)); n != 20 {
-			t.Errorf("%d charges, want 20", n)
-		}
-	})
+		})
+	}
 	t.Run("injected random source", func(t *testing.T) {
 		t.Parallel()
 		var mu sync.Mutex

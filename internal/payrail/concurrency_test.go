@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // race sends n concurrent POST /charges with one key and returns the responses.
@@ -110,13 +112,8 @@ func TestAChargeStandsWhenTheClientGoesAway(t *testing.T) {
 	}
 	// The handler stops waiting once the client has gone (else ts.Close would
 	// block for the whole minute).
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if strings.Contains(logs.String(), "client went away") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the handler did not notice the client leave; logs:\n%s", logs)
-		}
+	if !testenv.Poll(10*time.Second, 10*time.Millisecond, func() bool { return strings.Contains(logs.String(), "client went away") }) {
+		t.Fatalf("the handler did not notice the client leave; logs:\n%s", logs)
 	}
 	// The client's retry (which times out too) replays it: still one charge.
 	ctx2, cancel2 := context.WithTimeout(t.Context(), 100*time.Millisecond)

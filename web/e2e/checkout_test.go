@@ -35,47 +35,63 @@ func (b *browser) clickPrefix(prefix string) {
 	b.eval(fmt.Sprintf(`[...document.querySelectorAll("button")].find(e => e.textContent.startsWith(%q) && !e.disabled).click()`, prefix))
 }
 
+// buyerOnEvent makes an event named name (a new organizer's, without a waiting
+// room) and a buyer logged in on a browser of its own.
+func buyerOnEvent(t *testing.T, s *stack, name string) (event, *client, *browser) {
+	t.Helper()
+	ev := s.signUp(t, "organizer").createEvent(t, name, 0)
+	buyer := s.signUp(t, "buyer")
+	b := newBrowser(t, s)
+	b.logIn(buyer.Email)
+	return ev, buyer, b
+}
+
+// payWith picks the test card token on the hold page and pays the $25.00.
+func (b *browser) payWith(token string) {
+	b.t.Helper()
+	b.click("#card-" + token)
+	b.clickButton("Pay $25.00")
+}
+
+// stillHeld wants the API to say the buyer's hold is still active after what
+// happened to the payment.
+func stillHeld(t *testing.T, buyer *client, holdID, after string) {
+	t.Helper()
+	var hold struct{ Status string }
+	buyer.must(t, 200, "GET", "/v1/holds/"+holdID, nil, &hold)
+	if hold.Status != "active" {
+		t.Errorf("after %s the hold is %q, want active", after, hold.Status)
+	}
+}
+
 // A declined card keeps the hold: the page says so, the API agrees, and
 // another card then pays for it.
 func TestDeclineKeepsTheHold(t *testing.T) {
 	s := startStack(t, nil)
-	ev := s.signUp(t, "organizer").createEvent(t, "Autumn Recital", 0)
-	buyer := s.signUp(t, "buyer")
-	b := newBrowser(t, s)
-	b.logIn(buyer.Email)
+	ev, buyer, b := buyerOnEvent(t, s, "Autumn Recital")
 	holdID := b.holdInBrowser(ev, ev.seat(t, "Balcony", "B", 3))
 
-	b.click("#card-tok_declined")
-	b.clickButton("Pay $25.00")
+	b.payWith("tok_declined")
 	b.waitText("#notice-text", "Payment declined")
 	if text := b.text("#notice-text"); !strings.Contains(text, "Your seats are still held") {
 		t.Errorf("the notice does not say the seats are still held: %q", text)
 	}
 	b.page("declined")
 
-	var hold struct{ Status string }
-	buyer.must(t, 200, "GET", "/v1/holds/"+holdID, nil, &hold)
-	if hold.Status != "active" {
-		t.Errorf("after the decline the hold is %q, want active", hold.Status)
-	}
+	stillHeld(t, buyer, holdID, "the decline")
 
 	// A card that fails: nothing is charged, and the page retries the same
 	// attempt by itself after Retry-After, counting down, until stopped.
-	b.click("#card-tok_error")
-	b.clickButton("Pay $25.00")
+	b.payWith("tok_error")
 	b.waitText("#notice-text", "Payment unavailable")
 	b.waitJS("the countdown", `/Trying the payment again in 0:0\d/.test(document.querySelector("#notice-countdown").textContent)`)
 	b.page("payment-unavailable")
 	b.clickButton("Stop trying")
 	b.waitText("#notice-text", "The payment was stopped")
-	buyer.must(t, 200, "GET", "/v1/holds/"+holdID, nil, &hold)
-	if hold.Status != "active" {
-		t.Errorf("after the failure the hold is %q, want active", hold.Status)
-	}
+	stillHeld(t, buyer, holdID, "the failure")
 
 	// Another card, another attempt (a new Idempotency-Key): it pays.
-	b.click("#card-tok_visa")
-	b.clickButton("Pay $25.00")
+	b.payWith("tok_visa")
 	b.waitHeading("My tickets")
 	b.waitJS("one ticket", `document.querySelectorAll(".ticket").length === 1`)
 }
@@ -86,14 +102,10 @@ func TestDeclineKeepsTheHold(t *testing.T) {
 // The seats stay held, and another card pays.
 func TestAFailingCardIsRetriedTwiceThenLeftToTheBuyer(t *testing.T) {
 	s := startStack(t, nil)
-	ev := s.signUp(t, "organizer").createEvent(t, "Winter Recital", 0)
-	buyer := s.signUp(t, "buyer")
-	b := newBrowser(t, s)
-	b.logIn(buyer.Email)
+	ev, buyer, b := buyerOnEvent(t, s, "Winter Recital")
 	holdID := b.holdInBrowser(ev, ev.seat(t, "Balcony", "B", 4))
 
-	b.click("#card-tok_error")
-	b.clickButton("Pay $25.00")
+	b.payWith("tok_error")
 	b.waitText("#notice-text", "Payment unavailable")
 	b.waitText(".progress", "try 2 of 3")
 	b.waitText(".progress", "try 3 of 3")
@@ -104,14 +116,9 @@ func TestAFailingCardIsRetriedTwiceThenLeftToTheBuyer(t *testing.T) {
 	b.noSidewaysScroll("the hold, the failing card left to the buyer")
 	b.screenshot("failing-card-left-to-the-buyer-390")
 	b.viewport(1280, 900)
-	var hold struct{ Status string }
-	buyer.must(t, 200, "GET", "/v1/holds/"+holdID, nil, &hold)
-	if hold.Status != "active" {
-		t.Errorf("after the failures the hold is %q, want active", hold.Status)
-	}
+	stillHeld(t, buyer, holdID, "the failures")
 
-	b.click("#card-tok_visa")
-	b.clickButton("Pay $25.00")
+	b.payWith("tok_visa")
 	b.waitHeading("My tickets")
 }
 
@@ -120,10 +127,7 @@ func TestAFailingCardIsRetriedTwiceThenLeftToTheBuyer(t *testing.T) {
 // retried by itself when the countdown ends, and lands.
 func TestHoldLimitShowsCountdown(t *testing.T) {
 	s := startStack(t, map[string]string{"STAGEDOOR_LIMIT_HOLD_BUYER": "1/5s"})
-	ev := s.signUp(t, "organizer").createEvent(t, "Winter Sale", 0)
-	buyer := s.signUp(t, "buyer")
-	b := newBrowser(t, s)
-	b.logIn(buyer.Email)
+	ev, _, b := buyerOnEvent(t, s, "Winter Sale")
 	first := ev.seat(t, "Stalls", "A", 1)
 	b.holdInBrowser(ev, first)
 
@@ -156,10 +160,7 @@ func TestHoldLimitShowsCountdown(t *testing.T) {
 // choice stays, and once the countdown ends the same seat is held.
 func TestGivenBackSeatsCoolWithACountdown(t *testing.T) {
 	s := startStack(t, map[string]string{"STAGEDOOR_REHOLD_COOLDOWN": "4s"})
-	ev := s.signUp(t, "organizer").createEvent(t, "Spring Recital", 0)
-	buyer := s.signUp(t, "buyer")
-	b := newBrowser(t, s)
-	b.logIn(buyer.Email)
+	ev, _, b := buyerOnEvent(t, s, "Spring Recital")
 	seat := ev.seat(t, "Balcony", "B", 5)
 	b.holdInBrowser(ev, seat)
 	b.clickButton("Give the seats back")
@@ -189,10 +190,7 @@ func TestPendingPaymentIsConfirmed(t *testing.T) {
 		payrailLatency: 400 * time.Millisecond, // the charge is made, its answer late
 		loops:          app.Recovery,
 	})
-	ev := s.signUp(t, "organizer").createEvent(t, "Late Show", 0)
-	buyer := s.signUp(t, "buyer")
-	b := newBrowser(t, s)
-	b.logIn(buyer.Email)
+	ev, _, b := buyerOnEvent(t, s, "Late Show")
 	b.holdInBrowser(ev, ev.seat(t, "Stalls", "B", 5))
 	b.clickButton("Pay $45.00")
 	b.waitText(".progress", "Confirming your payment")

@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // On an event with a waiting room the buyer first sees the queue: joins,
@@ -51,12 +53,15 @@ func (c *client) admit(t *testing.T, eventID string) {
 	path := "/v1/events/" + eventID + "/queue"
 	var q struct{ Status string }
 	c.must(t, 200, "POST", path, nil, &q)
-	for deadline := time.Now().Add(waitFor); q.Status != "admitted"; c.must(t, 200, "GET", path, nil, &q) {
-		if time.Now().After(deadline) {
-			t.Fatalf("not admitted after %s: %s", waitFor, q.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if q.Status == "admitted" {
+		return
 	}
+	testenv.EventuallyNil(t, waitFor, func() error {
+		if c.must(t, 200, "GET", path, nil, &q); q.Status != "admitted" {
+			return fmt.Errorf("the queue says %q", q.Status)
+		}
+		return nil
+	}, "the client admitted")
 }
 
 // When every seat is in other buyers' baskets the buyer who joins is told so,
