@@ -2,11 +2,12 @@ package httpapi_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/apiclient/apitest"
 )
 
 // The API's JSON as a client reads it. Tests decode an answer into one of
@@ -226,15 +227,7 @@ func (ts *testServer) request(t testing.TB, method, path, body string, header ..
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, raw := apitest.Send(t, http.DefaultClient, req)
 	return answer{Response: resp, raw: raw}
 }
 

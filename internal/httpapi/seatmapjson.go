@@ -14,11 +14,13 @@ import (
 // /v1/events/{id}/seats and the data of the stream's "snapshot" (the same
 // bytes), and the data of its "changes". Times are UTC.
 
-// seatMapJSON is the SeatMap schema.
-type seatMapJSON struct {
-	EventID string     `json:"event_id"`
-	AsOf    time.Time  `json:"as_of"`
-	Seats   []seatJSON `json:"seats"`
+// seatsJSON is seats of an event as of a moment: the SeatMap schema with
+// whole seats (seatJSON), the stream's "changes" with their statuses alone
+// (seatChangeJSON).
+type seatsJSON[S any] struct {
+	EventID string    `json:"event_id"`
+	AsOf    time.Time `json:"as_of"`
+	Seats   []S       `json:"seats"`
 }
 
 type seatJSON struct {
@@ -28,13 +30,6 @@ type seatJSON struct {
 	Number     int              `json:"number"`
 	PriceCents int64            `json:"price_cents"`
 	Status     event.SeatStatus `json:"status"`
-}
-
-// seatChangesJSON is the data of the stream's "changes".
-type seatChangesJSON struct {
-	EventID string           `json:"event_id"`
-	AsOf    time.Time        `json:"as_of"`
-	Seats   []seatChangeJSON `json:"seats"`
 }
 
 type seatChangeJSON struct {
@@ -47,7 +42,7 @@ func seatMapJSONOf(m *event.SeatMap) any {
 	for i, seat := range m.Seats {
 		seats[i] = seatJSON(seat)
 	}
-	return seatMapJSON{EventID: m.EventID, AsOf: m.AsOf.UTC(), Seats: seats}
+	return seatsJSON[seatJSON]{EventID: m.EventID, AsOf: m.AsOf.UTC(), Seats: seats}
 }
 
 func seatChangesJSONOf(c *seatstream.Changes) any {
@@ -55,7 +50,7 @@ func seatChangesJSONOf(c *seatstream.Changes) any {
 	for i, seat := range c.Seats {
 		seats[i] = seatChangeJSON(seat)
 	}
-	return seatChangesJSON{EventID: c.EventID, AsOf: c.AsOf.UTC(), Seats: seats}
+	return seatsJSON[seatChangeJSON]{EventID: c.EventID, AsOf: c.AsOf.UTC(), Seats: seats}
 }
 
 // seatMapBodies keeps the encoded body of the latest seat-map snapshot of each

@@ -1,12 +1,12 @@
 package httpapi_test
 
 import (
-	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"strings"
 	"testing"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient/apitest"
 	"github.com/stagedoor/stagedoor/internal/auth"
 )
 
@@ -39,15 +39,7 @@ func (b *browser) do(t *testing.T, method, path, body string, header ...string) 
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, raw := apitest.Send(t, b.client, req)
 	return answer{Response: resp, raw: raw}
 }
 

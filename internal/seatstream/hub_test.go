@@ -2,7 +2,6 @@ package seatstream_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -97,25 +96,38 @@ func (s *maps) noReadsFor(t *testing.T, d time.Duration, allowed int) {
 }
 
 // seats is what a message says of each seat it names: all of them in a
-// snapshot, those that changed in changes. (The one place that reads the
-// messages' encoding.)
+// snapshot, those that changed in changes. It fails unless the message is
+// exactly one of the two.
 func seats(t *testing.T, m seatstream.Message) map[string]event.SeatStatus {
 	t.Helper()
-	var body struct {
-		EventID string `json:"event_id"`
-		Seats   []struct {
-			ID     string           `json:"id"`
-			Status event.SeatStatus `json:"status"`
-		} `json:"seats"`
+	if (m.Snapshot == nil) == (m.Changes == nil) {
+		t.Fatalf("a message of a snapshot %v and changes %v: want exactly one", m.Snapshot, m.Changes)
 	}
-	if err := json.Unmarshal(m.Data, &body); err != nil {
-		t.Fatalf("message %s: %v: %s", m.Name, err, m.Data)
-	}
+	return statusesOf(m)
+}
+
+// statusesOf is each seat a message names, with its status.
+func statusesOf(m seatstream.Message) map[string]event.SeatStatus {
 	out := map[string]event.SeatStatus{}
-	for _, s := range body.Seats {
-		out[s.ID] = s.Status
+	if m.Snapshot != nil {
+		for _, s := range m.Snapshot.Seats {
+			out[s.ID] = s.Status
+		}
+	}
+	if m.Changes != nil {
+		for _, s := range m.Changes.Seats {
+			out[s.ID] = s.Status
+		}
 	}
 	return out
+}
+
+// kind is "snapshot" for the whole map, "changes" for the seats changed.
+func kind(m seatstream.Message) string {
+	if m.Snapshot != nil {
+		return "snapshot"
+	}
+	return "changes"
 }
 
 // next is the subscription's next message, or a failure after a wait far
@@ -141,15 +153,15 @@ func TestAWatcherGetsTheWholeMapThenEachChange(t *testing.T) {
 	}
 	defer sub.Close()
 	first, _ := next(t, sub)
-	if first.Name != "snapshot" || len(seats(t, first)) != 3 {
-		t.Fatalf("first message %s %s, want the snapshot of 3 seats", first.Name, first.Data)
+	if kind(first) != "snapshot" || len(seats(t, first)) != 3 {
+		t.Fatalf("first message %s %s, want the snapshot of 3 seats", kind(first), statusesOf(first))
 	}
 
 	src.set("e1", event.Held, event.Available, event.Sold)
 	m, _ := next(t, sub)
 	got := seats(t, m)
-	if m.Name != "changes" || len(got) != 2 || got[seatID(0)] != event.Held || got[seatID(2)] != event.Sold {
-		t.Fatalf("message %s %s, want the changes of seats 0 (held) and 2 (sold) only", m.Name, m.Data)
+	if kind(m) != "changes" || len(got) != 2 || got[seatID(0)] != event.Held || got[seatID(2)] != event.Sold {
+		t.Fatalf("message %s %s, want the changes of seats 0 (held) and 2 (sold) only", kind(m), statusesOf(m))
 	}
 
 	// A snapshot that changes no seat sends nothing; the next change is the
@@ -158,8 +170,8 @@ func TestAWatcherGetsTheWholeMapThenEachChange(t *testing.T) {
 	src.waitReads(t, src.readCount()+5) // the feed has read the unchanged map, several times
 	src.set("e1", event.Available, event.Available, event.Sold)
 	m, _ = next(t, sub)
-	if got := seats(t, m); m.Name != "changes" || len(got) != 1 || got[seatID(0)] != event.Available {
-		t.Fatalf("message %s %s, want seat 0 available again, alone", m.Name, m.Data)
+	if got := seats(t, m); kind(m) != "changes" || len(got) != 1 || got[seatID(0)] != event.Available {
+		t.Fatalf("message %s %s, want seat 0 available again, alone", kind(m), statusesOf(m))
 	}
 }
 
@@ -182,8 +194,8 @@ func TestAWatcherJoiningLateStartsFromTheLatestMap(t *testing.T) {
 	}
 	defer late.Close()
 	m, _ := next(t, late)
-	if got := seats(t, m); m.Name != "snapshot" || got[seatID(0)] != event.Sold {
-		t.Fatalf("a late watcher's first message: %s %s, want the snapshot with seat 0 sold", m.Name, m.Data)
+	if got := seats(t, m); kind(m) != "snapshot" || got[seatID(0)] != event.Sold {
+		t.Fatalf("a late watcher's first message: %s %s, want the snapshot with seat 0 sold", kind(m), statusesOf(m))
 	}
 }
 
@@ -205,12 +217,11 @@ func TestASlowWatcherIsDroppedAndOthersKeepTheirs(t *testing.T) {
 
 	// The slow watcher reads nothing; the fast one reads each change, so the
 	// feed has published it before the next one.
-	statuses := []event.SeatStatus{event.Held, event.Available, event.Held, event.Available}
-	for _, st := range statuses {
+	for _, st := range []event.SeatStatus{event.Held, event.Available, event.Held, event.Available} {
 		src.set("e1", st)
 		m, ok := next(t, fast)
 		if !ok || seats(t, m)[seatID(0)] != st {
-			t.Fatalf("the fast watcher got %s (open %v), want seat 0 %s", m.Data, ok, st)
+			t.Fatalf("the fast watcher got %s (open %v), want seat 0 %s", statusesOf(m), ok, st)
 		}
 	}
 	// Its buffer of 2 held the snapshot and one change; the next change

@@ -75,18 +75,18 @@ func TestAHoldReachesTheWatchersOfItsEvent(t *testing.T) {
 	}
 	m, _ := next(t, sub)
 	if got := seats(t, m); len(got) != 1 || got[seat] != event.Held {
-		t.Fatalf("after the hold: %s %s, want seat %s held, alone", m.Name, m.Data, seat)
+		t.Fatalf("after the hold: %s %s, want seat %s held, alone", kind(m), statusesOf(m), seat)
 	}
 	if err := holds.Release(ctx, buyer, h.ID); err != nil {
 		t.Fatal(err)
 	}
 	m, _ = next(t, sub)
 	if got := seats(t, m); len(got) != 1 || got[seat] != event.Available {
-		t.Fatalf("after the release: %s %s, want seat %s available, alone", m.Name, m.Data, seat)
+		t.Fatalf("after the release: %s %s, want seat %s available, alone", kind(m), statusesOf(m), seat)
 	}
 	select {
 	case m := <-elsewhere.C:
-		t.Errorf("the other event's watcher got %s %s", m.Name, m.Data)
+		t.Errorf("the other event's watcher got %s %s", kind(m), statusesOf(m))
 	default:
 	}
 }
