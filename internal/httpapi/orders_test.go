@@ -330,7 +330,7 @@ func TestCheckoutBulkhead(t *testing.T) {
 		}()
 	}
 	// While the 20 are inside Payrail: a hold and a seat map still answer.
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, 10*time.Second, "the 20 checkouts inside Payrail", func() bool { return s.payrail.posts.Load() == 20 })
 	other := newAccount(t, s.testServer, auth.Buyer)
 	if a := s.request(t, "POST", "/v1/holds", holdBody(s.event, s.seats[35]), other.bearer()...); a.StatusCode != 201 {
 		t.Errorf("a hold during the checkouts = %d", a.StatusCode)
