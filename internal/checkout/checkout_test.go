@@ -11,7 +11,6 @@ import (
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/payrail"
-	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 func TestCheckoutConfirmsAndIssuesTickets(t *testing.T) {
@@ -85,11 +84,7 @@ func TestHoldExpiringDuringCheckoutKeepsItsSeats(t *testing.T) {
 		done <- err
 	}()
 	// Past the hold's expiry by the database's clock, inside the payment.
-	testenv.WaitUntil(t, 10*time.Second, "the hold's expiry", func() bool {
-		var expired bool
-		_ = w.db.QueryRow(ctx, `SELECT expires_at <= now() FROM holds WHERE id = $1`, h.ID).Scan(&expired)
-		return expired
-	})
+	w.waitFor(t, "the hold's expiry", `SELECT expires_at <= now() FROM holds WHERE id = $1`, h.ID)
 	if _, err := w.holds.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}

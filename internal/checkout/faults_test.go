@@ -26,7 +26,7 @@ func TestAConfirmationOutlivesTerminatedConnections(t *testing.T) {
 		res, err := w.pay(h, payrail.TokenVisa, "k")
 		done <- outcome{res, err}
 	}()
-	w.pendingOrder(t) // written before the charge: the charge is under way
+	w.chargeUnderWay(t) // inside the charge
 	if n := testenv.TerminateConnections(t, w.db); n == 0 {
 		t.Fatal("no connection was terminated: the test proves nothing")
 	}
@@ -67,7 +67,7 @@ func TestAnOutcomeThatCannotBeWrittenInTimeIsPending(t *testing.T) {
 		res, err := w.pay(h, payrail.TokenVisa, "")
 		done <- outcome{res, err}
 	}()
-	orderID := w.pendingOrder(t)
+	orderID := w.chargeUnderWay(t)
 	// While Payrail charges, the order's row is locked.
 	if _, err := locker.Exec(ctx, `SELECT 1 FROM orders WHERE id = $1 FOR UPDATE`, orderID); err != nil {
 		t.Fatal(err)

@@ -230,14 +230,27 @@ func testCounter(t *testing.T, c prometheus.Counter) float64 {
 	return testutil.ToFloat64(c)
 }
 
-// pendingOrder waits for the checkout under way to write its pending order,
-// which it does before it charges, and returns its id.
-func (w *world) pendingOrder(t *testing.T) string {
+// chargeUnderWay waits until Payrail has the charge of the checkout under way
+// (the stub records a charge before its latency), and returns the id of its
+// order, pending while the answer is on its way back.
+func (w *world) chargeUnderWay(t *testing.T) string {
 	t.Helper()
+	w.waitFor(t, "Payrail to have the checkout's charge", `SELECT EXISTS (SELECT FROM payrail.charges)`)
 	var orderID string
-	testenv.WaitUntil(t, 10*time.Second, "the checkout's pending order", func() bool {
-		_ = w.db.QueryRow(context.Background(), `SELECT id::text FROM orders WHERE status = 'pending'`).Scan(&orderID)
-		return orderID != ""
-	})
+	if err := w.db.QueryRow(context.Background(), `SELECT id::text FROM orders WHERE status = 'pending'`).Scan(&orderID); err != nil {
+		t.Fatalf("the order of the charge under way: %v", err)
+	}
 	return orderID
+}
+
+// waitFor waits until the query, of one boolean, says true.
+func (w *world) waitFor(t *testing.T, what, query string, args ...any) {
+	t.Helper()
+	testenv.WaitUntil(t, 10*time.Second, what, func() bool {
+		var yes *bool
+		if err := w.db.QueryRow(context.Background(), query, args...).Scan(&yes); err != nil {
+			t.Fatal(err)
+		}
+		return yes != nil && *yes
+	})
 }

@@ -83,7 +83,10 @@ func TestRecoveryWaitsWhilePayrailCannotTell(t *testing.T) {
 		w := newWorld(t, setup{stub: payrail.Config{RecordDelay: recordDelay, Rand: func() float64 { return 0.999 }},
 			timeout: 100 * time.Millisecond, recoverAfter: time.Millisecond})
 		o := w.crashAfterCharge(t, w.hold(t, 0), true)
-		time.Sleep(1500 * time.Millisecond) // past the deadline and the clock-skew allowance; not yet recorded
+		// Past the deadline and the clock-skew allowance, by the database's
+		// clock (Payrail's too); the charge is recorded only 3 s after it was made.
+		w.waitFor(t, "the charge deadline and the clock-skew allowance to pass",
+			`SELECT charge_deadline + $2::bigint * interval '1 microsecond' < now() FROM orders WHERE id = $1`, o.ID, ClockSkew.Microseconds())
 		r, err := w.checkout.Recover(ctx)
 		if err != nil || r.Unknown != 1 || r.Released != 0 || r.Unsettled != 1 {
 			t.Fatalf("Recover before the record = %+v, %v; want the order unknown, left pending", r, err)
@@ -91,7 +94,7 @@ func TestRecoveryWaitsWhilePayrailCannotTell(t *testing.T) {
 		if got := testGauge(t, w.checkout.metrics.unsettled); got != 1 {
 			t.Errorf("stagedoor_orders_unsettled = %v, want 1", got)
 		}
-		time.Sleep(recordDelay - 1500*time.Millisecond + 100*time.Millisecond)
+		w.waitFor(t, "Payrail to record the charge", `SELECT bool_and(recorded_at <= now()) FROM payrail.charges`)
 		if r, err = w.checkout.Recover(ctx); err != nil || r.Confirmed != 1 || r.Unsettled != 0 {
 			t.Fatalf("Recover once recorded = %+v, %v; want the order confirmed", r, err)
 		}
