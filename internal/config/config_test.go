@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/limits"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -264,6 +265,25 @@ func TestEveryVariableIsDocumented(t *testing.T) {
 	for v := range read {
 		if !strings.Contains(string(raw), "| `"+v+"` |") {
 			t.Errorf("%s is read by config.Load but has no row in docs/configuration.md", v)
+		}
+	}
+}
+
+// TestEveryProtectionsVariableIsDocumented: docs/configuration.md has a row of
+// each variable of the registry (internal/limits) with the registry's
+// default, so that a limit added there cannot go undocumented.
+func TestEveryProtectionsVariableIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range limits.All {
+		if p.Variable == "" {
+			continue
+		}
+		row := "| `" + p.Variable + "` | `" + p.Default + "` |"
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("docs/configuration.md has no row %q for %s", row, p.Name)
 		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/shed"
 )
 
-// The token buckets of the HTTP contract.
+// The protections' names: first the token buckets of the HTTP contract.
 const (
 	LoginAddress  ratelimit.Name = "login-address"
 	LoginEmail    ratelimit.Name = "login-email"
@@ -35,13 +35,11 @@ const (
 	QueueJoin     ratelimit.Name = "queue-join"
 	CheckoutBuyer ratelimit.Name = "checkout-buyer"
 	CheckoutHold  ratelimit.Name = "checkout-hold"
-)
 
-// The protections beside the token buckets. The leases and the shedders are
-// named as limits are, so that the admin API sets their modes under these
-// names (PUT /v1/admin/limits/{name}); a bound's name is the "bound" member of
-// its 503 service-overloaded.
-const (
+	// The protections beside the token buckets. The leases and the shedders
+	// are named as limits are, so that the admin API sets their modes under
+	// these names (PUT /v1/admin/limits/{name}); a bound's name is the "bound"
+	// member of its 503 service-overloaded.
 	BuyerConcurrency     ratelimit.Name = "buyer-concurrency"
 	OrganizerConcurrency ratelimit.Name = "organizer-concurrency"
 	FleetUsage                          = shed.FleetUsage
