@@ -22,7 +22,7 @@ func watching(t *testing.T, s *Service) {
 	done := make(chan struct{})
 	go func() { defer close(done); s.Watch(ctx, nil) }()
 	t.Cleanup(func() { cancel(); <-done })
-	testenv.WaitUntil(t, 5*time.Second, "Watch to listen", s.Watching)
+	testenv.Eventually(t, 5*time.Second, s.Watching, "Watch to listen")
 }
 
 // TestLogoutReachesEveryInstanceAtOnce: two instances trust a session they
@@ -59,11 +59,11 @@ func TestLogoutReachesEveryInstanceAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	testenv.WaitUntil(t, CredentialTTL/2, "the other instance to stop trusting the session and the key (the notification)", func() bool {
+	testenv.Eventually(t, CredentialTTL/2, func() bool {
 		_, sErr := b.Authenticate(ctx, session.Token)
 		_, kErr := b.AuthenticateScannerKey(ctx, key.Key)
 		return errors.Is(sErr, errkind.Unauthorized) && errors.Is(kErr, errkind.Unauthorized)
-	})
+	}, "the other instance to stop trusting the session and the key (the notification)")
 	t.Logf("the logout reached the other instance in %v", time.Since(start))
 }
 
@@ -104,10 +104,10 @@ func TestAReconnectedWatcherForgetsEverything(t *testing.T) {
 	if err := a.Logout(ctx, fresh.Token); err != nil {
 		t.Fatal(err)
 	}
-	testenv.WaitUntil(t, 3*time.Second, "a session logged out while the listener was cut to be trusted no more", func() bool {
+	testenv.Eventually(t, 3*time.Second, func() bool {
 		_, err := b.Authenticate(ctx, fresh.Token)
 		return errors.Is(err, errkind.Unauthorized)
-	})
+	}, "a session logged out while the listener was cut to be trusted no more")
 }
 
 // TestABusyTokenIsLookedUpOnce: fifty requests carrying one session that is not

@@ -246,11 +246,11 @@ func (w *world) chargeUnderWay(t *testing.T) string {
 // waitFor waits until the query, of one boolean, says true.
 func (w *world) waitFor(t *testing.T, what, query string, args ...any) {
 	t.Helper()
-	testenv.WaitUntil(t, 10*time.Second, what, func() bool {
+	testenv.Eventually(t, 10*time.Second, func() bool {
 		var yes *bool
 		if err := w.db.QueryRow(context.Background(), query, args...).Scan(&yes); err != nil {
 			t.Fatal(err)
 		}
 		return yes != nil && *yes
-	})
+	}, what)
 }
