@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 func TestAlertmanagerConfig(t *testing.T) {
@@ -64,21 +66,14 @@ func TestAFiringAlertReachesAlertmanager(t *testing.T) {
 		Labels    map[string]string       `json:"labels"`
 		Receivers []struct{ Name string } `json:"receivers"`
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testenv.Eventually(t, 60*time.Second, func() bool {
 		alerts = nil
 		if resp, err := http.Get("http://" + amAddr + "/api/v2/alerts"); err == nil {
 			_ = json.NewDecoder(resp.Body).Decode(&alerts)
 			resp.Body.Close()
 		}
-		if len(alerts) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no alert reached Alertmanager within a minute of Prometheus starting")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return len(alerts) > 0
+	}, "an alert to reach Alertmanager after Prometheus started")
 	if a := alerts[0]; len(alerts) != 1 || a.Labels["alertname"] != "StagedoorTestCritical" ||
 		len(a.Receivers) != 1 || a.Receivers[0].Name != "on-call" {
 		t.Errorf("Alertmanager holds %+v; want StagedoorTestCritical, routed to on-call", alerts)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // TestPgBouncerConfig: PgBouncer starts with the configuration make cluster
@@ -61,20 +63,21 @@ func TestPgBouncerConfig(t *testing.T) {
 		cmd.Process.Kill()
 		<-exited
 	}()
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+	listening := testenv.Poll(10*time.Second, 20*time.Millisecond, func() bool {
 		select {
 		case err := <-exited:
 			exited <- err
 			t.Fatalf("pgbouncer stopped at start (%v):\n%s", err, &logs)
 		default:
 		}
-		if c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("pgbouncer does not listen on 127.0.0.1:%d:\n%s", port, &logs)
-		}
+		return err == nil
+	})
+	if !listening {
+		t.Fatalf("pgbouncer does not listen on 127.0.0.1:%d:\n%s", port, &logs)
 	}
 
 	checkGenerated(t, "compose/pgbouncer.ini", render(t, tmpl, readJSON(t, "compose/pgbouncer.json")))

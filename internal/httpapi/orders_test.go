@@ -182,7 +182,9 @@ func TestCheckoutLifecycle(t *testing.T) {
 		expiring := newShop(t, 0, "STAGEDOOR_HOLD_TTL", "1s")
 		cat := newAccount(t, expiring.testServer, auth.Buyer)
 		late := expiring.hold(t, cat, expiring.seats[0])
-		time.Sleep(1100 * time.Millisecond)
+		waitFor(t, 5*time.Second, "the hold to expire", func() bool {
+			return as[holdJSON](t, expiring.request(t, "GET", "/v1/holds/"+late, "", cat.bearer()...)).Status == "expired"
+		})
 		if a := expiring.checkout(t, cat, orderBody(late, "tok_visa"), ""); a.StatusCode != 409 || !a.problem(t).is("hold-not-active") {
 			t.Errorf("= %d %s, want 409 hold-not-active", a.StatusCode, a.raw)
 		}

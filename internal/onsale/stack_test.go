@@ -140,13 +140,10 @@ func (s *stack) shadowWorkerUtilization(t *testing.T) {
 	a, err := api(t, s.instances[0].url, adminToken).PutLimitWithResponse(context.Background(),
 		apiclient.LimitNameWorkerUtilization, apiclient.LimitChange{Mode: apiclient.LimitChangeModeShadow})
 	apitest.Expect(t, a, err, http.StatusOK)
-	deadline := time.Now().Add(5 * time.Second)
+	set := time.Now()
 	for i, in := range s.instances {
-		for in.Utilization.Mode() != ratelimit.Shadow {
-			if time.Now().After(deadline) {
-				t.Fatalf("instance %d: worker-utilization is %s 5 s after it was put in shadow", i+1, in.Utilization.Mode())
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !testenv.Poll(time.Until(set.Add(5*time.Second)), 20*time.Millisecond, func() bool { return in.Utilization.Mode() == ratelimit.Shadow }) {
+			t.Fatalf("instance %d: worker-utilization is %s 5 s after it was put in shadow", i+1, in.Utilization.Mode())
 		}
 	}
 }
