@@ -91,7 +91,7 @@ func sharedRedis(t testing.TB, poolSize int) (*redis.Client, string) {
 
 // count reads one decision counter of l.
 func count(l *Limiter, limit Name, o Outcome) int {
-	return int(testutil.ToFloat64(l.limits[limit].counts[o.index()]))
+	return int(testutil.ToFloat64(l.limits[limit].counts[outcomeIndex(o)]))
 }
 
 // newTestLimiter builds a limiter with a registry of its own. Unless the test sets
