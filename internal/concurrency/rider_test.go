@@ -38,7 +38,9 @@ func enter(ctx context.Context, l *Limiter, rl *ratelimit.Limiter) (ratelimit.De
 // deciding its bucket and taking its lease in one script: exactly five get a
 // lease, and the 45 refused by buyer-concurrency spend no token of the bucket.
 func TestRiderRaceAdmitsExactlyMax(t *testing.T) {
-	l, rl, _ := newRiderPair(t, ratelimit.Setting{Limit: ratelimit.PerMinute(1000), Mode: ratelimit.Enforce})
+	// 1000 an hour: a token comes back every 3.6 s, not within the test on a
+	// loaded machine (at 1000 a minute, one came back every 60 ms).
+	l, rl, _ := newRiderPair(t, ratelimit.Setting{Limit: ratelimit.PerHour(1000), Mode: ratelimit.Enforce})
 	if k := l.Key("8812"); !strings.HasSuffix(k, "cc:{buyer:8812}:buyer-concurrency") {
 		t.Fatalf("lease key %q does not carry the buyer's tag", k)
 	}
