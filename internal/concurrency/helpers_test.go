@@ -17,17 +17,11 @@ import (
 // not retry (a retry would hide the failure a test is about).
 func newClient(t testing.TB, url string, poolSize int) *redis.Client {
 	t.Helper()
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.ContextTimeoutEnabled = true
-	opts.PoolSize = poolSize
-	opts.MaxRetries = -1
-	opts.DialerRetries = 1
-	c := redis.NewClient(opts)
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testenv.RedisClient(t, url, poolSize, func(o *redis.Options) {
+		o.Protocol = 0 // go-redis's default, as these tests always had
+		o.MaxRetries = -1
+		o.DialerRetries = 1
+	})
 }
 
 // sharedRedis returns a client on the shared test Redis and a key prefix of

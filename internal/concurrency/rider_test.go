@@ -34,6 +34,22 @@ func enter(ctx context.Context, l *Limiter, rl *ratelimit.Limiter) (ratelimit.De
 	return d, cd, release
 }
 
+// enterAtOnce is n requests of buyer 8812 through both, released at once.
+func enterAtOnce(ctx context.Context, l *Limiter, rl *ratelimit.Limiter, n int) ([]ratelimit.Decision, []Decision) {
+	ds, cds := make([]ratelimit.Decision, n), make([]Decision, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			ds[i], cds[i], _ = enter(ctx, l, rl)
+		})
+	}
+	close(start)
+	wg.Wait()
+	return ds, cds
+}
+
 // TestRiderRaceAdmitsExactlyMax: fifty requests of one buyer at once, each
 // deciding its bucket and taking its lease in one script: exactly five get a
 // lease, and the 45 refused by buyer-concurrency spend no token of the bucket.
@@ -46,17 +62,7 @@ func TestRiderRaceAdmitsExactlyMax(t *testing.T) {
 	}
 	ctx := context.Background()
 	const n = 50
-	ds, cds := make([]ratelimit.Decision, n), make([]Decision, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			ds[i], cds[i], _ = enter(ctx, l, rl)
-		})
-	}
-	close(start)
-	wg.Wait()
+	ds, cds := enterAtOnce(ctx, l, rl, n)
 	allowed, denied := 0, 0
 	for i := range n {
 		if !ds[i].Allowed || ds[i].Results[0].Outcome != ratelimit.OutcomeAllowed {
@@ -88,17 +94,7 @@ func TestRiderRaceOneLastToken(t *testing.T) {
 	l, rl, rdb := newRiderPair(t, ratelimit.Setting{Limit: ratelimit.PerHour(1), Mode: ratelimit.Enforce})
 	ctx := context.Background()
 	const n = 10
-	ds, cds := make([]ratelimit.Decision, n), make([]Decision, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			ds[i], cds[i], _ = enter(ctx, l, rl)
-		})
-	}
-	close(start)
-	wg.Wait()
+	ds, cds := enterAtOnce(ctx, l, rl, n)
 	passed := 0
 	for i := range n {
 		switch {

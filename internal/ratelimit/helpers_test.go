@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,16 +27,7 @@ func def(t testing.TB, name Name, spec string, mode Mode, policy Policy) Definit
 // newClient returns a client on url that honours context deadlines.
 func newClient(t testing.TB, url string, poolSize int) *redis.Client {
 	t.Helper()
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.ContextTimeoutEnabled = true
-	opts.PoolSize = poolSize
-	opts.Protocol = 2 // as conn.Redis: no push notifications to look for
-	c := redis.NewClient(opts)
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testenv.RedisClient(t, url, poolSize, nil)
 }
 
 // sharedRedis returns a client on the shared test Redis and a key prefix of this
@@ -65,25 +55,8 @@ func newTestLimiter(rdb Scripter, opts Options) (*Limiter, *prometheus.Registry)
 	return New(rdb, opts), reg
 }
 
-// fakeClock is a clock a test moves by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newFakeClock is a clock a test moves by hand, from a fixed instant.
+func newFakeClock() *testenv.Clock { return testenv.NewClock(time.Unix(1_700_000_000, 0)) }
 
 // startCluster starts a one-node Redis Cluster that holds every slot: a real
 // cluster, which refuses a script whose keys are in two slots (CROSSSLOT).

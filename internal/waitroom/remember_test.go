@@ -4,30 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
-
-// testClock is a clock a test moves by hand.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // TestAdmissionsAreRemembered: an admission read once (by a join here) is
 // honoured from memory until it ends by the instance's clock, with no call to
@@ -37,7 +18,7 @@ func TestAdmissionsAreRemembered(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
 	c := testenv.CountScripts(rdb)
-	clock := &testClock{now: time.Now()}
+	clock := testenv.NewClock(time.Now())
 	s := New(c, Options{Prefix: prefix, Timeout: 5 * time.Second, Admission: time.Minute, Clock: clock.Now})
 	ctx := context.Background()
 	ev := roomEvent(1, time.Now().Add(-time.Minute))
@@ -86,7 +67,7 @@ func TestAdmissionsAreRemembered(t *testing.T) {
 func TestRememberedAdmissionsAreBounded(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
-	clock := &testClock{now: time.Now()}
+	clock := testenv.NewClock(time.Now())
 	s := New(rdb, Options{Prefix: prefix, Timeout: 5 * time.Second, Admission: time.Minute,
 		MaxAdmissions: 32, Clock: clock.Now})
 	ctx := context.Background()
@@ -119,7 +100,7 @@ func TestRefusalsAreRememberedBriefly(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
 	c := testenv.CountScripts(rdb)
-	clock := &testClock{now: time.Now()}
+	clock := testenv.NewClock(time.Now())
 	s := New(c, Options{Prefix: prefix, Timeout: 5 * time.Second, Clock: clock.Now})
 	ctx := context.Background()
 	ev := roomEvent(4, time.Now().Add(-time.Minute))
