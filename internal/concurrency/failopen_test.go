@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // TestFailOpen: Redis stops answering (its process frozen: connections hang,
@@ -14,7 +16,7 @@ import (
 // fail_open, without a call (counted "refused"). A release meanwhile does not
 // wait either. Once Redis answers again, the limiter enforces again.
 func TestFailOpen(t *testing.T) {
-	srv := startRedisServer(t)
+	srv := testenv.StartPrivateRedis(t)
 	rdb := newClient(t, "redis://"+srv.Addr+"/0", 8)
 	const timeout = 50 * time.Millisecond
 	l, reg := newTestLimiter(rdb, Options{Max: 1, Timeout: timeout, BreakerFailures: 3,
@@ -25,11 +27,11 @@ func TestFailOpen(t *testing.T) {
 	if d.Outcome != OutcomeAllowed {
 		t.Fatalf("with Redis up: %+v", d)
 	}
-	srv.Freeze(t)
+	srv.Freeze()
 	thawed := false
 	defer func() {
 		if !thawed {
-			srv.Thaw(t)
+			srv.Thaw()
 		}
 	}()
 
@@ -78,11 +80,11 @@ func TestFailOpen(t *testing.T) {
 		t.Fatalf("refused calls %d, want %d", got, n+1)
 	}
 
-	srv.Thaw(t)
+	srv.Thaw()
 	thawed = true
 	// The held lease was never removed; once the breaker lets a probe
 	// through, the limiter enforces again: the buyer's place is still taken.
-	eventually(t, 10*time.Second, "enforcing again", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "enforcing again", func() bool {
 		d, rel := l.Enter(ctx, "8812")
 		rel()
 		return d.Outcome == OutcomeDenied

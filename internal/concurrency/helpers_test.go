@@ -2,10 +2,6 @@ package concurrency
 
 import (
 	"context"
-	"net"
-	"os/exec"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,17 +17,11 @@ import (
 // not retry (a retry would hide the failure a test is about).
 func newClient(t testing.TB, url string, poolSize int) *redis.Client {
 	t.Helper()
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.ContextTimeoutEnabled = true
-	opts.PoolSize = poolSize
-	opts.MaxRetries = -1
-	opts.DialerRetries = 1
-	c := redis.NewClient(opts)
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testenv.RedisClient(t, url, poolSize, func(o *redis.Options) {
+		o.Protocol = 0 // go-redis's default, as these tests always had
+		o.MaxRetries = -1
+		o.DialerRetries = 1
+	})
 }
 
 // sharedRedis returns a client on the shared test Redis and a key prefix of
@@ -124,69 +114,6 @@ func members(t testing.TB, rdb *redis.Client, key string) []string {
 		t.Fatal(err)
 	}
 	return m
-}
-
-// eventually polls cond every 10 ms until it holds, and fails after within.
-func eventually(t testing.TB, within time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > within {
-			t.Fatalf("%s: not after %s", what, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return time.Since(start)
-}
-
-// redisServer is a redis-server of the test's own, which it can freeze
-// (SIGSTOP: connections are accepted, nothing is answered) and thaw.
-type redisServer struct {
-	cmd  *exec.Cmd
-	Addr string
-}
-
-// startRedisServer starts redis-server on a free port and kills it when the
-// test ends.
-func startRedisServer(t testing.TB) *redisServer {
-	t.Helper()
-	port := testenv.FreePort(t)
-	s := &redisServer{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
-	s.cmd = exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--daemonize", "no", "--dir", t.TempDir())
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start redis-server: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = s.cmd.Process.Kill()
-		_ = s.cmd.Wait()
-	})
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for c.Ping(context.Background()).Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server on %s did not answer", s.Addr)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return s
-}
-
-// Freeze stops the server's process without closing its port.
-func (s *redisServer) Freeze(t testing.TB) {
-	t.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// Thaw lets a frozen server run again.
-func (s *redisServer) Thaw(t testing.TB) {
-	t.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // The limits the tests use, named as Stagedoor names its own.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/guard"
+	"github.com/stagedoor/stagedoor/internal/protect"
 )
 
 // lease is one request's place in an identity's set, as this instance knows it.
@@ -82,16 +83,7 @@ func (r *registry) snapshot() []leaseSet {
 // request dropped it) is not taken again, since its place may have been given
 // away: it is logged and no longer renewed.
 func (l *Limiter) Run(ctx context.Context) {
-	t := time.NewTicker(l.lease / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			l.renew(ctx)
-		}
-	}
+	protect.Every(ctx, l.lease/3, func(ctx context.Context) { l.renew(ctx) })
 }
 
 // renew renews every live lease once, and returns how many it renewed and how

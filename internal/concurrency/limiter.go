@@ -3,12 +3,11 @@ package concurrency
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/guard"
 	"github.com/stagedoor/stagedoor/internal/metrics"
+	"github.com/stagedoor/stagedoor/internal/protect"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -93,33 +93,32 @@ func (o Options) Validate() error {
 	case strings.ContainsAny(o.Tag, "{}"):
 		return fmt.Errorf("concurrency: limit %q: tag %q has a brace", o.Name, o.Tag)
 	}
-	if o.Mode != "" {
-		if _, err := ratelimit.ParseMode(string(o.Mode)); err != nil {
-			return fmt.Errorf("concurrency: limit %q: %w", o.Name, err)
-		}
+	if err := protect.CheckMode(o.Mode); err != nil {
+		return fmt.Errorf("concurrency: limit %q: %w", o.Name, err)
 	}
 	return nil
 }
 
-// Outcome is what the limiter decided about one request. It is also the
-// decision label of stagedoor_concurrency_decisions_total.
-type Outcome string
+// Outcome is what the limiter decided about one request: one of the
+// protections' own (protect.Outcome). It is also the decision label of
+// stagedoor_concurrency_decisions_total.
+type Outcome = protect.Outcome
 
 const (
 	// OutcomeAllowed: fewer than Max requests of the identity were in flight;
 	// this one took a lease.
-	OutcomeAllowed Outcome = "allowed"
+	OutcomeAllowed = protect.OutcomeAllowed
 	// OutcomeDenied: Max requests of the identity were in flight and the limit
 	// enforces: the request is refused and took no lease.
-	OutcomeDenied Outcome = "denied"
+	OutcomeDenied = protect.OutcomeDenied
 	// OutcomeShadowDenied: the limit is in shadow mode and would have refused;
 	// the request goes on, and took a lease, so that the count stays true.
-	OutcomeShadowDenied Outcome = "shadow_denied"
+	OutcomeShadowDenied = protect.OutcomeShadowDenied
 	// OutcomeFailOpen: Redis could not answer (an error, the deadline, or the
 	// node's breaker open); the request goes on without a lease.
-	OutcomeFailOpen Outcome = "fail_open"
+	OutcomeFailOpen = protect.OutcomeFailOpen
 	// OutcomeOff: the limit is off; Redis was not called.
-	OutcomeOff Outcome = "off"
+	OutcomeOff = protect.OutcomeOff
 )
 
 // outcomes are the counted outcomes, in the order of Limiter.counts.
@@ -156,7 +155,7 @@ type Limiter struct {
 	prefix     string
 	tag        string
 	retryAfter time.Duration
-	mode       atomic.Pointer[ratelimit.Mode]
+	mode       protect.ModeSwitch
 	nodes      *guard.Nodes // the deadline and breaker of every Redis call, per node
 	logger     *slog.Logger
 	counts     [len(outcomes)]prometheus.Counter
@@ -229,16 +228,16 @@ func (l *Limiter) Max() int { return l.max }
 func (l *Limiter) Lease() time.Duration { return l.lease }
 
 // Mode is the mode in force.
-func (l *Limiter) Mode() ratelimit.Mode { return *l.mode.Load() }
+func (l *Limiter) Mode() ratelimit.Mode { return l.mode.Load() }
 
 // SetMode changes the mode for the requests that follow; requests already in
 // flight keep their leases until they end. It panics on a mode that is not
 // Enforce, Shadow or Off (read one with ratelimit.ParseMode).
 func (l *Limiter) SetMode(m ratelimit.Mode) {
-	if _, err := ratelimit.ParseMode(string(m)); err != nil {
+	if _, err := protect.ParseMode(string(m)); err != nil {
 		panic(fmt.Errorf("concurrency: limit %q: %w", l.name, err))
 	}
-	l.mode.Store(&m)
+	l.mode.Store(m)
 }
 
 // noRelease is the release func of a request that took no lease.
@@ -318,11 +317,8 @@ func (l *Limiter) release(ls *lease) {
 }
 
 func (l *Limiter) count(o Outcome) {
-	for i, x := range outcomes {
-		if x == o {
-			l.counts[i].Inc()
-			return
-		}
+	if i := slices.Index(outcomes[:], o); i >= 0 {
+		l.counts[i].Inc()
 	}
 }
 
@@ -334,14 +330,7 @@ func (l *Limiter) count(o Outcome) {
 func (l *Limiter) Key(identity string) string { return l.key(identity) }
 
 func (l *Limiter) key(identity string) string {
-	if l.tag != "" {
-		return l.prefix + "cc:" + ratelimit.HashTag(l.tag, identity) + ":" + string(l.name)
-	}
-	if len(identity) > ratelimit.MaxIdentityBytes {
-		sum := sha256.Sum256([]byte(identity))
-		identity = "sha256:" + base64.RawURLEncoding.EncodeToString(sum[:])
-	}
-	return l.prefix + "cc:{" + string(l.name) + ":" + identity + "}"
+	return protect.IdentityKey(l.prefix, "cc", l.name, l.tag, identity)
 }
 
 // newID is a lease id unique to this request: the Limiter's random instance id

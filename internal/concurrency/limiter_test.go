@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // TestRaceAdmitsExactlyMax: 50 requests of one buyer arrive at once against
@@ -226,7 +227,7 @@ func TestKilledInstanceLeasesLapse(t *testing.T) {
 		t.Fatalf("other instance at once: %+v", d)
 	}
 	var rel func()
-	eventually(t, lease+3*time.Second, "the dead instance's leases lapse", func() bool {
+	testenv.WaitFor(t, lease+3*time.Second, "the dead instance's leases lapse", func() bool {
 		var d Decision
 		d, rel = alive.Enter(ctx, "8812")
 		return d.Allowed
@@ -239,7 +240,7 @@ func TestKilledInstanceLeasesLapse(t *testing.T) {
 	// The other dead leases, taken moments after the first, lapse moments
 	// after it: the next four get in too.
 	for i := range 4 {
-		eventually(t, time.Second, "the other dead leases lapse", func() bool {
+		testenv.WaitFor(t, time.Second, "the other dead leases lapse", func() bool {
 			d, _ := alive.Enter(ctx, "8812")
 			if d.InFlight > 5 || d.InFlight < i+2 || (!d.Allowed && d.InFlight != 5) {
 				t.Fatalf("after the lapse, request %d: %+v", i+2, d)

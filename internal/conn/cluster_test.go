@@ -27,7 +27,7 @@ func TestNodeHealthBlamesOnlyTheDeadNode(t *testing.T) {
 	cluster := rdb.(*conn.ClusterClient)
 	// A master counts its replica online once the replica has acknowledged its
 	// first sync, a moment after the replica says its link is up.
-	waitUntil(t, "every master of a fresh cluster with a replica online", func() bool {
+	testenv.WaitFor(t, 0, "every master of a fresh cluster with a replica online", func() bool {
 		return len(cluster.Health(ctx).WithoutReplica) == 0
 	})
 	dead := c.Masters(t)[0]
@@ -52,7 +52,7 @@ func TestNodeHealthBlamesOnlyTheDeadNode(t *testing.T) {
 	c.WaitHealthy(t, 60*time.Second)
 	promoted := c.MasterOf(t, key)
 	var h conn.ClusterHealth
-	waitUntil(t, "the promoted replica in the client's map", func() bool { // each ask fetches the map
+	testenv.WaitFor(t, 0, "the promoted replica in the client's map", func() bool { // each ask fetches the map
 		askCtx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		h = cluster.Health(askCtx)

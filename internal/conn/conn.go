@@ -17,6 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stagedoor/stagedoor/internal/protect"
 )
 
 // Postgres opens a pool of at most size connections to databaseURL. It does not
@@ -169,16 +171,8 @@ func newCluster(o *redis.UniversalOptions) *ClusterClient {
 	c.ClusterClient = redis.NewClusterClient(co)
 	go func() {
 		defer close(c.done)
-		t := time.NewTicker(SlotMapReload)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				c.ReloadState(ctx) // in the background; a failing reload is retried next tick
-			}
-		}
+		// In the background; a failing reload is retried next tick.
+		protect.Every(ctx, SlotMapReload, c.ReloadState)
 	}()
 	return c
 }

@@ -139,17 +139,17 @@ func TestAFailoverFailsOnlyTheDeadMastersKeys(t *testing.T) {
 		}
 		return n
 	}
-	waitUntil(t, "decisions before the kill", func() bool { return count("doomed open", 0) >= 20 && count("doomed room", 0) >= 20 })
+	testenv.WaitFor(t, 0, "decisions before the kill", func() bool { return count("doomed open", 0) >= 20 && count("doomed room", 0) >= 20 })
 
 	c.Kill(t, victim)
 	c.WaitHealthy(t, 60*time.Second) // every live node: each slot has a live master
 	followed := cluster.SlotMapFetches() + 2
 	promoted := c.MasterOf(t, prefix+"wr:{"+doomedRooms[0].ID+"}:q")
-	waitUntil(t, "two slot maps fetched after the promotion", func() bool { return cluster.SlotMapFetches() >= followed })
-	waitUntil(t, "decisions after the client followed", func() bool {
+	testenv.WaitFor(t, 0, "two slot maps fetched after the promotion", func() bool { return cluster.SlotMapFetches() >= followed })
+	testenv.WaitFor(t, 0, "decisions after the client followed", func() bool {
 		return count("doomed open", followed) >= 20 && count("doomed fallback", followed) >= 20 && count("doomed room", followed) >= 20
 	})
-	waitUntil(t, "the dead node's outage lines ended", func() bool {
+	testenv.WaitFor(t, 0, "the dead node's outage lines ended", func() bool {
 		return outageEnded(logs.String(), "ratelimit", victim, promoted) && outageEnded(logs.String(), "waitroom", victim, promoted)
 	})
 	stop.Store(true)
@@ -304,19 +304,6 @@ func outageEnded(logs, caller, node, now string) bool {
 	return false
 }
 
-// waitUntil waits for cond, checked every 20 ms. Only the test binary's
-// -timeout bounds it: it gives up, saying what it waited for, 5 s before.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline, bounded := t.Deadline()
-	for !cond() {
-		if bounded && time.Until(deadline) < 5*time.Second {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestAStalledMasterFailsOnlyTheCallsItCaught stops a master (SIGSTOP) for
 // one and a half deadlines while sixteen callers decide buckets and poll a
 // room on it and on the other masters. Only the calls in flight when it
@@ -375,10 +362,10 @@ func TestAStalledMasterFailsOnlyTheCallsItCaught(t *testing.T) {
 			}
 		})
 	}
-	waitUntil(t, "calls before the stall", func() bool { return calls.Load() >= 20*callers })
+	testenv.WaitFor(t, 0, "calls before the stall", func() bool { return calls.Load() >= 20*callers })
 	c.Pause(t, stalled, failoverTimeout*3/2)
 	resumed := calls.Load()
-	waitUntil(t, "calls after the stall", func() bool { return calls.Load() >= resumed+100*callers })
+	testenv.WaitFor(t, 0, "calls after the stall", func() bool { return calls.Load() >= resumed+100*callers })
 	stop.Store(true)
 	wg.Wait()
 

@@ -2,49 +2,22 @@ package conn
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
-
-// lockedBuffer is a log written and read at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *lockedBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *lockedBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for raw := range strings.Lines(s.b.String()) {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(raw), &m); err != nil {
-			t.Fatalf("not JSON: %q", raw)
-		}
-		out = append(out, m)
-	}
-	return out
-}
 
 // TestGoRedisOutagesArePerNodeAndEnd: go-redis's failed dials of two nodes
 // are two outages, each with its node; one ends when a client connects to
 // its node again, the other when a cluster's slot map no longer has its
 // node; a line that names no node is an outage of Redis alone.
 func TestGoRedisOutagesArePerNodeAndEnd(t *testing.T) {
-	var log lockedBuffer
+	var log testenv.LogBuffer
 	l := RedisLogger(slog.New(slog.NewJSONHandler(&log, nil)))
 	t.Cleanup(func() { redisLogs.Store(nil) })
 	ctx := context.Background()
@@ -77,7 +50,7 @@ func TestGoRedisOutagesArePerNodeAndEnd(t *testing.T) {
 	forgotten([]redis.ClusterSlot{{Start: 0, End: 16383, Nodes: []redis.ClusterNode{{Addr: back}}}})
 
 	var started, ended []string
-	for _, line := range log.lines(t) {
+	for _, line := range log.Lines(t) {
 		node, _ := line["node"].(string)
 		switch line["msg"] {
 		case "dependency unavailable":

@@ -35,6 +35,9 @@ type Options struct {
 	Failures int           // failed calls in a row that open the breaker; default 5
 	Cooldown time.Duration // how long it stays open; default 1 s
 	Logger   *slog.Logger  // told of the breaker's changes of state; nil: nobody
+	// Now is the clock of Nodes' sweeps for nodes whose keys another serves
+	// (tests move it by hand); nil: time.Now.
+	Now func() time.Time
 }
 
 // Guard is safe for concurrent use.

@@ -58,6 +58,9 @@ func NewNodes(o Options, locate func(ctx context.Context, key string) string, re
 	if locate == nil {
 		locate = func(context.Context, string) string { return "" }
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	return &Nodes{opts: o, locate: locate,
 		calls: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stagedoor_redis_calls_total",
@@ -101,7 +104,7 @@ func (n *Nodes) For(ctx context.Context, key string) *NodeGuard {
 // sweep ends the outage of each node whose sampled key another node serves
 // now; at most once every sweepEvery, whoever calls.
 func (n *Nodes) sweep(ctx context.Context) {
-	now := time.Now().UnixNano()
+	now := n.opts.Now().UnixNano()
 	last := n.lastSweep.Load()
 	if now-last < int64(sweepEvery) || !n.lastSweep.CompareAndSwap(last, now) {
 		return

@@ -67,27 +67,34 @@ func TestADeadNodesOutageEndsWhenAnotherServesItsKeys(t *testing.T) {
 		}
 		return "node-2"
 	}
-	n := NewNodes(Options{Name: "test", Failures: 2, Cooldown: time.Minute, Logger: slog.New(slog.NewJSONHandler(&log, nil))}, locate, nil)
+	var now atomic.Int64 // the sweeps' clock, in ns, moved by hand
+	now.Store(time.Unix(1_700_000_000, 0).UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()) }
+	n := NewNodes(Options{Name: "test", Failures: 2, Cooldown: time.Minute, Logger: slog.New(slog.NewJSONHandler(&log, nil)), Now: clock}, locate, nil)
 	ctx := context.Background()
 	dead := errors.New("connection refused")
 	for range 3 {
 		_ = n.For(ctx, "a").Do(ctx, func(context.Context) error { return dead })
 	}
 	ended := func() bool { return strings.Contains(log.String(), `"msg":"dependency available again"`) }
-	// While node-1 still serves "a", however long and whatever else is asked,
-	// its outage goes on.
-	for deadline := time.Now().Add(3 * sweepEvery); time.Now().Before(deadline); {
+	// While node-1 still serves "a", however long (three sweeps' worth, a
+	// millisecond a step) and whatever else is asked, its outage goes on.
+	for range 3 * sweepEvery / time.Millisecond {
 		_ = n.For(ctx, "b").Do(ctx, func(context.Context) error { return nil })
 		_ = n.For(ctx, "a")
-		time.Sleep(time.Millisecond)
+		now.Add(int64(time.Millisecond))
 	}
 	if ended() {
 		t.Fatalf("node-1's outage ended while it still serves its keys:\n%s", log.String())
 	}
 	at.Store("node-3") // its replica took over
-	for !ended() {
+	// The next sweep, at most sweepEvery later, ends it.
+	for step := time.Duration(0); !ended(); step += time.Millisecond {
+		if step > sweepEvery {
+			t.Fatalf("node-1's outage still on %s after node-3 took its keys:\n%s", step, log.String())
+		}
 		_ = n.For(ctx, "b").Do(ctx, func(context.Context) error { return nil })
-		time.Sleep(time.Millisecond)
+		now.Add(int64(time.Millisecond))
 	}
 	var line map[string]any
 	for raw := range strings.Lines(log.String()) {

@@ -1,44 +1,14 @@
 package httpapi_test
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
-
-// pingCounter is a Redis hook that counts the PING commands sent, and the
-// most that were under way at once.
-type pingCounter struct {
-	sent, now, most atomic.Int64
-}
-
-func (p *pingCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (p *pingCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (p *pingCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() != "ping" {
-			return next(ctx, cmd)
-		}
-		p.sent.Add(1)
-		n := p.now.Add(1)
-		defer p.now.Add(-1)
-		for m := p.most.Load(); n > m && !p.most.CompareAndSwap(m, n); m = p.most.Load() {
-		}
-		return next(ctx, cmd)
-	}
-}
 
 // readinessChecks sums stagedoor_readiness_checks_total over its results.
 func readinessChecks(t *testing.T, ts *testServer) int {
@@ -61,7 +31,7 @@ func TestReadinessIsCheckedOnceForManyCallers(t *testing.T) {
 	t.Parallel()
 	const callers, rounds = 200, 3
 	rdb := redisClient(t, testenv.RedisURL(t))
-	pings := &pingCounter{}
+	pings := &testenv.CommandCounter{Names: []string{"ping"}}
 	rdb.AddHook(pings)
 	ts := newTestServer(t, nil, nil, rdb)
 
@@ -83,14 +53,14 @@ func TestReadinessIsCheckedOnceForManyCallers(t *testing.T) {
 	most := 2 + int(elapsed/(250*time.Millisecond))
 	checks := readinessChecks(t, ts)
 	t.Logf("%d calls over %v: %d checks, %d Redis PINGs, at most %d at once", callers*rounds, elapsed.Round(time.Millisecond),
-		checks, pings.sent.Load(), pings.most.Load())
+		checks, pings.Sent(), pings.Most())
 	if checks < 1 || checks > most {
 		t.Errorf("%d calls over %v made %d readiness checks; want 1 to %d", callers*rounds, elapsed, checks, most)
 	}
-	if got := pings.sent.Load(); got != int64(checks) {
+	if got := pings.Sent(); got != int64(checks) {
 		t.Errorf("Redis got %d PINGs for %d checks", got, checks)
 	}
-	if got := pings.most.Load(); got != 1 {
+	if got := pings.Most(); got != 1 {
 		t.Errorf("%d readiness PINGs were under way at once, want 1 at a time", got)
 	}
 }

@@ -119,7 +119,7 @@ func (l *Limiter) AllowWith(ctx context.Context, rider *Rider, checks ...Check) 
 			d.Allowed = false
 			d.RetryAfter = max(d.RetryAfter, r.RetryAfter)
 		}
-		if k := r.Outcome.index(); k >= 0 {
+		if k := outcomeIndex(r.Outcome); k >= 0 {
 			states[i].counts[k].Inc()
 		}
 	}

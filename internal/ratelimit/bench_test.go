@@ -176,12 +176,12 @@ func BenchmarkThroughputRatio(b *testing.B) {
 // BenchmarkDeniedFromCache is a refusal from the denial cache: no Redis call.
 func BenchmarkDeniedFromCache(b *testing.B) {
 	rdb, prefix := sharedRedis(b, 4)
-	counter := &countingScripter{Scripter: rdb}
+	counter := testenv.CountScripts(rdb)
 	lim, _ := newTestLimiter(counter, Options{Prefix: prefix, Limits: []Definition{def(b, "buyer", "1/1h", Enforce, FailOpen)}})
 	check := Check{Limit: "buyer", Key: "8812"}
 	lim.Allow(context.Background(), check)
 	lim.Allow(context.Background(), check)
-	calls := counter.calls.Load()
+	calls := counter.Calls()
 	refuse := func() {
 		if d := lim.Allow(context.Background(), check); d.Allowed || !d.Results[0].Cached {
 			b.Fatalf("not a cached refusal: %+v", d)
@@ -202,7 +202,7 @@ func BenchmarkDeniedFromCache(b *testing.B) {
 			}
 		})
 	})
-	if n := counter.calls.Load() - calls; n != 0 {
+	if n := counter.Calls() - calls; n != 0 {
 		b.Fatalf("%d Redis calls for cached refusals", n)
 	}
 }

@@ -1,10 +1,16 @@
 package ratelimit
 
-import "time"
+import (
+	"slices"
+	"time"
 
-// Name names a limit, such as "hold-buyer". A program defines its names once,
-// as constants, so that a misspelt name does not compile.
-type Name string
+	"github.com/stagedoor/stagedoor/internal/protect"
+)
+
+// Name names a limit, such as "hold-buyer" (protect.Name, the name of every
+// protection). A program defines its names once, as constants, so that a
+// misspelt name does not compile.
+type Name = protect.Name
 
 // Check names one bucket a request must pass: the limit, and the identity it is
 // keyed on, such as {Limit: "hold-buyer", Key: "8812"}.
@@ -13,26 +19,27 @@ type Check struct {
 	Key   string
 }
 
-// Outcome is what one limit decided about one request. It is also the decision
-// label of stagedoor_ratelimit_decisions_total.
-type Outcome string
+// Outcome is what one limit decided about one request (protect.Outcome, with
+// the outcomes of the fallback and Skipped besides the protections' own). It
+// is also the decision label of stagedoor_ratelimit_decisions_total.
+type Outcome = protect.Outcome
 
 const (
 	// OutcomeAllowed: the bucket in Redis had a token. The token was spent unless
 	// another limit of the same request refused (Decision.Allowed false).
-	OutcomeAllowed Outcome = "allowed"
+	OutcomeAllowed = protect.OutcomeAllowed
 	// OutcomeDenied: an enforcing limit refused, in Redis or from the denial cache.
-	OutcomeDenied Outcome = "denied"
+	OutcomeDenied = protect.OutcomeDenied
 	// OutcomeShadowDenied: a shadow limit would have refused; the request goes on.
-	OutcomeShadowDenied Outcome = "shadow_denied"
+	OutcomeShadowDenied = protect.OutcomeShadowDenied
 	// OutcomeFailOpen: Redis could not answer and the limit's policy allowed.
-	OutcomeFailOpen Outcome = "fail_open"
+	OutcomeFailOpen = protect.OutcomeFailOpen
 	// OutcomeFallbackAllowed: Redis could not answer; the in-process bucket allowed.
 	OutcomeFallbackAllowed Outcome = "fallback_allowed"
 	// OutcomeFallbackDenied: Redis could not answer; the in-process bucket refused.
 	OutcomeFallbackDenied Outcome = "fallback_denied"
 	// OutcomeOff: the limit is off and was not evaluated.
-	OutcomeOff Outcome = "off"
+	OutcomeOff = protect.OutcomeOff
 	// OutcomeSkipped: the limit was not consulted because another limit of the
 	// request had already refused it (a cached denial, or an earlier hash slot on a
 	// cluster). It is not counted in the metrics and refuses nothing.
@@ -43,14 +50,8 @@ const (
 var outcomes = [...]Outcome{OutcomeAllowed, OutcomeDenied, OutcomeShadowDenied,
 	OutcomeFailOpen, OutcomeFallbackAllowed, OutcomeFallbackDenied, OutcomeOff}
 
-func (o Outcome) index() int {
-	for i, x := range outcomes {
-		if x == o {
-			return i
-		}
-	}
-	return -1
-}
+// outcomeIndex is o's place in outcomes, or -1 for an outcome not counted.
+func outcomeIndex(o Outcome) int { return slices.Index(outcomes[:], o) }
 
 // Result is one limit's part of a Decision. The examples are for hold-buyer,
 // "10/1m" (10 tokens, one more every 6 s).

@@ -2,13 +2,8 @@ package ratelimit
 
 import (
 	"context"
-	"net"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,43 +13,6 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
-
-// countingScripter passes every call to a real client and counts the calls, so a
-// test can tell whether a decision reached the network. It answers nothing itself.
-type countingScripter struct {
-	Scripter
-	calls atomic.Int64
-}
-
-func (c *countingScripter) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	c.calls.Add(1)
-	return c.Scripter.Eval(ctx, script, keys, args...)
-}
-
-func (c *countingScripter) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
-	c.calls.Add(1)
-	return c.Scripter.EvalSha(ctx, sha, keys, args...)
-}
-
-func (c *countingScripter) EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	c.calls.Add(1)
-	return c.Scripter.EvalRO(ctx, script, keys, args...)
-}
-
-func (c *countingScripter) EvalShaRO(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
-	c.calls.Add(1)
-	return c.Scripter.EvalShaRO(ctx, sha, keys, args...)
-}
-
-func (c *countingScripter) ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd {
-	c.calls.Add(1)
-	return c.Scripter.ScriptExists(ctx, hashes...)
-}
-
-func (c *countingScripter) ScriptLoad(ctx context.Context, script string) *redis.StringCmd {
-	c.calls.Add(1)
-	return c.Scripter.ScriptLoad(ctx, script)
-}
 
 // def is a Definition from a spec such as "10/1m", enforced and failing open.
 func def(t testing.TB, name Name, spec string, mode Mode, policy Policy) Definition {
@@ -69,16 +27,7 @@ func def(t testing.TB, name Name, spec string, mode Mode, policy Policy) Definit
 // newClient returns a client on url that honours context deadlines.
 func newClient(t testing.TB, url string, poolSize int) *redis.Client {
 	t.Helper()
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.ContextTimeoutEnabled = true
-	opts.PoolSize = poolSize
-	opts.Protocol = 2 // as conn.Redis: no push notifications to look for
-	c := redis.NewClient(opts)
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testenv.RedisClient(t, url, poolSize, nil)
 }
 
 // sharedRedis returns a client on the shared test Redis and a key prefix of this
@@ -91,7 +40,7 @@ func sharedRedis(t testing.TB, poolSize int) (*redis.Client, string) {
 
 // count reads one decision counter of l.
 func count(l *Limiter, limit Name, o Outcome) int {
-	return int(testutil.ToFloat64(l.limits[limit].counts[o.index()]))
+	return int(testutil.ToFloat64(l.limits[limit].counts[outcomeIndex(o)]))
 }
 
 // newTestLimiter builds a limiter with a registry of its own. Unless the test sets
@@ -106,102 +55,25 @@ func newTestLimiter(rdb Scripter, opts Options) (*Limiter, *prometheus.Registry)
 	return New(rdb, opts), reg
 }
 
-// fakeClock is a clock a test moves by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// redisServer is a redis-server a test starts, stops and starts again on one port.
-type redisServer struct {
-	t       testing.TB
-	port    int
-	args    []string
-	cmd     *exec.Cmd
-	Addr    string
-	stopped bool
-}
-
-// startRedisServer starts redis-server on a free port with extra arguments, and
-// stops it when the test ends.
-func startRedisServer(t testing.TB, args ...string) *redisServer {
-	t.Helper()
-	s := &redisServer{t: t, port: testenv.FreePort(t), args: args}
-	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
-	s.Start()
-	t.Cleanup(s.Stop)
-	return s
-}
-
-// Start starts the server again on its port and waits until it answers.
-func (s *redisServer) Start() {
-	s.t.Helper()
-	dir := s.t.TempDir()
-	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--daemonize", "no", "--dir", dir}, s.args...)
-	s.cmd = exec.Command("redis-server", args...)
-	if err := s.cmd.Start(); err != nil {
-		s.t.Fatalf("start redis-server: %v", err)
-	}
-	s.stopped = false
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for c.Ping(context.Background()).Err() != nil {
-		if time.Now().After(deadline) {
-			s.t.Fatalf("redis-server on %s did not answer", s.Addr)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// Stop kills the server and waits for it to exit.
-func (s *redisServer) Stop() {
-	if s.stopped || s.cmd == nil || s.cmd.Process == nil {
-		return
-	}
-	s.stopped = true
-	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
-}
+// newFakeClock is a clock a test moves by hand, from a fixed instant.
+func newFakeClock() *testenv.Clock { return testenv.NewClock(time.Unix(1_700_000_000, 0)) }
 
 // startCluster starts a one-node Redis Cluster that holds every slot: a real
 // cluster, which refuses a script whose keys are in two slots (CROSSSLOT).
 func startCluster(t testing.TB) *redis.ClusterClient {
 	t.Helper()
 	conf := filepath.Join(t.TempDir(), "nodes.conf")
-	s := startRedisServer(t, "--cluster-enabled", "yes", "--cluster-config-file", conf)
+	s := testenv.StartPrivateRedis(t, "--cluster-enabled", "yes", "--cluster-config-file", conf)
 	ctx := context.Background()
 	node := redis.NewClient(&redis.Options{Addr: s.Addr})
 	defer node.Close()
 	if err := node.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, slotCount-1).Err(); err != nil {
 		t.Fatalf("cluster addslots: %v", err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testenv.WaitFor(t, 10*time.Second, "the one-node cluster's state ok", func() bool {
 		info, err := node.ClusterInfo(ctx).Result()
-		if err == nil && strings.Contains(info, "cluster_state:ok") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cluster did not become ok: %v %s", err, info)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && strings.Contains(info, "cluster_state:ok")
+	})
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{s.Addr}, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { c.Close() })
 	return c

@@ -21,9 +21,9 @@ func TestLeasedLimitHoldsTheGlobalRate(t *testing.T) {
 	const instances, workers, run = 3, 20, 5 * time.Second
 	prefix, url := testenv.RedisPrefix(t), testenv.RedisURL(t)
 	lims := make([]*Limiter, instances)
-	counters := make([]*countingScripter, instances)
+	counters := make([]*testenv.ScriptCalls, instances)
 	for i := range lims {
-		counters[i] = &countingScripter{Scripter: newClient(t, url, workers+2)}
+		counters[i] = testenv.CountScripts(newClient(t, url, workers+2))
 		lims[i], _ = newTestLimiter(counters[i], Options{Prefix: prefix,
 			Limits: []Definition{def(t, "org", "500/1s", Enforce, FailOpen|Leased)}})
 	}
@@ -33,7 +33,7 @@ func TestLeasedLimitHoldsTheGlobalRate(t *testing.T) {
 	h := hammer(lims, "org", "hot", workers, run)
 	var redisCalls int64
 	for i, c := range counters {
-		redisCalls += c.calls.Load()
+		redisCalls += c.Calls()
 		if n := count(lims[i], "org", OutcomeFailOpen); n != 0 {
 			t.Fatalf("%d decisions failed open; the count means nothing", n)
 		}
@@ -65,7 +65,7 @@ func TestALeasedHotKeyUnderItsLimit(t *testing.T) {
 	var wg sync.WaitGroup
 	var allowed, refused, redisCalls atomic.Int64
 	for range 3 {
-		c := &countingScripter{Scripter: newClient(t, url, 4)}
+		c := testenv.CountScripts(newClient(t, url, 4))
 		lim, _ := newTestLimiter(c, Options{Prefix: prefix,
 			Limits: []Definition{def(t, "org", "500/1s", Enforce, FailOpen|Leased)}})
 		wg.Go(func() {
@@ -79,7 +79,7 @@ func TestALeasedHotKeyUnderItsLimit(t *testing.T) {
 					refused.Add(1)
 				}
 			}
-			redisCalls.Add(c.calls.Load())
+			redisCalls.Add(c.Calls())
 		})
 	}
 	wg.Wait()
@@ -99,7 +99,7 @@ func TestALeasedHotKeyUnderItsLimit(t *testing.T) {
 // nothing, and the next request spends it without a Redis call.
 func TestARefusedRequestGivesItsLeasedTokenBack(t *testing.T) {
 	rdb, prefix := sharedRedis(t, 4)
-	c := &countingScripter{Scripter: rdb}
+	c := testenv.CountScripts(rdb)
 	lim, _ := newTestLimiter(c, Options{Prefix: prefix, Limits: []Definition{
 		def(t, "buyer", "1/1m", Enforce, FailOpen), def(t, "org", "1000/1s", Enforce, FailOpen|Leased)}})
 	ctx := context.Background()
@@ -113,13 +113,13 @@ func TestARefusedRequestGivesItsLeasedTokenBack(t *testing.T) {
 	if e.tokens != 19 { // a batch of 20, one spent
 		t.Fatalf("lease holds %d tokens after a refused request, want 19 (the refused one given back)", e.tokens)
 	}
-	before := c.calls.Load()
+	before := c.Calls()
 	for i := range 19 {
 		if d := lim.Allow(ctx, Check{"org", "o"}); !d.Allowed {
 			t.Fatalf("request %d on the lease refused", i)
 		}
 	}
-	if n := c.calls.Load() - before; n != 0 {
+	if n := c.Calls() - before; n != 0 {
 		t.Fatalf("19 requests on a lease of 19 tokens made %d Redis calls", n)
 	}
 }

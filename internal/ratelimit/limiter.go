@@ -1,9 +1,8 @@
 package ratelimit
 
 import (
+	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,31 +17,27 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/guard"
 	"github.com/stagedoor/stagedoor/internal/metrics"
+	"github.com/stagedoor/stagedoor/internal/protect"
 )
 
-// Mode is what a limit does with its decisions, changed at run time by SetSetting.
-type Mode string
+// Mode is what a limit does with its decisions, changed at run time by
+// SetSetting: the protections' one Mode (protect.Mode).
+type Mode = protect.Mode
 
 const (
 	// Enforce refuses a request the bucket has no token for.
-	Enforce Mode = "enforce"
+	Enforce = protect.Enforce
 	// Shadow evaluates and spends the bucket as Enforce would but refuses nothing:
 	// a would-be refusal is counted shadow_denied, the request goes on, and the
 	// request's other buckets are spent as if the shadow limit were not there.
-	Shadow Mode = "shadow"
+	Shadow = protect.Shadow
 	// Off is the kill switch: the limit is not evaluated, Redis is not called for it,
 	// and each request is counted off.
-	Off Mode = "off"
+	Off = protect.Off
 )
 
-// ParseMode reads "enforce", "shadow" or "off".
-func ParseMode(s string) (Mode, error) {
-	switch m := Mode(s); m {
-	case Enforce, Shadow, Off:
-		return m, nil
-	}
-	return "", fmt.Errorf("mode %q is not enforce, shadow or off", s)
-}
+// ParseMode reads "enforce", "shadow" or "off" (protect.ParseMode).
+func ParseMode(s string) (Mode, error) { return protect.ParseMode(s) }
 
 // Policy is how a limit uses Redis: what it does while Redis cannot answer (an
 // error, the deadline, or the breaker open), FailOpen or Fallback, and whether
@@ -225,9 +220,9 @@ func New(rdb Scripter, opts Options) *Limiter {
 		prefix:     opts.Prefix,
 		split:      opts.SplitBySlot,
 		limits:     make(map[Name]*limitState, len(opts.Limits)),
-		local:      newLocalBuckets(orDefault(opts.MaxLocalBuckets, 100_000)),
+		local:      newLocalBuckets(cmp.Or(opts.MaxLocalBuckets, 100_000)),
 		clock:      opts.Clock,
-		maxDenials: orDefault(opts.MaxDenials, 100_000),
+		maxDenials: cmp.Or(opts.MaxDenials, 100_000),
 	}
 	if _, ok := rdb.(*redis.ClusterClient); ok {
 		l.split = true
@@ -249,15 +244,6 @@ func New(rdb Scripter, opts Options) *Limiter {
 		l.names = append(l.names, d.Name)
 	}
 	return l
-}
-
-// orDefault returns v, or d when v is the zero value.
-func orDefault[T comparable](v, d T) T {
-	var zero T
-	if v == zero {
-		return d
-	}
-	return v
 }
 
 func decisionsCounter(reg prometheus.Registerer) *prometheus.CounterVec {
@@ -315,12 +301,14 @@ func (l *Limiter) Names() []Name { return slices.Clone(l.names) }
 // key is the Redis key of a bucket: <prefix>rl:{<limit>:<identity>}, or
 // <prefix>rl:{<tag>:<identity>}:<limit> for a limit with a Tag, with an
 // identity longer than MaxIdentityBytes replaced by its SHA-256, so that no
-// client, whatever it sends, chooses a key longer than about 100 bytes.
+// client, whatever it sends, chooses a key longer than about 100 bytes
+// (protect.IdentityKey).
 func (l *Limiter) key(limit Name, identity string) string {
-	if st := l.limits[limit]; st != nil && st.tag != "" {
-		return l.prefix + "rl:" + HashTag(st.tag, identity) + ":" + string(limit)
+	var tag string
+	if st := l.limits[limit]; st != nil {
+		tag = st.tag
 	}
-	return l.prefix + "rl:{" + string(limit) + ":" + boundIdentity(identity) + "}"
+	return protect.IdentityKey(l.prefix, "rl", limit, tag, identity)
 }
 
 // Key is the Redis key of the named limit's bucket for identity.
@@ -329,23 +317,12 @@ func (l *Limiter) Key(limit Name, identity string) string { return l.key(limit, 
 // HashTag is the hash tag {<tag>:<identity>} of the keys of identity tagged
 // tag, with an identity longer than MaxIdentityBytes replaced by its SHA-256:
 // the keys of other packages that carry it share the slot of the limits'
-// buckets of that Tag (Definition.Tag).
-func HashTag(tag, identity string) string {
-	return "{" + tag + ":" + boundIdentity(identity) + "}"
-}
+// buckets of that Tag (Definition.Tag). It is protect.HashTag.
+func HashTag(tag, identity string) string { return protect.HashTag(tag, identity) }
 
-// MaxIdentityBytes is the longest identity kept as it is in a bucket's key.
-const MaxIdentityBytes = 64
-
-// boundIdentity is identity, or "sha256:" and its digest (base64url, 43 bytes)
-// when it is longer than MaxIdentityBytes.
-func boundIdentity(identity string) string {
-	if len(identity) <= MaxIdentityBytes {
-		return identity
-	}
-	sum := sha256.Sum256([]byte(identity))
-	return "sha256:" + base64.RawURLEncoding.EncodeToString(sum[:])
-}
+// MaxIdentityBytes is the longest identity kept as it is in a bucket's key
+// (protect.MaxIdentityBytes).
+const MaxIdentityBytes = protect.MaxIdentityBytes
 
 // now is the limiter's clock in µs (monotonic with the default clock).
 func (l *Limiter) now() int64 { return l.clock().Sub(l.epoch).Microseconds() }

@@ -68,7 +68,7 @@ func TestOutageDeadURL(t *testing.T) {
 // With the breaker open a decision makes no call to Redis at all.
 func TestBreakerOpenMakesNoCall(t *testing.T) {
 	t.Parallel()
-	counter := &countingScripter{Scripter: newClient(t, testenv.DeadRedisURL(t), 4)}
+	counter := testenv.CountScripts(newClient(t, testenv.DeadRedisURL(t), 4))
 	l, _ := newTestLimiter(counter, Options{Timeout: 50 * time.Millisecond, BreakerCooldown: time.Hour, Limits: outageLimits(t)})
 	for range 5 {
 		l.Allow(context.Background(), Check{Limit: "open", Key: "k"})
@@ -76,13 +76,13 @@ func TestBreakerOpenMakesNoCall(t *testing.T) {
 	if st := l.nodes.For(context.Background(), "").State(); st != gobreaker.StateOpen {
 		t.Fatalf("after 5 failures the breaker is %v", st)
 	}
-	calls := counter.calls.Load()
+	calls := counter.Calls()
 	for range 100 {
 		if d := l.Allow(context.Background(), Check{Limit: "open", Key: "k"}); !d.Allowed {
 			t.Fatalf("%+v", d)
 		}
 	}
-	if n := counter.calls.Load() - calls; n != 0 {
+	if n := counter.Calls() - calls; n != 0 {
 		t.Fatalf("%d calls to Redis with the breaker open", n)
 	}
 	if n := count(l, "open", OutcomeFailOpen); n != 105 {
@@ -97,8 +97,8 @@ func TestBreakerOpenMakesNoCall(t *testing.T) {
 // would be denied for the rest of the minute.
 func TestBreakerRecovers(t *testing.T) {
 	t.Parallel()
-	server := startRedisServer(t)
-	counter := &countingScripter{Scripter: newClient(t, "redis://"+server.Addr+"/0", 4)}
+	server := testenv.StartPrivateRedis(t)
+	counter := testenv.CountScripts(newClient(t, "redis://"+server.Addr+"/0", 4))
 	l, _ := newTestLimiter(counter, Options{Timeout: 250 * time.Millisecond, BreakerCooldown: 100 * time.Millisecond, Limits: outageLimits(t)})
 	server.Stop()
 	for range 5 {
@@ -107,20 +107,14 @@ func TestBreakerRecovers(t *testing.T) {
 	if st := l.nodes.For(context.Background(), "").State(); st != gobreaker.StateOpen {
 		t.Fatalf("breaker %v", st)
 	}
-	server.Start()
-	deadline := time.Now().Add(10 * time.Second)
+	server.Restart()
 	var key string
-	for try := 0; ; try++ {
+	try := 0
+	testenv.WaitFor(t, 10*time.Second, "a fresh key's decision made in Redis again after its restart", func() bool {
 		key = fmt.Sprintf("k%d", try)
-		d := l.Allow(context.Background(), Check{Limit: "open", Key: key})
-		if d.Results[0].Outcome == OutcomeAllowed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Redis is back but a fresh key's decision is still %s", d.Results[0].Outcome)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		try++
+		return l.Allow(context.Background(), Check{Limit: "open", Key: key}).Results[0].Outcome == OutcomeAllowed
+	})
 	if d := l.Allow(context.Background(), Check{Limit: "open", Key: key}); d.Allowed || d.Results[0].Outcome != OutcomeDenied {
 		t.Fatalf("second of 1/1m after recovery: %+v", d)
 	}
@@ -156,7 +150,7 @@ func TestShadow(t *testing.T) {
 func TestOffNeverCallsRedis(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := sharedRedis(t, 4)
-	counter := &countingScripter{Scripter: rdb}
+	counter := testenv.CountScripts(rdb)
 	l, _ := newTestLimiter(counter, Options{Prefix: prefix, Limits: []Definition{
 		def(t, "kill", "1/1m", Off, FailOpen), def(t, "on", "100/1m", Enforce, FailOpen)}})
 	for range 10 {
@@ -164,7 +158,7 @@ func TestOffNeverCallsRedis(t *testing.T) {
 			t.Fatalf("%+v", d)
 		}
 	}
-	if n := counter.calls.Load(); n != 0 {
+	if n := counter.Calls(); n != 0 {
 		t.Fatalf("%d calls for a limit that is off", n)
 	}
 	if d := l.Allow(context.Background(), Check{Limit: "kill", Key: "k"}, Check{Limit: "on", Key: "k"}); !d.Allowed {
@@ -180,7 +174,7 @@ func TestOffNeverCallsRedis(t *testing.T) {
 func TestDenialCache(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := sharedRedis(t, 4)
-	counter := &countingScripter{Scripter: rdb}
+	counter := testenv.CountScripts(rdb)
 	clock := newFakeClock()
 	l, _ := newTestLimiter(counter, Options{Prefix: prefix, Clock: clock.Now, Limits: []Definition{
 		def(t, "once", "1/1m", Enforce, FailOpen), def(t, "other", "1/1m", Enforce, FailOpen)}})
@@ -188,7 +182,7 @@ func TestDenialCache(t *testing.T) {
 	l.Allow(ctx, Check{Limit: "once", Key: "k"}, Check{Limit: "other", Key: "k"})
 	first := l.Allow(ctx, Check{Limit: "once", Key: "k"})
 	l.Allow(ctx, Check{Limit: "other", Key: "k"})
-	calls := counter.calls.Load()
+	calls := counter.Calls()
 	if first.Allowed || first.Results[0].Cached || first.RetryAfter <= 0 {
 		t.Fatalf("second request: %+v", first)
 	}
@@ -200,7 +194,7 @@ func TestDenialCache(t *testing.T) {
 			t.Fatalf("cached refusal: %+v", r)
 		}
 	}
-	if n := counter.calls.Load() - calls; n != 0 {
+	if n := counter.Calls() - calls; n != 0 {
 		t.Fatalf("%d calls for a key refused until later", n)
 	}
 	if n := count(l, "once", OutcomeDenied); n != 11 {
@@ -209,19 +203,19 @@ func TestDenialCache(t *testing.T) {
 	// Past the retry time on this instance's clock, Redis is asked again.
 	clock.Add(first.RetryAfter)
 	l.Allow(ctx, Check{Limit: "once", Key: "k"})
-	if n := counter.calls.Load() - calls; n != 1 {
+	if n := counter.Calls() - calls; n != 1 {
 		t.Fatalf("%d calls after the retry time, want 1", n)
 	}
 	if d := l.Allow(ctx, Check{Limit: "other", Key: "k"}); d.Allowed || d.Results[0].Cached {
 		t.Fatalf("other, past its retry time on this clock: %+v", d)
 	}
-	calls = counter.calls.Load()
+	calls = counter.Calls()
 
 	// A new setting for "once" clears its cache, not other's.
 	if err := l.SetSetting("once", Setting{Limit: PerMinute(1), Mode: Enforce}); err != nil {
 		t.Fatal(err)
 	}
-	if d := l.Allow(ctx, Check{Limit: "once", Key: "k"}); d.Results[0].Cached || counter.calls.Load()-calls != 1 {
+	if d := l.Allow(ctx, Check{Limit: "once", Key: "k"}); d.Results[0].Cached || counter.Calls()-calls != 1 {
 		t.Fatalf("after SetSetting: %+v", d)
 	}
 	if d := l.Allow(ctx, Check{Limit: "other", Key: "k"}); !d.Results[0].Cached {

@@ -13,7 +13,7 @@ import (
 
 // fallbackLimiter is a limiter whose Redis never answers, so every Fallback limit
 // is decided by its in-process bucket on clock.
-func fallbackLimiter(t *testing.T, clock *fakeClock, opts Options) *Limiter {
+func fallbackLimiter(t *testing.T, clock *testenv.Clock, opts Options) *Limiter {
 	opts.Clock = clock.Now
 	opts.BreakerCooldown = time.Hour
 	opts.Timeout = 50 * time.Millisecond

@@ -24,9 +24,9 @@ func TestRaceThreeInstances(t *testing.T) {
 	const instances, workers, run = 3, 20, 5 * time.Second
 	prefix, url := testenv.RedisPrefix(t), testenv.RedisURL(t)
 	lims := make([]*Limiter, instances)
-	counters := make([]*countingScripter, instances)
+	counters := make([]*testenv.ScriptCalls, instances)
 	for i := range lims {
-		counters[i] = &countingScripter{Scripter: newClient(t, url, workers+2)}
+		counters[i] = testenv.CountScripts(newClient(t, url, workers+2))
 		// A generous deadline: this test is about atomicity, and a fail_open under
 		// the race detector's load would spoil the count.
 		lims[i], _ = newTestLimiter(counters[i], Options{Prefix: prefix, Timeout: 5 * time.Second,
@@ -49,7 +49,7 @@ func TestRaceThreeInstances(t *testing.T) {
 	}
 	var redisCalls int64
 	for _, c := range counters {
-		redisCalls += c.calls.Load()
+		redisCalls += c.Calls()
 	}
 	bound := 500 + 500*h.elapsed.Seconds()
 	got := float64(h.allowed)
@@ -161,11 +161,11 @@ func TestBoundarySlidingWindow(t *testing.T) {
 
 // allOrNothing checks, on rdb with opts, that a request allowed by bucket wide
 // and refused by bucket narrow leaves wide's tokens as they were.
-func allOrNothing(t *testing.T, rdb Scripter, raw redis.Cmdable, opts Options) {
+func allOrNothing(t *testing.T, rdb redis.UniversalClient, raw redis.Cmdable, opts Options) {
 	ctx := context.Background()
 	opts.Limits = []Definition{def(t, "wide", "10/1m", Enforce, FailOpen), def(t, "narrow", "1/1m", Enforce, FailOpen)}
 	opts.Timeout = 5 * time.Second // not a test of deadlines: no fail_open under the race detector
-	counter := &countingScripter{Scripter: rdb}
+	counter := testenv.CountScripts(rdb)
 	l, _ := newTestLimiter(counter, opts)
 	// Identities whose two keys are in different hash slots, so that a cluster
 	// needs one script per slot.
@@ -207,10 +207,10 @@ func allOrNothing(t *testing.T, rdb Scripter, raw redis.Cmdable, opts Options) {
 		t.Fatalf("narrow first: %+v, wide now %s", d, raw.Get(ctx, wideKey).Val())
 	}
 	// And now from the denial cache: no call at all.
-	calls := counter.calls.Load()
+	calls := counter.Calls()
 	d = l.Allow(ctx, both...)
-	if d.Allowed || !d.Results[1].Cached || d.Results[0].Outcome != OutcomeSkipped || counter.calls.Load() != calls {
-		t.Fatalf("cached refusal: %+v (%d calls)", d, counter.calls.Load()-calls)
+	if d.Allowed || !d.Results[1].Cached || d.Results[0].Outcome != OutcomeSkipped || counter.Calls() != calls {
+		t.Fatalf("cached refusal: %+v (%d calls)", d, counter.Calls()-calls)
 	}
 
 	d = l.Allow(ctx, Check{Limit: "wide", Key: id})

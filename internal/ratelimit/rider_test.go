@@ -3,6 +3,8 @@ package ratelimit
 import (
 	"context"
 	"testing"
+
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // counterRider counts its runs in its key and allows, or refuses when refuse.
@@ -23,7 +25,7 @@ return {tonumber(argv[1]), n, now}`), Key: key, Args: []any{verdict}}
 // when a bucket refuses, it does not run.
 func TestARiderRidesInTheBucketsScript(t *testing.T) {
 	rdb, prefix := sharedRedis(t, 4)
-	c := &countingScripter{Scripter: rdb}
+	c := testenv.CountScripts(rdb)
 	buyer := def(t, "buyer", "2/1m", Enforce, FailOpen)
 	buyer.Tag = "b"
 	lim, _ := newTestLimiter(c, Options{Prefix: prefix, Limits: []Definition{buyer, def(t, "org", "1000/1s", Enforce, FailOpen|Leased)}})
@@ -37,12 +39,12 @@ func TestARiderRidesInTheBucketsScript(t *testing.T) {
 	lim.AllowWith(ctx, counterRider(prefix+"x:{b:warm}", false), Check{"buyer", "warm"}, Check{"org", "warm"})
 
 	r := counterRider(riderKey, true)
-	before := c.calls.Load()
+	before := c.Calls()
 	d := lim.AllowWith(ctx, r, checks...)
 	if !r.Ran || r.Err != nil || len(r.Reply) != 3 || r.Reply[0] != 0 || r.Reply[1] != 1 || r.Reply[2] < 1e15 {
 		t.Fatalf("refusing rider: ran %v, reply %v, err %v", r.Ran, r.Reply, r.Err)
 	}
-	if n := c.calls.Load() - before; n != 2 { // the lease of org's tokens, then the one script of buyer and the rider
+	if n := c.Calls() - before; n != 2 { // the lease of org's tokens, then the one script of buyer and the rider
 		t.Fatalf("a request with a rider made %d Redis calls, want 2", n)
 	}
 	if d.Results[0].Outcome != OutcomeAllowed || d.Results[0].Remaining != 2 {
@@ -53,11 +55,11 @@ func TestARiderRidesInTheBucketsScript(t *testing.T) {
 	}
 
 	r = counterRider(riderKey, false)
-	before = c.calls.Load()
+	before = c.Calls()
 	if d := lim.AllowWith(ctx, r, checks...); !d.Allowed || !r.Ran || r.Reply[1] != 2 || d.Results[0].Remaining != 1 {
 		t.Fatalf("allowing rider: %+v, ran %v, reply %v", d, r.Ran, r.Reply)
 	}
-	if n := c.calls.Load() - before; n != 1 {
+	if n := c.Calls() - before; n != 1 {
 		t.Fatalf("a request on a lease with a rider made %d Redis calls, want 1", n)
 	}
 	lim.AllowWith(ctx, counterRider(riderKey, false), checks...) // buyer's last token
@@ -83,17 +85,17 @@ func TestARiderRidesInTheBucketsScript(t *testing.T) {
 // their tokens back.
 func TestARiderInAnotherSlotRidesAlone(t *testing.T) {
 	rdb, prefix := sharedRedis(t, 4)
-	c := &countingScripter{Scripter: rdb}
+	c := testenv.CountScripts(rdb)
 	lim, _ := newTestLimiter(c, Options{Prefix: prefix, SplitBySlot: true,
 		Limits: []Definition{def(t, "buyer", "2/1m", Enforce, FailOpen)}})
 	ctx := context.Background()
 	lim.AllowWith(ctx, counterRider(prefix+"x:{warm}", true), Check{"buyer", "warm"}) // Redis learns the scripts
 	r := counterRider(prefix+"x:{elsewhere}", true)
-	before := c.calls.Load()
+	before := c.Calls()
 	if d := lim.AllowWith(ctx, r, Check{"buyer", "a"}); !r.Ran || r.Reply[0] != 0 || d.Results[0].Remaining != 2 {
 		t.Fatalf("a refusing rider alone: %+v, ran %v, reply %v; want buyer's token given back", d, r.Ran, r.Reply)
 	}
-	if n := c.calls.Load() - before; n != 3 { // the bucket, the rider, the refund
+	if n := c.Calls() - before; n != 3 { // the bucket, the rider, the refund
 		t.Fatalf("%d Redis calls, want 3", n)
 	}
 }

@@ -1,6 +1,7 @@
 package shed
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/guard"
 	"github.com/stagedoor/stagedoor/internal/metrics"
+	"github.com/stagedoor/stagedoor/internal/protect"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -81,7 +83,7 @@ func (o FleetOptions) Validate() error {
 	case o.Timeout < 0 || o.BreakerFailures < 0 || o.BreakerCooldown < 0:
 		return errors.New("shed: negative option")
 	}
-	return validMode(o.Mode)
+	return protect.CheckMode(o.Mode)
 }
 
 // Fleet is the fleet usage shedder, "fleet-usage": it keeps a share of the
@@ -100,7 +102,7 @@ type Fleet struct {
 	interval time.Duration
 	reserve  float64
 	capacity atomic.Int64
-	mode     modeBox
+	mode     protect.ModeSwitch
 	offered  [numClasses]paddedCount // since the last flush
 	state    atomic.Pointer[fleetState]
 	nodes    *guard.Nodes
@@ -147,9 +149,9 @@ func NewFleet(rdb redis.UniversalClient, o FleetOptions) *Fleet {
 	}
 	f := &Fleet{
 		rdb:      rdb,
-		key:      o.Prefix + "fleet:{usage}",
-		interval: orDefault(o.Interval, DefaultFleetInterval),
-		reserve:  orDefault(o.Reserve, DefaultReserve),
+		key:      protect.Key(o.Prefix, "fleet", "usage", ""),
+		interval: cmp.Or(o.Interval, DefaultFleetInterval),
+		reserve:  cmp.Or(o.Reserve, DefaultReserve),
 		logger:   o.Logger,
 		counts:   newDecisions(o.Registerer, FleetUsage),
 		rate: classGauges(o.Registerer, "stagedoor_fleet_usage_rate",
@@ -173,18 +175,9 @@ func NewFleet(rdb redis.UniversalClient, o FleetOptions) *Fleet {
 	f.nodes = guard.NewNodes(guard.Options{Name: string(FleetUsage), Timeout: o.Timeout,
 		Failures: o.BreakerFailures, Cooldown: o.BreakerCooldown, Logger: o.Logger}, o.NodeOf, o.Registerer)
 	f.capacity.Store(int64(o.Capacity))
-	f.mode.store(o.Mode)
+	f.mode.Store(o.Mode)
 	f.reset(time.Now())
 	return f
-}
-
-// orDefault returns v, or d when v is the zero value.
-func orDefault[T comparable](v, d T) T {
-	var zero T
-	if v == zero {
-		return d
-	}
-	return v
 }
 
 // Admit decides a request of the class, from the state Run last worked out:
@@ -197,8 +190,8 @@ func (f *Fleet) Admit(class Class) Decision {
 		return Decision{Allowed: true, Outcome: OutcomeAllowed, Shedder: FleetUsage}
 	}
 	c := counted(class)
-	m := f.mode.v.Load()
-	if m == modeOff {
+	m := f.mode.Load()
+	if m == protect.Off {
 		return f.counts.decide(c, iOff, Decision{Allowed: true, Outcome: OutcomeOff, Shedder: FleetUsage})
 	}
 	if f.capacity.Load() == 0 {
@@ -213,7 +206,7 @@ func (f *Fleet) Admit(class Class) Decision {
 		return f.counts.decide(c, iAllowed, Decision{Allowed: true, Outcome: OutcomeAllowed, Shedder: FleetUsage})
 	}
 	d := Decision{Outcome: OutcomeShed, Shedder: FleetUsage, RetryAfter: FleetRetryAfter, Reason: st.reason[c]}
-	if m == modeShadow {
+	if m == protect.Shadow {
 		d.Allowed, d.Outcome = true, OutcomeShadowShed
 		return f.counts.decide(c, iShadowShed, d)
 	}
@@ -224,13 +217,13 @@ func (f *Fleet) Admit(class Class) Decision {
 func (f *Fleet) Name() ratelimit.Name { return FleetUsage }
 
 // Mode is the mode in force.
-func (f *Fleet) Mode() ratelimit.Mode { return f.mode.load() }
+func (f *Fleet) Mode() ratelimit.Mode { return f.mode.Load() }
 
 // SetMode changes the mode for the requests that follow: Enforce, Shadow
 // (decide and count, refuse nothing) or Off (not evaluated, no Redis traffic;
 // from the next Interval on). It panics on any other mode; read modes with
 // ratelimit.ParseMode.
-func (f *Fleet) SetMode(m ratelimit.Mode) { f.mode.store(m) }
+func (f *Fleet) SetMode(m ratelimit.Mode) { f.mode.Store(m) }
 
 // Capacity is the fleet's capacity in force, in requests a second.
 func (f *Fleet) Capacity() int { return int(f.capacity.Load()) }

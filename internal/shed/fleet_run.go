@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stagedoor/stagedoor/internal/protect"
 )
 
 // keyTTL is how long the fleet's reports outlive the last one.
@@ -53,18 +55,7 @@ type flushed struct {
 // Run flushes this instance's counts and reads the fleet's every Interval,
 // until ctx ends. While the mode is Off or the capacity 0 it does not call
 // Redis. Call it once.
-func (f *Fleet) Run(ctx context.Context) {
-	t := time.NewTicker(f.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			f.tick(ctx)
-		}
-	}
-}
+func (f *Fleet) Run(ctx context.Context) { protect.Every(ctx, f.interval, f.tick) }
 
 // tick is one exchange with Redis and what follows from it.
 func (f *Fleet) tick(ctx context.Context) {
@@ -74,7 +65,7 @@ func (f *Fleet) tick(ctx context.Context) {
 		delta[c] = f.offered[c].Swap(0)
 	}
 	capacity := f.capacity.Load()
-	if f.mode.v.Load() == modeOff || capacity == 0 {
+	if f.mode.Load() == protect.Off || capacity == 0 {
 		f.reset(now)
 		return
 	}

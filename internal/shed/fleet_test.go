@@ -214,14 +214,15 @@ func TestFleetFailsOpen(t *testing.T) {
 	f := fleets[0]
 
 	l := offer(fleets, map[Class]float64{Sheddable: 500})
-	time.Sleep(1500 * time.Millisecond)
+	testenv.WaitFor(t, 1500*time.Millisecond, "a request shed before Redis went away", func() bool {
+		return l.tallies[Sheddable].outcomes[iShed].Load() > 0
+	})
 	l.stop()
-	if n := l.tallies[Sheddable].outcomes[iShed].Load(); n == 0 {
-		t.Fatal("nothing shed before Redis went away")
-	}
 
 	srv.Stop()
-	time.Sleep(500 * time.Millisecond)
+	testenv.WaitFor(t, 500*time.Millisecond, "the fleet failing open once Redis is gone", func() bool {
+		return f.state.Load().failOpen
+	})
 	l = offer(fleets, map[Class]float64{Sheddable: 500, Normal: 500, Critical: 100})
 	time.Sleep(1500 * time.Millisecond)
 	l.stop()
@@ -246,22 +247,6 @@ func TestFleetFailsOpen(t *testing.T) {
 	}
 }
 
-// countingClient counts the script calls that reach Redis.
-type countingClient struct {
-	redis.UniversalClient
-	calls atomic.Int64
-}
-
-func (c *countingClient) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
-	c.calls.Add(1)
-	return c.UniversalClient.EvalSha(ctx, sha, keys, args...)
-}
-
-func (c *countingClient) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	c.calls.Add(1)
-	return c.UniversalClient.Eval(ctx, script, keys, args...)
-}
-
 // keys are the keys under prefix.
 func keys(t *testing.T, rdb redis.UniversalClient, prefix string) []string {
 	t.Helper()
@@ -278,7 +263,7 @@ func keys(t *testing.T, rdb redis.UniversalClient, prefix string) []string {
 func TestFleetModes(t *testing.T) {
 	t.Parallel()
 	shared, prefix := testenv.Redis(t)
-	rdb := &countingClient{UniversalClient: shared}
+	rdb := testenv.CountScripts(shared)
 	reg := prometheus.NewRegistry()
 	f := startFleets(t, 1, rdb, FleetOptions{Capacity: 100, Prefix: prefix, Mode: ratelimit.Off, Registerer: reg})[0]
 	idle := startFleets(t, 1, rdb, FleetOptions{Prefix: prefix})[0] // capacity 0
@@ -287,9 +272,9 @@ func TestFleetModes(t *testing.T) {
 	time.Sleep(time.Second)
 	l.stop()
 	st := l.tallies[Sheddable]
-	if st.admitted.Load() != st.offered.Load() || rdb.calls.Load() != 0 || len(keys(t, shared, prefix)) != 0 {
+	if st.admitted.Load() != st.offered.Load() || rdb.Calls() != 0 || len(keys(t, shared, prefix)) != 0 {
 		t.Fatalf("off and capacity 0: %d of %d admitted, %d Redis calls, keys %v; want all admitted, none, none",
-			st.admitted.Load(), st.offered.Load(), rdb.calls.Load(), keys(t, shared, prefix))
+			st.admitted.Load(), st.offered.Load(), rdb.Calls(), keys(t, shared, prefix))
 	}
 	if off, allowed := st.outcomes[iOff].Load(), st.outcomes[iAllowed].Load(); off == 0 || allowed == 0 || off+allowed != st.offered.Load() {
 		t.Errorf("off: %d off and %d allowed (capacity 0) of %d", off, allowed, st.offered.Load())
@@ -297,7 +282,9 @@ func TestFleetModes(t *testing.T) {
 
 	f.SetMode(ratelimit.Shadow)
 	l = offer([]*Fleet{f}, map[Class]float64{Sheddable: 500})
-	time.Sleep(2 * time.Second)
+	testenv.WaitFor(t, 2*time.Second, "a shadow_shed decision", func() bool {
+		return l.tallies[Sheddable].outcomes[iShadowShed].Load() > 0
+	})
 	l.stop()
 	st = l.tallies[Sheddable]
 	shadow := testutil.ToFloat64(f.counts[Sheddable][iShadowShed])
@@ -305,17 +292,16 @@ func TestFleetModes(t *testing.T) {
 	if st.admitted.Load() != st.offered.Load() || st.outcomes[iShadowShed].Load() == 0 || shadow != float64(st.outcomes[iShadowShed].Load()) {
 		t.Errorf("shadow: %d of %d admitted, %d shadow_shed; want all admitted, some shadow_shed", st.admitted.Load(), st.offered.Load(), st.outcomes[iShadowShed].Load())
 	}
-	if rdb.calls.Load() == 0 || len(keys(t, shared, prefix)) != 1 {
-		t.Errorf("shadow: %d Redis calls, keys %v; want calls, one key", rdb.calls.Load(), keys(t, shared, prefix))
+	if rdb.Calls() == 0 || len(keys(t, shared, prefix)) != 1 {
+		t.Errorf("shadow: %d Redis calls, keys %v; want calls, one key", rdb.Calls(), keys(t, shared, prefix))
 	}
 
 	f.SetMode(ratelimit.Enforce)
 	l = offer([]*Fleet{f}, map[Class]float64{Sheddable: 500})
-	time.Sleep(time.Second)
+	testenv.WaitFor(t, time.Second, "a request shed in enforce again", func() bool {
+		return l.tallies[Sheddable].outcomes[iShed].Load() > 0
+	})
 	l.stop()
-	if n := l.tallies[Sheddable].outcomes[iShed].Load(); n == 0 {
-		t.Error("enforce again: nothing shed")
-	}
 	if n := testutil.CollectAndCount(reg, "stagedoor_shed_decisions_total"); n != 3*numOutcomes {
 		t.Errorf("%d decision series; want every class × decision: %d", n, 3*numOutcomes)
 	}

@@ -2,13 +2,12 @@ package shed
 
 import (
 	"context"
-	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stagedoor/stagedoor/internal/metrics"
+	"github.com/stagedoor/stagedoor/internal/protect"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -20,23 +19,25 @@ const (
 	WorkerUtilization ratelimit.Name = "worker-utilization"
 )
 
-// Outcome is what a shedder decided about one request. It is also the decision
-// label of stagedoor_shed_decisions_total.
-type Outcome string
+// Outcome is what a shedder decided about one request: the protections'
+// Outcome (protect.Outcome), with shed and shadow_shed where a limit says
+// denied and shadow_denied. It is also the decision label of
+// stagedoor_shed_decisions_total.
+type Outcome = protect.Outcome
 
 const (
 	// OutcomeAllowed: the shedder let the request through (an Exempt request
 	// too, though it is not counted).
-	OutcomeAllowed Outcome = "allowed"
+	OutcomeAllowed = protect.OutcomeAllowed
 	// OutcomeShed: an enforcing shedder refused the request.
 	OutcomeShed Outcome = "shed"
 	// OutcomeShadowShed: a shadow shedder would have refused; the request goes on.
 	OutcomeShadowShed Outcome = "shadow_shed"
 	// OutcomeFailOpen: the shedder could not decide (Redis did not answer) and
 	// let the request through.
-	OutcomeFailOpen Outcome = "fail_open"
+	OutcomeFailOpen = protect.OutcomeFailOpen
 	// OutcomeOff: the shedder is off and was not evaluated.
-	OutcomeOff Outcome = "off"
+	OutcomeOff = protect.OutcomeOff
 )
 
 // The outcomes' places in a decisions row, so that the request path counts
@@ -95,44 +96,6 @@ func counted(c Class) Class {
 		return Sheddable
 	}
 	return c
-}
-
-// modeBox holds a shedder's mode, read on the request path with one atomic load.
-type modeBox struct{ v atomic.Int32 }
-
-// The modes' values in a modeBox, so the request path compares integers.
-const (
-	modeEnforce int32 = iota
-	modeShadow
-	modeOff
-)
-
-var modes = [...]ratelimit.Mode{modeEnforce: ratelimit.Enforce, modeShadow: ratelimit.Shadow, modeOff: ratelimit.Off}
-
-func (b *modeBox) load() ratelimit.Mode { return modes[b.v.Load()] }
-
-// store sets m; "" is Enforce. Any other mode panics: callers read modes with
-// ratelimit.ParseMode first.
-func (b *modeBox) store(m ratelimit.Mode) {
-	if m == "" {
-		m = ratelimit.Enforce
-	}
-	for i, x := range modes {
-		if x == m {
-			b.v.Store(int32(i))
-			return
-		}
-	}
-	panic(fmt.Sprintf("shed: mode %q is not enforce, shadow or off", m))
-}
-
-// validMode reports whether m is "" (Enforce) or a mode ratelimit.ParseMode reads.
-func validMode(m ratelimit.Mode) error {
-	if m == "" {
-		return nil
-	}
-	_, err := ratelimit.ParseMode(string(m))
-	return err
 }
 
 // decisions are one shedder's stagedoor_shed_decisions_total series, resolved

@@ -1,6 +1,7 @@
 package shed
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stagedoor/stagedoor/internal/metrics"
+	"github.com/stagedoor/stagedoor/internal/protect"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -97,19 +99,19 @@ func (o UtilizationOptions) Validate() error {
 	if o.SchedCalm > o.SchedOverloaded || o.PoolWaitCalm > o.PoolWaitOverloaded || o.InFlightCalm > o.InFlightOverloaded {
 		return errors.New("shed: a calm threshold is above its overloaded threshold")
 	}
-	return validMode(o.Mode)
+	return protect.CheckMode(o.Mode)
 }
 
 func (o UtilizationOptions) withDefaults() UtilizationOptions {
-	o.Interval = orDefault(o.Interval, DefaultUtilizationInterval)
-	o.EscalateAfter = orDefault(o.EscalateAfter, DefaultEscalateAfter)
-	o.RestoreAfter = orDefault(o.RestoreAfter, DefaultRestoreAfter)
-	o.SchedOverloaded = orDefault(o.SchedOverloaded, DefaultSchedOverloaded)
-	o.SchedCalm = orDefault(o.SchedCalm, DefaultSchedCalm)
-	o.PoolWaitOverloaded = orDefault(o.PoolWaitOverloaded, DefaultPoolWaitOverloaded)
-	o.PoolWaitCalm = orDefault(o.PoolWaitCalm, DefaultPoolWaitCalm)
-	o.InFlightOverloaded = orDefault(o.InFlightOverloaded, DefaultInFlightOverloaded)
-	o.InFlightCalm = orDefault(o.InFlightCalm, DefaultInFlightCalm)
+	o.Interval = cmp.Or(o.Interval, DefaultUtilizationInterval)
+	o.EscalateAfter = cmp.Or(o.EscalateAfter, DefaultEscalateAfter)
+	o.RestoreAfter = cmp.Or(o.RestoreAfter, DefaultRestoreAfter)
+	o.SchedOverloaded = cmp.Or(o.SchedOverloaded, DefaultSchedOverloaded)
+	o.SchedCalm = cmp.Or(o.SchedCalm, DefaultSchedCalm)
+	o.PoolWaitOverloaded = cmp.Or(o.PoolWaitOverloaded, DefaultPoolWaitOverloaded)
+	o.PoolWaitCalm = cmp.Or(o.PoolWaitCalm, DefaultPoolWaitCalm)
+	o.InFlightOverloaded = cmp.Or(o.InFlightOverloaded, DefaultInFlightOverloaded)
+	o.InFlightCalm = cmp.Or(o.InFlightCalm, DefaultInFlightCalm)
 	return o
 }
 
@@ -146,7 +148,7 @@ type Utilization struct {
 	o          UtilizationOptions // with defaults
 	escalateAt int                // samples
 	restoreAt  int                // samples
-	mode       modeBox
+	mode       protect.ModeSwitch
 	state      atomic.Pointer[utilState]
 	logger     *slog.Logger
 	counts     *decisions
@@ -197,7 +199,7 @@ func NewUtilization(o UtilizationOptions) *Utilization {
 	if u.logger == nil {
 		u.logger = slog.New(slog.DiscardHandler)
 	}
-	u.mode.store(o.Mode)
+	u.mode.Store(o.Mode)
 	u.state.Store(u.levelState(LevelNone))
 	u.levelGauge.Set(0)
 	return u
@@ -216,8 +218,8 @@ func (u *Utilization) Admit(class Class) Decision {
 		return Decision{Allowed: true, Outcome: OutcomeAllowed, Shedder: WorkerUtilization}
 	}
 	c := counted(class)
-	m := u.mode.v.Load()
-	if m == modeOff {
+	m := u.mode.Load()
+	if m == protect.Off {
 		return u.counts.decide(c, iOff, Decision{Allowed: true, Outcome: OutcomeOff, Shedder: WorkerUtilization})
 	}
 	st := u.state.Load()
@@ -225,7 +227,7 @@ func (u *Utilization) Admit(class Class) Decision {
 		return u.counts.decide(c, iAllowed, Decision{Allowed: true, Outcome: OutcomeAllowed, Shedder: WorkerUtilization})
 	}
 	d := Decision{Outcome: OutcomeShed, Shedder: WorkerUtilization, RetryAfter: u.o.RestoreAfter, Reason: st.reason[c]}
-	if m == modeShadow {
+	if m == protect.Shadow {
 		d.Allowed, d.Outcome = true, OutcomeShadowShed
 		return u.counts.decide(c, iShadowShed, d)
 	}
@@ -247,14 +249,14 @@ func sheds(level int, c Class) bool {
 func (u *Utilization) Name() ratelimit.Name { return WorkerUtilization }
 
 // Mode is the mode in force.
-func (u *Utilization) Mode() ratelimit.Mode { return u.mode.load() }
+func (u *Utilization) Mode() ratelimit.Mode { return u.mode.Load() }
 
 // SetMode changes the mode for the requests that follow: Enforce, Shadow
 // (the levels change as in Enforce, and a request of a shed class is counted
 // shadow_shed and allowed) or Off (not evaluated; the signals are still
 // sampled for the gauges, but the level is held at 0). It panics on any other
 // mode; read modes with ratelimit.ParseMode.
-func (u *Utilization) SetMode(m ratelimit.Mode) { u.mode.store(m) }
+func (u *Utilization) SetMode(m ratelimit.Mode) { u.mode.Store(m) }
 
 // Level is the level in force: LevelNone, LevelSheddable or LevelNormal.
 func (u *Utilization) Level() int { return u.state.Load().level }
@@ -328,7 +330,7 @@ func (u *Utilization) observe(s Signals) {
 		u.onSample(s)
 	}
 	level := u.state.Load().level
-	if u.mode.v.Load() == modeOff {
+	if u.mode.Load() == protect.Off {
 		u.over, u.calm = 0, 0
 		if level != LevelNone {
 			u.setLevel(level, LevelNone)
@@ -367,7 +369,7 @@ func (u *Utilization) setLevel(from, to int) {
 }
 
 func (u *Utilization) logAttrs(from, to int, s Signals, overloaded string) []any {
-	attrs := []any{"shedder", string(WorkerUtilization), "mode", string(u.mode.load()),
+	attrs := []any{"shedder", string(WorkerUtilization), "mode", string(u.mode.Load()),
 		"from", from, "to", to, "shedding", shedClasses(to),
 		"sched_p99", s.SchedP99.String(), "sampler_lag", s.SamplerLag.String(),
 		"pool_wait", s.PoolWait.String(), "in_flight_ratio", s.InFlightRatio}

@@ -279,11 +279,7 @@ func TestPoolWaitEscalates(t *testing.T) {
 			}
 		})
 	}
-	began := time.Now()
-	for u.Level() < LevelNormal && time.Since(began) < 5*time.Second {
-		time.Sleep(50 * time.Millisecond)
-	}
-	reached := time.Since(began)
+	reached := testenv.WaitFor(t, 5*time.Second, "level 2 after an exhausted pool", func() bool { return u.Level() >= LevelNormal })
 	stop()
 	wg.Wait()
 	t.Logf("level %d after %s; the largest average pool wait sampled: %s", u.Level(), reached.Round(time.Millisecond), time.Duration(maxWait.Load()))

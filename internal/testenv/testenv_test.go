@@ -3,6 +3,8 @@ package testenv
 import (
 	"context"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func TestDatabaseIsMigratedAndOwn(t *testing.T) {
@@ -48,4 +50,28 @@ func TestPrivateRedisStops(t *testing.T) {
 	r := StartPrivateRedis(t)
 	r.Stop()
 	r.Stop()
+}
+
+// A CommandCounter counts only the commands it names, pipelined ones too.
+func TestCommandCounterCountsTheNamedCommands(t *testing.T) {
+	rdb, prefix := Redis(t)
+	pings := &CommandCounter{Names: []string{"ping"}}
+	rdb.AddHook(pings)
+	ctx := context.Background()
+	for range 3 {
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rdb.Set(ctx, prefix+"k", "v", 0)
+	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Ping(ctx)
+		p.Get(ctx, prefix+"k")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n, most := pings.Sent(), pings.Most(); n != 4 || most != 1 {
+		t.Fatalf("%d PINGs counted, at most %d at once; want 4, 1", n, most)
+	}
 }

@@ -259,16 +259,10 @@ func attachReplica(tb testing.TB, replicaAddr, primaryAddr string) {
 	}
 	pc := redis.NewClient(&redis.Options{Addr: primaryAddr})
 	defer pc.Close()
-	for deadline := time.Now().Add(2 * time.Minute); ; {
+	testenv.WaitFor(tb, 2*time.Minute, "the replica on "+replicaAddr+" online", func() bool {
 		info, err := pc.Info(ctx, "replication").Result()
-		if err == nil && strings.Contains(info, "state=online") {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("the replica on %s did not come online: %q", replicaAddr, info)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil && strings.Contains(info, "state=online")
+	})
 }
 
 // joinRequests plays what POST /v1/events/{id}/queue sends Redis

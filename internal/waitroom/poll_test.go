@@ -198,7 +198,7 @@ func TestPollsShareOneProgressRead(t *testing.T) {
 	hook.gate.Store(&gate)
 	var wg sync.WaitGroup
 	wg.Go(func() { polls(false, 100) })
-	waitUntil(t, "every lookup waiting behind the first call", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "every lookup waiting behind the first call", func() bool {
 		first := hook.held.Load() // the buyers of the call held: those who came before it went
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -223,16 +223,6 @@ func TestPollsShareOneProgressRead(t *testing.T) {
 	p := places[buyers[0]]
 	if _, err := s.Poll(ctx, ev, buyers[0], &p); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("a poll with a place, Redis gone = %v, want ErrUnavailable", err)
-	}
-}
-
-// waitUntil waits until cond holds, for at most 10 s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 10 s for %s", what)
-		}
 	}
 }
 

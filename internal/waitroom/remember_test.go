@@ -4,49 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
-
-// countingRedis counts the room's script calls (EVALSHA and EVAL).
-type countingRedis struct {
-	redis.Scripter
-	calls atomic.Int64
-}
-
-func (c *countingRedis) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
-	c.calls.Add(1)
-	return c.Scripter.EvalSha(ctx, sha, keys, args...)
-}
-
-func (c *countingRedis) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	c.calls.Add(1)
-	return c.Scripter.Eval(ctx, script, keys, args...)
-}
-
-// testClock is a clock a test moves by hand.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // TestAdmissionsAreRemembered: an admission read once (by a join here) is
 // honoured from memory until it ends by the instance's clock, with no call to
@@ -55,8 +17,8 @@ func (c *testClock) Add(d time.Duration) {
 func TestAdmissionsAreRemembered(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
-	c := &countingRedis{Scripter: rdb}
-	clock := &testClock{now: time.Now()}
+	c := testenv.CountScripts(rdb)
+	clock := testenv.NewClock(time.Now())
 	s := New(c, Options{Prefix: prefix, Timeout: 5 * time.Second, Admission: time.Minute, Clock: clock.Now})
 	ctx := context.Background()
 	ev := roomEvent(1, time.Now().Add(-time.Minute))
@@ -68,13 +30,13 @@ func TestAdmissionsAreRemembered(t *testing.T) {
 	if _, err := s.Join(ctx, ev, "bob"); err != nil { // behind Ada: waits about a second
 		t.Fatal(err)
 	}
-	before := c.calls.Load()
+	before := c.Calls()
 	for range 100 {
 		if err := s.CheckAdmitted(ctx, ev, "ada"); err != nil {
 			t.Fatalf("CheckAdmitted while admitted = %v", err)
 		}
 	}
-	if n := c.calls.Load() - before; n != 0 {
+	if n := c.Calls() - before; n != 0 {
 		t.Fatalf("100 checks of an admission read before made %d room calls, want 0", n)
 	}
 	if err := s.CheckAdmitted(ctx, ev, "cy"); !errors.Is(err, ErrNotAdmitted) {
@@ -84,18 +46,18 @@ func TestAdmissionsAreRemembered(t *testing.T) {
 	// Her admission ends a minute after it was made, as the call that read it
 	// began: a moment before that, still from memory; at it, the room again.
 	clock.Add(st.AdmittedUntil.Sub(st.Now) - time.Millisecond)
-	before = c.calls.Load()
-	if err := s.CheckAdmitted(ctx, ev, "ada"); err != nil || c.calls.Load() != before {
-		t.Fatalf("a moment before the end: %v, %d calls; want admitted from memory", err, c.calls.Load()-before)
+	before = c.Calls()
+	if err := s.CheckAdmitted(ctx, ev, "ada"); err != nil || c.Calls() != before {
+		t.Fatalf("a moment before the end: %v, %d calls; want admitted from memory", err, c.Calls()-before)
 	}
 	clock.Add(time.Millisecond)
-	if err := s.CheckAdmitted(ctx, ev, "ada"); c.calls.Load() != before+1 {
-		t.Fatalf("at the end of the remembered admission: %v after %d room calls, want 1", err, c.calls.Load()-before)
+	if err := s.CheckAdmitted(ctx, ev, "ada"); c.Calls() != before+1 {
+		t.Fatalf("at the end of the remembered admission: %v after %d room calls, want 1", err, c.Calls()-before)
 	}
 
 	s.Forget(ev.ID, "ada")
-	if err := s.CheckAdmitted(ctx, ev, "ada"); err != nil || c.calls.Load() != before+2 {
-		t.Fatalf("after Forget: %v after %d room calls, want 1 more", err, c.calls.Load()-before-1)
+	if err := s.CheckAdmitted(ctx, ev, "ada"); err != nil || c.Calls() != before+2 {
+		t.Fatalf("after Forget: %v after %d room calls, want 1 more", err, c.Calls()-before-1)
 	}
 }
 
@@ -105,7 +67,7 @@ func TestAdmissionsAreRemembered(t *testing.T) {
 func TestRememberedAdmissionsAreBounded(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
-	clock := &testClock{now: time.Now()}
+	clock := testenv.NewClock(time.Now())
 	s := New(rdb, Options{Prefix: prefix, Timeout: 5 * time.Second, Admission: time.Minute,
 		MaxAdmissions: 32, Clock: clock.Now})
 	ctx := context.Background()
@@ -137,20 +99,20 @@ func TestRememberedAdmissionsAreBounded(t *testing.T) {
 func TestRefusalsAreRememberedBriefly(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
-	c := &countingRedis{Scripter: rdb}
-	clock := &testClock{now: time.Now()}
+	c := testenv.CountScripts(rdb)
+	clock := testenv.NewClock(time.Now())
 	s := New(c, Options{Prefix: prefix, Timeout: 5 * time.Second, Clock: clock.Now})
 	ctx := context.Background()
 	ev := roomEvent(4, time.Now().Add(-time.Minute))
 	checks := func(buyer string, n int) (calls int64) {
 		t.Helper()
-		before := c.calls.Load()
+		before := c.Calls()
 		for range n {
 			if err := s.CheckAdmitted(ctx, ev, buyer); !errors.Is(err, ErrNotAdmitted) {
 				t.Fatalf("CheckAdmitted of %s = %v, want ErrNotAdmitted", buyer, err)
 			}
 		}
-		return c.calls.Load() - before
+		return c.Calls() - before
 	}
 	if n := checks("bot", 100); n != 1 {
 		t.Fatalf("100 checks of a bot in a moment made %d room calls, want 1", n)

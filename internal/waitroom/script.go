@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stagedoor/stagedoor/internal/protect"
 )
 
 // maxSteps is the most admissions one script call makes; a longer backlog is
@@ -233,7 +235,13 @@ type buyerReply struct {
 }
 
 // roomKey is the key of a room's queue; all of the room's keys share its slot.
-func (s *Service) roomKey(r room) string { return s.prefix + "wr:{" + r.eventID + "}:q" }
+func (s *Service) roomKey(r room) string { return s.key(r, "q") }
+
+// key is the room's key of the kind: <prefix>wr:{<event id>}:<kind>, q for
+// the queue, s for its state, w for the admissions.
+func (s *Service) key(r room, kind string) string {
+	return protect.Key(s.prefix, "wr", r.eventID, ":"+kind)
+}
 
 // opControl is roomScript's operation that changes a room's schedule.
 const opControl = "control"
@@ -241,8 +249,7 @@ const opControl = "control"
 // run runs roomScript for op on the room's keys, about the buyers (for
 // opControl, the rate and the pause).
 func (s *Service) run(ctx context.Context, r room, op string, buyers []string) (reply, error) {
-	p := s.prefix + "wr:{" + r.eventID + "}:"
-	keys := []string{p + "q", p + "s", p + "w"}
+	keys := []string{s.key(r, "q"), s.key(r, "s"), s.key(r, "w")}
 	args := make([]any, 0, 6+len(buyers))
 	args = append(args, op, r.onSaleAt.UnixMicro(), r.rate, s.admission.Microseconds(),
 		strconv.FormatFloat(s.lottery(), 'g', -1, 64), keyMargin.Microseconds())
