@@ -84,11 +84,11 @@ func TestFailOpen(t *testing.T) {
 	thawed = true
 	// The held lease was never removed; once the breaker lets a probe
 	// through, the limiter enforces again: the buyer's place is still taken.
-	testenv.WaitFor(t, 10*time.Second, "enforcing again", func() bool {
+	testenv.Eventually(t, 10*time.Second, func() bool {
 		d, rel := l.Enter(ctx, "8812")
 		rel()
 		return d.Outcome == OutcomeDenied
-	})
+	}, "enforcing again")
 }
 
 // TestFailOpenClosedPort: nobody listens: every request goes on, fail_open,

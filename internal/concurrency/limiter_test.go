@@ -227,11 +227,11 @@ func TestKilledInstanceLeasesLapse(t *testing.T) {
 		t.Fatalf("other instance at once: %+v", d)
 	}
 	var rel func()
-	testenv.WaitFor(t, lease+3*time.Second, "the dead instance's leases lapse", func() bool {
+	testenv.Eventually(t, lease+3*time.Second, func() bool {
 		var d Decision
 		d, rel = alive.Enter(ctx, "8812")
 		return d.Allowed
-	})
+	}, "the dead instance's leases lapse")
 	waited := time.Since(start)
 	t.Logf("let in again %s after the first dead lease was taken (lease %s)", waited, lease)
 	if waited < lease-50*time.Millisecond {
@@ -240,13 +240,13 @@ func TestKilledInstanceLeasesLapse(t *testing.T) {
 	// The other dead leases, taken moments after the first, lapse moments
 	// after it: the next four get in too.
 	for i := range 4 {
-		testenv.WaitFor(t, time.Second, "the other dead leases lapse", func() bool {
+		testenv.Eventually(t, time.Second, func() bool {
 			d, _ := alive.Enter(ctx, "8812")
 			if d.InFlight > 5 || d.InFlight < i+2 || (!d.Allowed && d.InFlight != 5) {
 				t.Fatalf("after the lapse, request %d: %+v", i+2, d)
 			}
 			return d.Allowed
-		})
+		}, "the other dead leases lapse")
 	}
 	ids := members(t, rdb, alive.Key("8812"))
 	for _, id := range ids {

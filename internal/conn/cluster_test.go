@@ -27,9 +27,9 @@ func TestNodeHealthBlamesOnlyTheDeadNode(t *testing.T) {
 	cluster := rdb.(*conn.ClusterClient)
 	// A master counts its replica online once the replica has acknowledged its
 	// first sync, a moment after the replica says its link is up.
-	testenv.WaitFor(t, 0, "every master of a fresh cluster with a replica online", func() bool {
+	testenv.Eventually(t, 0, func() bool {
 		return len(cluster.Health(ctx).WithoutReplica) == 0
-	})
+	}, "every master of a fresh cluster with a replica online")
 	dead := c.Masters(t)[0]
 	key := "k"
 	for i := 0; c.MasterOf(t, key) != dead; i++ {
@@ -52,12 +52,12 @@ func TestNodeHealthBlamesOnlyTheDeadNode(t *testing.T) {
 	c.WaitHealthy(t, 60*time.Second)
 	promoted := c.MasterOf(t, key)
 	var h conn.ClusterHealth
-	testenv.WaitFor(t, 0, "the promoted replica in the client's map", func() bool { // each ask fetches the map
+	testenv.Eventually(t, 0, func() bool { // each ask fetches the map
 		askCtx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		h = cluster.Health(askCtx)
 		return len(h.WithoutReplica) > 0 && h.Nodes[promoted] == "ok"
-	})
+	}, "the promoted replica in the client's map")
 	if len(h.WithoutReplica) != 1 || h.WithoutReplica[0] != promoted {
 		t.Errorf("after the takeover: masters without a replica %v, want only %s, the promoted replica (nodes %v)", h.WithoutReplica, promoted, h.Nodes)
 	}

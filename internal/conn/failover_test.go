@@ -139,19 +139,19 @@ func TestAFailoverFailsOnlyTheDeadMastersKeys(t *testing.T) {
 		}
 		return n
 	}
-	testenv.WaitFor(t, 0, "decisions before the kill", func() bool { return count("doomed open", 0) >= 20 && count("doomed room", 0) >= 20 })
+	testenv.Eventually(t, 0, func() bool { return count("doomed open", 0) >= 20 && count("doomed room", 0) >= 20 }, "decisions before the kill")
 
 	c.Kill(t, victim)
 	c.WaitHealthy(t, 60*time.Second) // every live node: each slot has a live master
 	followed := cluster.SlotMapFetches() + 2
 	promoted := c.MasterOf(t, prefix+"wr:{"+doomedRooms[0].ID+"}:q")
-	testenv.WaitFor(t, 0, "two slot maps fetched after the promotion", func() bool { return cluster.SlotMapFetches() >= followed })
-	testenv.WaitFor(t, 0, "decisions after the client followed", func() bool {
+	testenv.Eventually(t, 0, func() bool { return cluster.SlotMapFetches() >= followed }, "two slot maps fetched after the promotion")
+	testenv.Eventually(t, 0, func() bool {
 		return count("doomed open", followed) >= 20 && count("doomed fallback", followed) >= 20 && count("doomed room", followed) >= 20
-	})
-	testenv.WaitFor(t, 0, "the dead node's outage lines ended", func() bool {
+	}, "decisions after the client followed")
+	testenv.Eventually(t, 0, func() bool {
 		return outageEnded(logs.String(), "ratelimit", victim, promoted) && outageEnded(logs.String(), "waitroom", victim, promoted)
-	})
+	}, "the dead node's outage lines ended")
 	stop.Store(true)
 	wg.Wait()
 
@@ -362,10 +362,10 @@ func TestAStalledMasterFailsOnlyTheCallsItCaught(t *testing.T) {
 			}
 		})
 	}
-	testenv.WaitFor(t, 0, "calls before the stall", func() bool { return calls.Load() >= 20*callers })
+	testenv.Eventually(t, 0, func() bool { return calls.Load() >= 20*callers }, "calls before the stall")
 	c.Pause(t, stalled, failoverTimeout*3/2)
 	resumed := calls.Load()
-	testenv.WaitFor(t, 0, "calls after the stall", func() bool { return calls.Load() >= resumed+100*callers })
+	testenv.Eventually(t, 0, func() bool { return calls.Load() >= resumed+100*callers }, "calls after the stall")
 	stop.Store(true)
 	wg.Wait()
 

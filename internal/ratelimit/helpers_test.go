@@ -70,10 +70,10 @@ func startCluster(t testing.TB) *redis.ClusterClient {
 	if err := node.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, slotCount-1).Err(); err != nil {
 		t.Fatalf("cluster addslots: %v", err)
 	}
-	testenv.WaitFor(t, 10*time.Second, "the one-node cluster's state ok", func() bool {
+	testenv.Eventually(t, 10*time.Second, func() bool {
 		info, err := node.ClusterInfo(ctx).Result()
 		return err == nil && strings.Contains(info, "cluster_state:ok")
-	})
+	}, "the one-node cluster's state ok")
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{s.Addr}, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { c.Close() })
 	return c

@@ -110,11 +110,11 @@ func TestBreakerRecovers(t *testing.T) {
 	server.Restart()
 	var key string
 	try := 0
-	testenv.WaitFor(t, 10*time.Second, "a fresh key's decision made in Redis again after its restart", func() bool {
+	testenv.Eventually(t, 10*time.Second, func() bool {
 		key = fmt.Sprintf("k%d", try)
 		try++
 		return l.Allow(context.Background(), Check{Limit: "open", Key: key}).Results[0].Outcome == OutcomeAllowed
-	})
+	}, "a fresh key's decision made in Redis again after its restart")
 	if d := l.Allow(context.Background(), Check{Limit: "open", Key: key}); d.Allowed || d.Results[0].Outcome != OutcomeDenied {
 		t.Fatalf("second of 1/1m after recovery: %+v", d)
 	}

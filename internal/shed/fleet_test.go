@@ -214,15 +214,15 @@ func TestFleetFailsOpen(t *testing.T) {
 	f := fleets[0]
 
 	l := offer(fleets, map[Class]float64{Sheddable: 500})
-	testenv.WaitFor(t, 1500*time.Millisecond, "a request shed before Redis went away", func() bool {
+	testenv.Eventually(t, 1500*time.Millisecond, func() bool {
 		return l.tallies[Sheddable].outcomes[iShed].Load() > 0
-	})
+	}, "a request shed before Redis went away")
 	l.stop()
 
 	srv.Stop()
-	testenv.WaitFor(t, 500*time.Millisecond, "the fleet failing open once Redis is gone", func() bool {
+	testenv.Eventually(t, 500*time.Millisecond, func() bool {
 		return f.state.Load().failOpen
-	})
+	}, "the fleet failing open once Redis is gone")
 	l = offer(fleets, map[Class]float64{Sheddable: 500, Normal: 500, Critical: 100})
 	time.Sleep(1500 * time.Millisecond)
 	l.stop()
@@ -282,9 +282,9 @@ func TestFleetModes(t *testing.T) {
 
 	f.SetMode(ratelimit.Shadow)
 	l = offer([]*Fleet{f}, map[Class]float64{Sheddable: 500})
-	testenv.WaitFor(t, 2*time.Second, "a shadow_shed decision", func() bool {
+	testenv.Eventually(t, 2*time.Second, func() bool {
 		return l.tallies[Sheddable].outcomes[iShadowShed].Load() > 0
-	})
+	}, "a shadow_shed decision")
 	l.stop()
 	st = l.tallies[Sheddable]
 	shadow := testutil.ToFloat64(f.counts[Sheddable][iShadowShed])
@@ -298,9 +298,9 @@ func TestFleetModes(t *testing.T) {
 
 	f.SetMode(ratelimit.Enforce)
 	l = offer([]*Fleet{f}, map[Class]float64{Sheddable: 500})
-	testenv.WaitFor(t, time.Second, "a request shed in enforce again", func() bool {
+	testenv.Eventually(t, time.Second, func() bool {
 		return l.tallies[Sheddable].outcomes[iShed].Load() > 0
-	})
+	}, "a request shed in enforce again")
 	l.stop()
 	if n := testutil.CollectAndCount(reg, "stagedoor_shed_decisions_total"); n != 3*numOutcomes {
 		t.Errorf("%d decision series; want every class × decision: %d", n, 3*numOutcomes)

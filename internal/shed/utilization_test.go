@@ -279,7 +279,7 @@ func TestPoolWaitEscalates(t *testing.T) {
 			}
 		})
 	}
-	reached := testenv.WaitFor(t, 5*time.Second, "level 2 after an exhausted pool", func() bool { return u.Level() >= LevelNormal })
+	reached := testenv.Eventually(t, 5*time.Second, func() bool { return u.Level() >= LevelNormal }, "level 2 after an exhausted pool")
 	stop()
 	wg.Wait()
 	t.Logf("level %d after %s; the largest average pool wait sampled: %s", u.Level(), reached.Round(time.Millisecond), time.Duration(maxWait.Load()))

@@ -23,14 +23,30 @@ func Poll(timeout, tick time.Duration, cond func() bool) bool {
 	return true
 }
 
-// Eventually polls cond (see Poll) until it reports true and fails t, naming
-// what it waited for, when timeout passes first. It polls every hundredth of
-// the timeout, between 2 ms and 100 ms.
-func Eventually(t testing.TB, timeout time.Duration, cond func() bool, what string) {
+// Eventually polls cond (see Poll) until it reports true and returns how long
+// that took; it fails t, naming what it waited for, when timeout passes
+// first. It polls every hundredth of the timeout, between 2 ms and 100 ms. A
+// timeout of 0 waits as long as the test binary's -timeout allows: it gives
+// up 5 s before the deadline, so that the failure names the condition.
+func Eventually(t testing.TB, timeout time.Duration, cond func() bool, what string) time.Duration {
 	t.Helper()
+	start := time.Now()
+	if timeout <= 0 {
+		timeout = time.Hour
+		if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+			if deadline, bounded := d.Deadline(); bounded {
+				timeout = time.Until(deadline) - 5*time.Second
+			}
+		}
+		if !Poll(timeout, 20*time.Millisecond, cond) {
+			t.Fatalf("gave up waiting for %s (the test's deadline is near)", what)
+		}
+		return time.Since(start)
+	}
 	if !Poll(timeout, PollTick(timeout), cond) {
 		t.Fatalf("not within %v: %s", timeout, what)
 	}
+	return time.Since(start)
 }
 
 // EventuallyNil is Eventually for a check that says why it does not hold yet:

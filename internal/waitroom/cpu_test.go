@@ -259,10 +259,10 @@ func attachReplica(tb testing.TB, replicaAddr, primaryAddr string) {
 	}
 	pc := redis.NewClient(&redis.Options{Addr: primaryAddr})
 	defer pc.Close()
-	testenv.WaitFor(tb, 2*time.Minute, "the replica on "+replicaAddr+" online", func() bool {
+	testenv.Eventually(tb, 2*time.Minute, func() bool {
 		info, err := pc.Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(info, "state=online")
-	})
+	}, "the replica on "+replicaAddr+" online")
 }
 
 // joinRequests plays what POST /v1/events/{id}/queue sends Redis

@@ -198,13 +198,13 @@ func TestPollsShareOneProgressRead(t *testing.T) {
 	hook.gate.Store(&gate)
 	var wg sync.WaitGroup
 	wg.Go(func() { polls(false, 100) })
-	testenv.WaitFor(t, 10*time.Second, "every lookup waiting behind the first call", func() bool {
+	testenv.Eventually(t, 10*time.Second, func() bool {
 		first := hook.held.Load() // the buyers of the call held: those who came before it went
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		b := s.batches[ev.ID]
 		return first > 0 && b != nil && int64(len(b.waiting)) == 100-first
-	})
+	}, "every lookup waiting behind the first call")
 	hook.gate.Store(nil)
 	close(gate)
 	wg.Wait()

@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-func TestWaitForReturnsOnceTheConditionHolds(t *testing.T) {
+func TestEventuallyReturnsOnceTheConditionHolds(t *testing.T) {
 	var asked atomic.Int32
-	WaitFor(t, 10*time.Second, "the third question", func() bool { return asked.Add(1) >= 3 })
+	Eventually(t, 10*time.Second, func() bool { return asked.Add(1) >= 3 }, "the third question")
 	if n := asked.Load(); n != 3 {
 		t.Fatalf("asked %d times, want 3: it should stop at the first yes", n)
 	}
@@ -26,7 +26,7 @@ func (f *failRecorder) Fatalf(string, ...any) {
 	panic(f)
 }
 
-func TestWaitForFailsAfterWithin(t *testing.T) {
+func TestEventuallyFailsAfterItsTimeout(t *testing.T) {
 	rec := &failRecorder{TB: t}
 	start := time.Now()
 	func() {
@@ -35,12 +35,12 @@ func TestWaitForFailsAfterWithin(t *testing.T) {
 				panic(r)
 			}
 		}()
-		WaitFor(rec, 50*time.Millisecond, "never", func() bool { return false })
+		Eventually(rec, 50*time.Millisecond, func() bool { return false }, "never")
 	}()
 	if !rec.failed.Load() {
-		t.Fatal("WaitFor returned for a condition that never held")
+		t.Fatal("Eventually returned for a condition that never held")
 	}
 	if took := time.Since(start); took < 50*time.Millisecond {
-		t.Fatalf("gave up after %s, before within (50ms)", took)
+		t.Fatalf("gave up after %s, before its timeout (50ms)", took)
 	}
 }
