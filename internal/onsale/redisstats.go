@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stagedoor/stagedoor/internal/conn"
 )
 
 // redisSnapshot is what each Redis master had done at a moment: its commands
@@ -58,18 +60,7 @@ func snapshotRedis(ctx context.Context, rdb redis.UniversalClient) (redisSnapsho
 		mu.Unlock()
 		return nil
 	}
-	var err error
-	switch c := rdb.(type) {
-	case interface {
-		ForEachMaster(context.Context, func(context.Context, *redis.Client) error) error
-	}:
-		err = c.ForEachMaster(ctx, read)
-	case *redis.Client:
-		err = read(ctx, c)
-	default:
-		err = fmt.Errorf("onsale: a Redis client of type %T", rdb)
-	}
-	if err != nil {
+	if err := conn.ForEachMaster(ctx, rdb, read); err != nil {
 		return redisSnapshot{}, fmt.Errorf("onsale: read Redis's INFO: %w", err)
 	}
 	return out, nil

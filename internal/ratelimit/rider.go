@@ -89,15 +89,7 @@ func (r *Rider) refused() bool {
 // held, 0 when missing), and returns what the buckets held.
 func (s *script) runRider(ctx context.Context, r *Rider) ([]int64, error) {
 	s.keys, s.args = s.keys[:0], s.args[:0]
-	for i := range s.bs {
-		b := &s.bs[i]
-		s.keys = append(s.keys, b.key)
-		a := b.args
-		if a == nil {
-			a = scriptArgs(b.interval, b.tau, b.enforce)
-		}
-		s.args = append(s.args, a[:]...)
-	}
+	s.appendBuckets()
 	s.keys = append(s.keys, r.Key)
 	s.args = append(s.args, r.Args...)
 	var err error

@@ -209,15 +209,7 @@ func (s *script) run(ctx context.Context) error {
 		}
 		cmd = takeOneScript.Run(ctx, s.rdb, s.keys, one[:]...)
 	} else {
-		for i := range s.bs {
-			b := &s.bs[i]
-			s.keys = append(s.keys, b.key)
-			args := b.args
-			if args == nil {
-				args = scriptArgs(b.interval, b.tau, b.enforce)
-			}
-			s.args = append(s.args, args[:]...)
-		}
+		s.appendBuckets()
 		cmd = takeScript.Run(ctx, s.rdb, s.keys, s.args...)
 	}
 	clear(s.args) // let the strings go with the next decision's
@@ -234,6 +226,20 @@ func (s *script) run(ctx context.Context) error {
 		func(i int, _ string) (int64, bool) { return stored[i], stored[i] != 0 },
 		func(string, int64) {})
 	return nil
+}
+
+// appendBuckets appends each bucket's key to s.keys and its ARGV of
+// takeScript (three a bucket) to s.args.
+func (s *script) appendBuckets() {
+	for i := range s.bs {
+		b := &s.bs[i]
+		s.keys = append(s.keys, b.key)
+		args := b.args
+		if args == nil {
+			args = scriptArgs(b.interval, b.tau, b.enforce)
+		}
+		s.args = append(s.args, args[:]...)
+	}
 }
 
 // int64s appends the integers of a script's array reply to buf, without the

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/protect"
 )
 
 // feed reads one event's seat map every second while anyone watches it, and
@@ -21,20 +22,16 @@ type feed struct {
 }
 
 func (f *feed) run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		m, err := f.hub.src.SeatMap(ctx, f.eventID)
-		if err != nil {
-			continue // the database's outage is reported by the reads that failed; watchers keep the last map
-		}
-		f.publish(m)
+	protect.Every(ctx, every, f.read)
+}
+
+// read reads the seat map once and publishes it.
+func (f *feed) read(ctx context.Context) {
+	m, err := f.hub.src.SeatMap(ctx, f.eventID)
+	if err != nil {
+		return // the database's outage is reported by the reads that failed; watchers keep the last map
 	}
+	f.publish(m)
 }
 
 // publish sends the changes from the last map to m to every watcher; a watcher

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stagedoor/stagedoor/internal/conn"
 )
 
 // sampleUsage averages MEMORY USAGE over up to n keys under prefix (and
@@ -17,7 +19,7 @@ import (
 func sampleUsage(ctx context.Context, rdb redis.UniversalClient, prefix string, n int) (float64, error) {
 	var mu sync.Mutex
 	var sum, count int64
-	err := forEachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+	err := conn.ForEachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
 		for _, pattern := range []string{prefix + "*", RedisRatePrefix + prefix + "*"} {
 			keys, _, err := c.Scan(ctx, 0, escapeGlob(pattern), int64(4*n)).Result()
 			if err != nil {
@@ -53,26 +55,11 @@ func sampleUsage(ctx context.Context, rdb redis.UniversalClient, prefix string, 
 	return float64(sum) / float64(count), err
 }
 
-// forEachMaster calls fn with every master of rdb: the client itself when it
-// is not a cluster client.
-func forEachMaster(ctx context.Context, rdb redis.UniversalClient, fn func(ctx context.Context, c *redis.Client) error) error {
-	type masters interface {
-		ForEachMaster(ctx context.Context, fn func(ctx context.Context, c *redis.Client) error) error
-	}
-	if m, ok := rdb.(masters); ok {
-		return m.ForEachMaster(ctx, fn)
-	}
-	if c, ok := rdb.(*redis.Client); ok {
-		return fn(ctx, c)
-	}
-	return fmt.Errorf("lab: cannot reach the masters of a %T", rdb)
-}
-
 // infoMemory sums numeric fields of INFO memory over every master.
 func infoMemory(ctx context.Context, rdb redis.UniversalClient, fields ...string) (map[string]int64, error) {
 	var mu sync.Mutex
 	total := map[string]int64{}
-	err := forEachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+	err := conn.ForEachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
 		info, err := c.Info(ctx, "memory").Result()
 		if err != nil {
 			return err

@@ -242,7 +242,7 @@ func Run(ctx context.Context, env Env, cfg Config) (err error) {
 func Cleanup(ctx context.Context, rdb redis.UniversalClient, prefix string) (int, error) {
 	var mu sync.Mutex
 	total := 0
-	err := forEachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+	err := conn.ForEachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
 		for _, pattern := range []string{prefix + "*", RedisRatePrefix + prefix + "*"} {
 			var cursor uint64
 			for {
