@@ -112,3 +112,18 @@ func take(ctx context.Context, rdb Scripter, bs []bucket) (int64, []verdict, err
 	err := s.run(ctx)
 	return s.now, s.vs, err
 }
+
+// countedInstances returns n limiters, as n instances would run them: each with
+// its own client on the shared Redis (a pool of workers+2) whose script calls
+// it counts, and the options opts returns (one call an instance).
+func countedInstances(t testing.TB, n, workers int, opts func() Options) ([]*Limiter, []*testenv.ScriptCalls) {
+	t.Helper()
+	url := testenv.RedisURL(t)
+	lims := make([]*Limiter, n)
+	counters := make([]*testenv.ScriptCalls, n)
+	for i := range lims {
+		counters[i] = testenv.CountScripts(newClient(t, url, workers+2))
+		lims[i], _ = newTestLimiter(counters[i], opts())
+	}
+	return lims, counters
+}

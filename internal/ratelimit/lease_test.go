@@ -19,14 +19,10 @@ import (
 // of the bound; alone it holds 99.7–99.9 %.
 func TestLeasedLimitHoldsTheGlobalRate(t *testing.T) {
 	const instances, workers, run = 3, 20, 5 * time.Second
-	prefix, url := testenv.RedisPrefix(t), testenv.RedisURL(t)
-	lims := make([]*Limiter, instances)
-	counters := make([]*testenv.ScriptCalls, instances)
-	for i := range lims {
-		counters[i] = testenv.CountScripts(newClient(t, url, workers+2))
-		lims[i], _ = newTestLimiter(counters[i], Options{Prefix: prefix,
-			Limits: []Definition{def(t, "org", "500/1s", Enforce, FailOpen|Leased)}})
-	}
+	prefix := testenv.RedisPrefix(t)
+	lims, counters := countedInstances(t, instances, workers, func() Options {
+		return Options{Prefix: prefix, Limits: []Definition{def(t, "org", "500/1s", Enforce, FailOpen|Leased)}}
+	})
 	if b := lims[0].limits["org"].cfg.Load().leases.batch; b != 10 {
 		t.Fatalf("a 500/1s limit leases %d tokens at a time, want 10 (20 ms of its rate)", b)
 	}

@@ -22,16 +22,13 @@ import (
 func TestRaceThreeInstances(t *testing.T) {
 	t.Parallel()
 	const instances, workers, run = 3, 20, 5 * time.Second
-	prefix, url := testenv.RedisPrefix(t), testenv.RedisURL(t)
-	lims := make([]*Limiter, instances)
-	counters := make([]*testenv.ScriptCalls, instances)
-	for i := range lims {
-		counters[i] = testenv.CountScripts(newClient(t, url, workers+2))
+	prefix := testenv.RedisPrefix(t)
+	lims, counters := countedInstances(t, instances, workers, func() Options {
 		// A generous deadline: this test is about atomicity, and a fail_open under
 		// the race detector's load would spoil the count.
-		lims[i], _ = newTestLimiter(counters[i], Options{Prefix: prefix, Timeout: 5 * time.Second,
-			Limits: []Definition{def(t, "race", "500/1s", Enforce, FailOpen)}})
-	}
+		return Options{Prefix: prefix, Timeout: 5 * time.Second,
+			Limits: []Definition{def(t, "race", "500/1s", Enforce, FailOpen)}}
+	})
 	// Warm up: every connection dialled and the script loaded before the clock
 	// starts, so that the first timed call is an ordinary one.
 	var warm sync.WaitGroup

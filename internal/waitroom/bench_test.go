@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stagedoor/stagedoor/internal/ids"
-	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // BenchmarkStatusWhileQueued is a poll of a room in full swing: 10,000 buyers
@@ -23,8 +22,7 @@ import (
 //	go test -run '^$' -bench StatusWhileQueued ./internal/waitroom/
 func BenchmarkStatusWhileQueued(b *testing.B) {
 	ctx := context.Background()
-	rdb := redis.NewClient(&redis.Options{Addr: testenv.StartPrivateRedis(b).Addr, Protocol: 2})
-	b.Cleanup(func() { rdb.Close() })
+	rdb := privateClient(b, 2)
 	s := New(rdb, Options{Timeout: 5 * time.Second, Admission: time.Minute})
 	ev := roomEvent(50, time.Now().Add(2*time.Second))
 	buyers := make([]string, 10_000)

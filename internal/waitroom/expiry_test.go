@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stagedoor/stagedoor/internal/ids"
-	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // TestJoinsSetTheExpiryOnce: 200 joins before the sale write the queue, and
@@ -22,8 +21,7 @@ import (
 // Not parallel: the counts are of a private server, and two started at once
 // may be one (testenv.FreePort).
 func TestJoinsSetTheExpiryOnce(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: testenv.StartPrivateRedis(t).Addr})
-	t.Cleanup(func() { rdb.Close() })
+	rdb := privateClient(t, 0)
 	s := New(rdb, Options{Timeout: 5 * time.Second})
 	ctx := context.Background()
 	const joins, rate = 200, 10
@@ -58,8 +56,7 @@ func TestJoinsSetTheExpiryOnce(t *testing.T) {
 // admission lapsed, which removes the queue's and the admissions' keys before
 // writing them anew: every key still has an expiry.
 func TestALoneBuyerJoinsAgain(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: testenv.StartPrivateRedis(t).Addr})
-	t.Cleanup(func() { rdb.Close() })
+	rdb := privateClient(t, 0)
 	s := New(rdb, Options{Timeout: 5 * time.Second, Admission: 200 * time.Millisecond})
 	ctx := context.Background()
 	ev := roomEvent(1000, time.Now().Add(-time.Minute))

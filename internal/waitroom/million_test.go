@@ -6,11 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/ids"
-	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // BenchmarkRoomAtAMillion is the stadium's room on a redis-server of its
@@ -35,8 +32,7 @@ import (
 //	go test -run '^$' -bench RoomAtAMillion -benchtime 2000x ./internal/waitroom/
 func BenchmarkRoomAtAMillion(b *testing.B) {
 	ctx := context.Background()
-	rdb := redis.NewClient(&redis.Options{Addr: testenv.StartPrivateRedis(b).Addr, Protocol: 2})
-	b.Cleanup(func() { rdb.Close() })
+	rdb := privateClient(b, 2)
 	s := New(rdb, Options{Timeout: 30 * time.Second})
 	const queued, rate = 1_000_000, 400
 	ev := event.Info{ID: ids.New(), OnSaleAt: time.Now().Add(time.Hour).Truncate(time.Microsecond).UTC(),
