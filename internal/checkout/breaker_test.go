@@ -5,13 +5,13 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/payrail"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // countedPayrail is the world's Payrail behind a switch that makes every
@@ -43,20 +43,10 @@ func (w *world) counted(t *testing.T, s setup) *countedPayrail {
 	return p
 }
 
-// fakeClock is the breaker's clock, moved by the test.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *fakeClock) advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t = c.t.Add(d) }
-
 // clock gives the world's payment breaker a clock of the test's.
-func (w *world) clock() *fakeClock {
-	c := &fakeClock{t: time.Now()}
-	w.checkout.payments.breaker.now = c.now
+func (w *world) clock() *testenv.Clock {
+	c := testenv.NewClock(time.Now())
+	w.checkout.payments.breaker.now = c.Now
 	return c
 }
 
@@ -140,10 +130,10 @@ func TestAPayrailOutageOpensTheBreaker(t *testing.T) {
 
 	fail("while Payrail fails")
 	refused(late, "after three buyers' failures")
-	clock.advance(PaymentRetryAfter)
+	clock.Add(PaymentRetryAfter)
 	fail("as probes, Payrail still failing")
 	refused(late, "after three failed probes")
-	clock.advance(PaymentRetryAfter)
+	clock.Add(PaymentRetryAfter)
 	p.down.Store(false)
 	for i, who := range []payer{late, later} {
 		if res, err := who.pay(payrail.TokenVisa); err != nil || res.Order.Status != Confirmed {
@@ -181,7 +171,7 @@ func TestOneBuyerCannotHoldTheBreakerOpen(t *testing.T) {
 		t.Fatal("three buyers' failures did not open the breaker")
 	}
 	p.down.Store(false)
-	clock.advance(PaymentRetryAfter)
+	clock.Add(PaymentRetryAfter)
 	attacker := w.payer(t, 3)
 	if res, err := attacker.pay(payrail.TokenError); !errors.Is(err, ErrPaymentUnavailable) || res.Order.Status != Failed {
 		t.Fatalf("the attacker's probe = %+v, %v; want Payrail's 500", res.Order, err)
@@ -243,10 +233,10 @@ func TestAFlakyPayrailIsNoOutage(t *testing.T) {
 // half of them failing, not on how often one buyer failed.
 func TestBreakerRule(t *testing.T) {
 	t.Parallel()
-	clock := &fakeClock{t: time.Now()}
+	clock := testenv.NewClock(time.Now())
 	fresh := func() *breaker {
 		b := newBreaker(10*time.Second, 10, 5*time.Second)
-		b.now = clock.now
+		b.now = clock.Now
 		return b
 	}
 	buyer := func(i int) string { return string(rune('a' + i)) }
@@ -276,7 +266,7 @@ func TestBreakerRule(t *testing.T) {
 			succeed()
 		}
 		if c.expireSucceeded {
-			clock.advance(11 * time.Second)
+			clock.Add(11 * time.Second)
 		}
 		for i := range c.fail {
 			b.record(buyer(c.succeed+i), true)
@@ -301,7 +291,7 @@ func TestBreakerRule(t *testing.T) {
 	if !b.refusing("z") || b.admit("z") {
 		t.Fatal("open: a charge was admitted")
 	}
-	clock.advance(5 * time.Second)
+	clock.Add(5 * time.Second)
 	if !b.admit("a") || b.admit("a") {
 		t.Error("half-open: want one probe for buyer a, and not two")
 	}

@@ -17,15 +17,7 @@ func TestAConfirmationOutlivesTerminatedConnections(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, setup{stub: payrail.Config{Latency: 400 * time.Millisecond}})
 	h := w.hold(t, 0, 1)
-	type outcome struct {
-		res Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := w.pay(h, payrail.TokenVisa, "k")
-		done <- outcome{res, err}
-	}()
+	done := w.payLater(h, payrail.TokenVisa, "k")
 	w.chargeUnderWay(t) // inside the charge
 	if n := testenv.TerminateConnections(t, w.db); n == 0 {
 		t.Fatal("no connection was terminated: the test proves nothing")
@@ -57,16 +49,8 @@ func TestAnOutcomeThatCannotBeWrittenInTimeIsPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer locker.Rollback(ctx)
-	type outcome struct {
-		res Result
-		err error
-	}
-	done := make(chan outcome, 1)
 	began := time.Now()
-	go func() {
-		res, err := w.pay(h, payrail.TokenVisa, "")
-		done <- outcome{res, err}
-	}()
+	done := w.payLater(h, payrail.TokenVisa, "")
 	orderID := w.chargeUnderWay(t)
 	// While Payrail charges, the order's row is locked.
 	if _, err := locker.Exec(ctx, `SELECT 1 FROM orders WHERE id = $1 FOR UPDATE`, orderID); err != nil {

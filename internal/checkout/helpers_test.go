@@ -148,6 +148,22 @@ func (w *world) pay(h hold.Hold, token, key string) (Result, error) {
 	return w.checkout.Checkout(context.Background(), Request{BuyerID: h.BuyerID, HoldID: h.ID, PaymentToken: token, IdempotencyKey: key})
 }
 
+// outcome is what a checkout in the background returned.
+type outcome struct {
+	res Result
+	err error
+}
+
+// payLater runs w.pay in a goroutine; what it returned comes on the channel.
+func (w *world) payLater(h hold.Hold, token, key string) <-chan outcome {
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := w.pay(h, token, key)
+		done <- outcome{res, err}
+	}()
+	return done
+}
+
 // crashAfterBegin leaves a pending order as a process that died after writing
 // it would (its lease lapsed), charged at Payrail or not, and ages it by two
 // minutes, past the recovery age.

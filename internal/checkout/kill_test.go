@@ -87,15 +87,7 @@ func TestPayrailKilledMidChargeOnAReusedConnection(t *testing.T) {
 	}
 	answering := held.arm()
 	h := w.hold(t, 1)
-	type outcome struct {
-		res Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := w.pay(h, payrail.TokenVisa, "k")
-		done <- outcome{res, err}
-	}()
+	done := w.payLater(h, payrail.TokenVisa, "k")
 	<-answering // Payrail has charged, and is about to answer
 	if n := stub.Accepted(); n != 1 {
 		t.Fatalf("Payrail accepted %d connections, want 1: the charge must come on the reused one", n)

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 func TestRowLabel(t *testing.T) {
@@ -33,7 +35,7 @@ func TestSnapshotsFetchOncePerMaxAge(t *testing.T) {
 		return n, nil
 	})
 	clock := newClock()
-	s.now = clock.now
+	s.now = clock.Now
 	var wg sync.WaitGroup
 	got := make([]int64, 100)
 	for i := range got {
@@ -65,16 +67,16 @@ func TestSnapshotsFetchOncePerMaxAge(t *testing.T) {
 	if v, _ := s.get(context.Background(), "e2"); v != 2 {
 		t.Errorf("another key shares the snapshot: %d", v)
 	}
-	clock.advance(199 * time.Millisecond)
+	clock.Add(199 * time.Millisecond)
 	if v, _ := s.get(context.Background(), "e1"); v != 1 {
 		t.Errorf("a snapshot younger than maxAge was fetched again: %d", v)
 	}
-	clock.advance(time.Millisecond)
+	clock.Add(time.Millisecond)
 	if v, _ := s.get(context.Background(), "e1"); v != 3 {
 		t.Errorf("after maxAge got %d, want a new fetch (3)", v)
 	}
 
-	clock.advance(200 * time.Millisecond)
+	clock.Add(200 * time.Millisecond)
 	fail.Store(true)
 	if _, err := s.get(context.Background(), "e1"); err == nil {
 		t.Fatal("the failing fetch returned no error")
@@ -114,22 +116,5 @@ func TestSnapshotsWaiterMayLeave(t *testing.T) {
 	}
 }
 
-// clock is a time that moves only when a test moves it.
-type clock struct {
-	mu sync.Mutex
-	at time.Time
-}
-
-func newClock() *clock { return &clock{at: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.at
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.at = c.at.Add(d)
-}
+// newClock is a clock that moves only when a test moves it.
+func newClock() *testenv.Clock { return testenv.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)) }

@@ -132,7 +132,7 @@ func TestASeatMapIsReadOnceASnapshot(t *testing.T) {
 	t.Parallel()
 	events, db, organizer := newEvents(t)
 	clock := newClock()
-	events.seatMaps.now = clock.now
+	events.seatMaps.now = clock.Now
 	ctx := context.Background()
 	e, err := events.Create(ctx, draft(organizer))
 	if err != nil {
@@ -153,11 +153,11 @@ func TestASeatMapIsReadOnceASnapshot(t *testing.T) {
 	if _, err := db.Exec(ctx, `UPDATE seats SET sold_at = now() WHERE event_id = $1 AND position = 0`, e.ID); err != nil {
 		t.Fatal(err)
 	}
-	clock.advance(SnapshotMaxAge - time.Millisecond)
+	clock.Add(SnapshotMaxAge - time.Millisecond)
 	if m, _ := events.SeatMap(ctx, e.ID); m.Seats[0].Status != Available || events.SeatMapQueries() != 1 {
 		t.Errorf("a snapshot younger than SnapshotMaxAge was read again")
 	}
-	clock.advance(time.Millisecond)
+	clock.Add(time.Millisecond)
 	if m, _ := events.SeatMap(ctx, e.ID); m.Seats[0].Status != Sold || events.SeatMapQueries() != 2 {
 		t.Errorf("a snapshot SnapshotMaxAge old was served again: seat 0 %s, %d queries", m.Seats[0].Status, events.SeatMapQueries())
 	}
