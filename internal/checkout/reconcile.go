@@ -21,7 +21,33 @@ const reconcileOverlap = time.Minute
 // confirmed order is as it should be; one of a pending order is recovery's.
 // It returns how many charges it refunded.
 func (s *Service) reconcile(ctx context.Context) (int, error) {
-	through, err := s.store.reconciledThrough(ctx)
+	return walkPayrail(ctx, s, payrailList[Charge]{
+		through: s.store.reconciledThrough,
+		list:    s.payments.Charges,
+		settle:  s.reconcilePage,
+		at:      func(c Charge) (time.Time, string) { return c.RecordedAt, c.ID },
+		read:    s.store.reconciled,
+	})
+}
+
+// payrailList is one of Payrail's lists a reconciliation pass reads (charges,
+// refunds): where the last pass stopped (through) and how to record how far
+// this one read (read), a page after a position (list), an item's position
+// (at), and what settles a page (settle, which counts what it changed).
+type payrailList[T any] struct {
+	through func(ctx context.Context) (time.Time, error)
+	list    func(ctx context.Context, after time.Time, afterID string, limit int) ([]T, error)
+	settle  func(ctx context.Context, page []T) (int, error)
+	at      func(T) (time.Time, string)
+	read    func(ctx context.Context, t time.Time) error
+}
+
+// walkPayrail settles l page by page from where the last pass stopped (less
+// reconcileOverlap) to its end, and returns what settle counted. A Payrail
+// that cannot answer ends the pass without an error: the next one reads from
+// the same place.
+func walkPayrail[T any](ctx context.Context, s *Service, l payrailList[T]) (int, error) {
+	through, err := l.through(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -29,31 +55,32 @@ func (s *Service) reconcile(ctx context.Context) (int, error) {
 	if !through.IsZero() {
 		after = through.Add(-reconcileOverlap)
 	}
-	refunded := 0
+	counted := 0
 	for {
-		page, err := s.payments.Charges(ctx, after, afterID, chargesPage)
+		page, err := l.list(ctx, after, afterID, chargesPage)
 		if err != nil {
 			s.payrail.Failed(err)
-			return refunded, nil // the next pass reads from the same place
+			return counted, nil // the next pass reads from the same place
 		}
-		n, err := s.reconcilePage(ctx, page)
-		refunded += n
+		n, err := l.settle(ctx, page)
+		counted += n
 		if errors.Is(err, ErrPaymentUnavailable) {
 			s.payrail.Failed(err)
-			return refunded, nil // the next pass reads this page again
+			return counted, nil // the next pass reads this page again
 		}
 		if err != nil {
-			return refunded, err
+			return counted, err
 		}
 		if len(page) > 0 {
-			last := page[len(page)-1]
-			after, afterID = last.RecordedAt, last.ID
-			if err := s.store.reconciled(ctx, last.RecordedAt); err != nil {
-				return refunded, err
+			var lastAt time.Time
+			lastAt, afterID = l.at(page[len(page)-1])
+			after = lastAt
+			if err := l.read(ctx, lastAt); err != nil {
+				return counted, err
 			}
 		}
 		if len(page) < chargesPage {
-			return refunded, nil
+			return counted, nil
 		}
 	}
 }

@@ -58,37 +58,13 @@ func (p *Payments) Refunds(ctx context.Context, afterTime time.Time, afterID str
 // reconcileOverlap before) and settles each with its order. It returns how
 // many confirmed orders it found refunded.
 func (s *Service) reconcileRefunds(ctx context.Context) (int, error) {
-	through, err := s.store.refundsThrough(ctx)
-	if err != nil {
-		return 0, err
-	}
-	after, afterID := time.Time{}, ""
-	if !through.IsZero() {
-		after = through.Add(-reconcileOverlap)
-	}
-	refunded := 0
-	for {
-		page, err := s.payments.Refunds(ctx, after, afterID, chargesPage)
-		if err != nil {
-			s.payrail.Failed(err)
-			return refunded, nil // the next pass reads from the same place
-		}
-		n, err := s.reconcileRefundPage(ctx, page)
-		refunded += n
-		if err != nil {
-			return refunded, err
-		}
-		if len(page) > 0 {
-			last := page[len(page)-1]
-			after, afterID = last.CreatedAt, last.ID
-			if err := s.store.refundsRead(ctx, last.CreatedAt); err != nil {
-				return refunded, err
-			}
-		}
-		if len(page) < chargesPage {
-			return refunded, nil
-		}
-	}
+	return walkPayrail(ctx, s, payrailList[Refund]{
+		through: s.store.refundsThrough,
+		list:    s.payments.Refunds,
+		settle:  s.reconcileRefundPage,
+		at:      func(r Refund) (time.Time, string) { return r.CreatedAt, r.ID },
+		read:    s.store.refundsRead,
+	})
 }
 
 // reconcileRefundPage settles the refunds of one page.
