@@ -85,15 +85,21 @@ func walkPayrail[T any](ctx context.Context, s *Service, l payrailList[T]) (int,
 	}
 }
 
-// reconcilePage settles the charges of one page.
-func (s *Service) reconcilePage(ctx context.Context, page []Charge) (int, error) {
+// ordersOf reads the orders of a page of Payrail's list, by id: those of the
+// items whose idempotency key (key) is an order id.
+func ordersOf[T any](ctx context.Context, s *Service, page []T, key func(T) string) (map[string]chargedOrder, error) {
 	var orderIDs []string
-	for _, c := range page {
-		if id, ok := ids.Parse(c.IdempotencyKey); ok {
+	for _, item := range page {
+		if id, ok := ids.Parse(key(item)); ok {
 			orderIDs = append(orderIDs, id)
 		}
 	}
-	orders, err := s.store.chargedOrders(ctx, orderIDs)
+	return s.store.chargedOrders(ctx, orderIDs)
+}
+
+// reconcilePage settles the charges of one page.
+func (s *Service) reconcilePage(ctx context.Context, page []Charge) (int, error) {
+	orders, err := ordersOf(ctx, s, page, func(c Charge) string { return c.IdempotencyKey })
 	if err != nil {
 		return 0, err
 	}

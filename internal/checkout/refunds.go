@@ -69,13 +69,7 @@ func (s *Service) reconcileRefunds(ctx context.Context) (int, error) {
 
 // reconcileRefundPage settles the refunds of one page.
 func (s *Service) reconcileRefundPage(ctx context.Context, page []Refund) (int, error) {
-	var orderIDs []string
-	for _, r := range page {
-		if id, ok := ids.Parse(r.IdempotencyKey); ok {
-			orderIDs = append(orderIDs, id)
-		}
-	}
-	orders, err := s.store.chargedOrders(ctx, orderIDs)
+	orders, err := ordersOf(ctx, s, page, func(r Refund) string { return r.IdempotencyKey })
 	if err != nil {
 		return 0, err
 	}
