@@ -90,10 +90,7 @@ func (b *buyer) shop(ctx context.Context) string {
 			return outcomeRefused
 		}
 	}
-	if ctx.Err() != nil {
-		return outcomeCut
-	}
-	return outcomeGaveUp
+	return outOfTries(ctx)
 }
 
 // order is an order (apiclient.Order) as the buyer reads it.
@@ -156,10 +153,7 @@ func (b *buyer) pay(ctx context.Context, holdID apiclient.ID, card *string) stri
 			return outcomeRefused
 		}
 	}
-	if ctx.Err() != nil {
-		return outcomeCut
-	}
-	return outcomeGaveUp
+	return outOfTries(ctx)
 }
 
 // settled reads a pending order until recovery settles it (or the run ends).
@@ -183,4 +177,13 @@ func (b *buyer) bought(o order) {
 		b.state.seats = append(b.state.seats, t.SeatID.String())
 	}
 	b.rec.confirmed(len(o.Tickets))
+}
+
+// outOfTries is the outcome of a buyer whose loop of tries ended without one:
+// cut when the run ended first, gave up otherwise.
+func outOfTries(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return outcomeCut
+	}
+	return outcomeGaveUp
 }
