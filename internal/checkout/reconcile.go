@@ -21,48 +21,46 @@ const reconcileOverlap = time.Minute
 // confirmed order is as it should be; one of a pending order is recovery's.
 // It returns how many charges it refunded.
 func (s *Service) reconcile(ctx context.Context) (int, error) {
-	return walkPayrail(ctx, s, payrailList[Charge]{
-		through: s.store.reconciledThrough,
-		list:    s.payments.Charges,
-		settle:  s.reconcilePage,
-		at:      func(c Charge) (time.Time, string) { return c.RecordedAt, c.ID },
-		read:    s.store.reconciled,
-	})
+	return walkPayrail(ctx, s, s.store.reconciledThrough, s.payments.Charges, s.reconcilePage, s.store.reconciled)
 }
 
-// payrailList is one of Payrail's lists a reconciliation pass reads (charges,
-// refunds): where the last pass stopped (through) and how to record how far
-// this one read (read), a page after a position (list), an item's position
-// (at), and what settles a page (settle, which counts what it changed).
-type payrailList[T any] struct {
-	through func(ctx context.Context) (time.Time, error)
-	list    func(ctx context.Context, after time.Time, afterID string, limit int) ([]T, error)
-	settle  func(ctx context.Context, page []T) (int, error)
-	at      func(T) (time.Time, string)
-	read    func(ctx context.Context, t time.Time) error
+// position is where a charge stands in Payrail's list.
+func (c Charge) position() (time.Time, string) { return c.RecordedAt, c.ID }
+
+// listed is an item of one of Payrail's lists a reconciliation pass reads
+// (charges, refunds), which says where it stands in the list.
+type listed interface {
+	position() (time.Time, string)
 }
 
-// walkPayrail settles l page by page from where the last pass stopped (less
-// reconcileOverlap) to its end, and returns what settle counted. A Payrail
-// that cannot answer ends the pass without an error: the next one reads from
-// the same place.
-func walkPayrail[T any](ctx context.Context, s *Service, l payrailList[T]) (int, error) {
-	through, err := l.through(ctx)
+// walkPayrail settles one of Payrail's lists page by page: from where the last
+// pass stopped (through, less reconcileOverlap) to its end, a page after a
+// position at a time (list), each settled by settle (which counts what it
+// changed) and recorded by read as how far the pass has read. It returns what
+// settle counted. A Payrail that cannot answer ends the pass without an
+// error: the next one reads from the same place.
+func walkPayrail[T listed](ctx context.Context, s *Service,
+	through func(context.Context) (time.Time, error),
+	list func(ctx context.Context, after time.Time, afterID string, limit int) ([]T, error),
+	settle func(context.Context, []T) (int, error),
+	read func(context.Context, time.Time) error,
+) (int, error) {
+	mark, err := through(ctx)
 	if err != nil {
 		return 0, err
 	}
 	after, afterID := time.Time{}, ""
-	if !through.IsZero() {
-		after = through.Add(-reconcileOverlap)
+	if !mark.IsZero() {
+		after = mark.Add(-reconcileOverlap)
 	}
 	counted := 0
 	for {
-		page, err := l.list(ctx, after, afterID, chargesPage)
+		page, err := list(ctx, after, afterID, chargesPage)
 		if err != nil {
 			s.payrail.Failed(err)
 			return counted, nil // the next pass reads from the same place
 		}
-		n, err := l.settle(ctx, page)
+		n, err := settle(ctx, page)
 		counted += n
 		if errors.Is(err, ErrPaymentUnavailable) {
 			s.payrail.Failed(err)
@@ -72,10 +70,8 @@ func walkPayrail[T any](ctx context.Context, s *Service, l payrailList[T]) (int,
 			return counted, err
 		}
 		if len(page) > 0 {
-			var lastAt time.Time
-			lastAt, afterID = l.at(page[len(page)-1])
-			after = lastAt
-			if err := l.read(ctx, lastAt); err != nil {
+			after, afterID = page[len(page)-1].position()
+			if err := read(ctx, after); err != nil {
 				return counted, err
 			}
 		}

@@ -58,14 +58,11 @@ func (p *Payments) Refunds(ctx context.Context, afterTime time.Time, afterID str
 // reconcileOverlap before) and settles each with its order. It returns how
 // many confirmed orders it found refunded.
 func (s *Service) reconcileRefunds(ctx context.Context) (int, error) {
-	return walkPayrail(ctx, s, payrailList[Refund]{
-		through: s.store.refundsThrough,
-		list:    s.payments.Refunds,
-		settle:  s.reconcileRefundPage,
-		at:      func(r Refund) (time.Time, string) { return r.CreatedAt, r.ID },
-		read:    s.store.refundsRead,
-	})
+	return walkPayrail(ctx, s, s.store.refundsThrough, s.payments.Refunds, s.reconcileRefundPage, s.store.refundsRead)
 }
+
+// position is where a refund stands in Payrail's list.
+func (r Refund) position() (time.Time, string) { return r.CreatedAt, r.ID }
 
 // reconcileRefundPage settles the refunds of one page.
 func (s *Service) reconcileRefundPage(ctx context.Context, page []Refund) (int, error) {
