@@ -109,17 +109,7 @@ func TestAFloodOfProbesAndScrapesShedsNoPage(t *testing.T) {
 	}
 	cmd := exec.Command(filepath.Join(dir, "stagedoor"), "serve")
 	cmd.Env = os.Environ()
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	stderr := startCmd(t, cmd, env, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	lines := make(chan string, 1000)
 	api, metrics := serverAddrs(t, stderr, lines)
 	waitHealthy(t, api)

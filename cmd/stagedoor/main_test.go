@@ -159,6 +159,13 @@ func startProgram(t *testing.T, env map[string]string, args ...string) (*exec.Cm
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "STAGEDOOR_TEST_RUN_MAIN=1")
+	return cmd, startCmd(t, cmd, env, func() { _ = cmd.Process.Kill() })
+}
+
+// startCmd starts cmd with env added to its environment, and returns its
+// standard error; stop, run at the test's end, stops it.
+func startCmd(t *testing.T, cmd *exec.Cmd, env map[string]string, stop func()) io.Reader {
+	t.Helper()
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -169,8 +176,8 @@ func startProgram(t *testing.T, env map[string]string, args ...string) (*exec.Cm
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	return cmd, stderr
+	t.Cleanup(stop)
+	return stderr
 }
 
 // TestSIGTERMDrainsSlowRequest sends a real SIGTERM to the program with a slow

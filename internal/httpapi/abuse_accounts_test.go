@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 )
 
@@ -69,11 +70,11 @@ func TestOwnerLogsInFromKnownDeviceDuringGuessingAttack(t *testing.T) {
 	register(t, ts, "buyer", "owner@example.com")
 	register(t, ts, "buyer", "mallory@example.com")
 	first := ts.request(t, "POST", "/v1/login", loginBody("owner@example.com", "correct horse"), "X-Forwarded-For", "192.0.2.1")
-	device := as[sessionJSON](t, first).DeviceToken
+	device := as[apiclient.Session](t, first).DeviceToken
 	if first.StatusCode != 200 || !strings.HasPrefix(device, "dev_") {
 		t.Fatalf("first login = %d %s, want 200 with a device token", first.StatusCode, first.raw)
 	}
-	malloryDevice := as[sessionJSON](t, ts.request(t, "POST", "/v1/login", loginBody("mallory@example.com", "correct horse"),
+	malloryDevice := as[apiclient.Session](t, ts.request(t, "POST", "/v1/login", loginBody("mallory@example.com", "correct horse"),
 		"X-Forwarded-For", "198.51.100.200")).DeviceToken
 
 	withDevice := func(email, password, token, addr string) answer {
@@ -101,7 +102,7 @@ func TestOwnerLogsInFromKnownDeviceDuringGuessingAttack(t *testing.T) {
 
 	hashes := ts.Auth.Hashes()
 	a := withDevice("owner@example.com", "correct horse", device, "192.0.2.1")
-	if a.StatusCode != 200 || as[sessionJSON](t, a).DeviceToken != device {
+	if a.StatusCode != 200 || as[apiclient.Session](t, a).DeviceToken != device {
 		t.Fatalf("the owner from a known device during the attack = %d %s, want 200 and the same device", a.StatusCode, a.raw)
 	}
 	if a.Header.Get("RateLimit-Policy") != `"login-device";q=3;w=3600` {

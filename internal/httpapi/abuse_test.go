@@ -153,27 +153,20 @@ func TestRacingHoldsNeverPassTheCap(t *testing.T) {
 
 	statuses := make([]int, 100)
 	holds := make([]string, 100)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range statuses {
-		wg.Go(func() {
-			<-start
-			a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[i]), hoarder.bearer()...)
-			statuses[i] = a.StatusCode
-			switch a.StatusCode {
-			case 201:
-				holds[i] = as[holdJSON](t, a).ID
-			case 409:
-				if p := a.problem(t); !p.is("too-many-seats-held") || p.MaxHeldSeats != maxHeld {
-					t.Errorf("refused hold: %s, want too-many-seats-held with max_held_seats %d", a.raw, maxHeld)
-				}
-			default:
-				t.Errorf("hold %d = %d %s", i, a.StatusCode, a.raw)
+	atOnce(len(statuses), func(i int) {
+		a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[i]), hoarder.bearer()...)
+		statuses[i] = a.StatusCode
+		switch a.StatusCode {
+		case 201:
+			holds[i] = as[holdJSON](t, a).ID
+		case 409:
+			if p := a.problem(t); !p.is("too-many-seats-held") || p.MaxHeldSeats != maxHeld {
+				t.Errorf("refused hold: %s, want too-many-seats-held with max_held_seats %d", a.raw, maxHeld)
 			}
-		})
-	}
-	close(start)
-	wg.Wait()
+		default:
+			t.Errorf("hold %d = %d %s", i, a.StatusCode, a.raw)
+		}
+	})
 	var won []string
 	for i, st := range statuses {
 		if st == 201 {

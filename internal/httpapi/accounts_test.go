@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
@@ -31,7 +32,7 @@ func login(t *testing.T, ts *testServer, email string) string {
 	if a.StatusCode != 200 {
 		t.Fatalf("login %s: %d %s", email, a.StatusCode, a.raw)
 	}
-	return as[sessionJSON](t, a).Token
+	return as[apiclient.Session](t, a).Token
 }
 
 func TestAccountsAndSessions(t *testing.T) {
@@ -50,7 +51,7 @@ func TestAccountsAndSessions(t *testing.T) {
 	register(t, ts, "organizer", "org@example.com")
 
 	a := ts.request(t, "POST", "/v1/login", loginBody("ada@EXAMPLE.com", "correct horse"))
-	session := as[sessionJSON](t, a)
+	session := as[apiclient.Session](t, a)
 	t.Run("a login opens a session", func(t *testing.T) {
 		if a.StatusCode != 200 || session.TokenType != "Bearer" || session.ExpiresAt.IsZero() ||
 			session.Principal.Kind != "buyer" || session.Principal.Email != "ada@example.com" {
@@ -59,7 +60,7 @@ func TestAccountsAndSessions(t *testing.T) {
 	})
 	t.Run("the session names its principal; anything else is 401", func(t *testing.T) {
 		a := ts.request(t, "GET", "/v1/me", "", "Authorization", "Bearer "+session.Token)
-		if me := as[principalJSON](t, a); a.StatusCode != 200 || me.Kind != "buyer" || me.ID != session.Principal.ID {
+		if me := as[apiclient.Principal](t, a); a.StatusCode != 200 || me.Kind != "buyer" || me.Id != session.Principal.Id {
 			t.Errorf("GET /v1/me = %d %s", a.StatusCode, a.raw)
 		}
 		for _, header := range []string{"", "Bearer", "Bearer nonsense", "Basic " + session.Token} {

@@ -12,7 +12,9 @@ import (
 
 // The API's JSON as a client reads it. Tests decode an answer into one of
 // these rather than into a map, so that an assertion names a field the
-// compiler knows, and a renamed or retyped field fails to decode.
+// compiler knows, and a renamed or retyped field fails to decode. Where the
+// generated client's type reads an answer as well (apiclient.SeatMap,
+// apiclient.Session, apiclient.Principal), tests decode into it instead.
 
 // problem is an RFC 9457 problem with every extension member Stagedoor sends.
 type problem struct {
@@ -53,21 +55,6 @@ type accountJSON struct {
 	Name  string `json:"name"`
 }
 
-type principalJSON struct {
-	ID    string `json:"id"`
-	Kind  string `json:"kind"`
-	Email string `json:"email"`
-}
-
-type sessionJSON struct {
-	Token           string        `json:"token"`
-	TokenType       string        `json:"token_type"`
-	ExpiresAt       time.Time     `json:"expires_at"`
-	Principal       principalJSON `json:"principal"`
-	DeviceToken     string        `json:"device_token"`
-	DeviceExpiresAt time.Time     `json:"device_expires_at"`
-}
-
 type eventJSON struct {
 	ID          string    `json:"id"`
 	Name        string    `json:"name"`
@@ -94,21 +81,6 @@ type eventJSON struct {
 type eventList struct {
 	Events    []eventJSON `json:"events"`
 	NextAfter *string     `json:"next_after"`
-}
-
-type seatJSON struct {
-	ID         string `json:"id"`
-	Section    string `json:"section"`
-	Row        string `json:"row"`
-	Number     int    `json:"number"`
-	PriceCents int64  `json:"price_cents"`
-	Status     string `json:"status"`
-}
-
-type seatMapJSON struct {
-	EventID string     `json:"event_id"`
-	AsOf    time.Time  `json:"as_of"`
-	Seats   []seatJSON `json:"seats"`
 }
 
 type holdJSON struct {

@@ -28,16 +28,9 @@ func TestCardTestingIsLimitedPerBuyer(t *testing.T) {
 		holds[i] = s.hold(t, tester, s.seats[i])
 	}
 	answers := make([]answer, len(holds))
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range holds {
-		wg.Go(func() {
-			<-start
-			answers[i] = s.checkout(t, tester, orderBody(holds[i], "tok_declined"), fmt.Sprint("try-", i))
-		})
-	}
-	close(start)
-	wg.Wait()
+	atOnce(len(holds), func(i int) {
+		answers[i] = s.checkout(t, tester, orderBody(holds[i], "tok_declined"), fmt.Sprint("try-", i))
+	})
 
 	declined, limited := 0, 0
 	for i, a := range answers {

@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,16 +27,9 @@ func TestTenSlowCheckoutsFromOneBuyer(t *testing.T) {
 	}
 
 	answers := make([]answer, len(holds))
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i, h := range holds {
-		wg.Go(func() {
-			<-start
-			answers[i] = s.checkout(t, buyer, orderBody(h, "tok_visa"), fmt.Sprint("key-", i))
-		})
-	}
-	close(start)
-	wg.Wait()
+	atOnce(len(holds), func(i int) {
+		answers[i] = s.checkout(t, buyer, orderBody(holds[i], "tok_visa"), fmt.Sprint("key-", i))
+	})
 
 	var sold, refused []int
 	for i, a := range answers {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/ids"
 )
@@ -127,7 +128,7 @@ func TestEventsAndSeatMap(t *testing.T) {
 
 	t.Run("a hold shows on the seat map within a second and in the organizer's counts at once", func(t *testing.T) {
 		admitted(t, ts, buyer, id) // the event has a waiting room
-		a := ts.request(t, "POST", "/v1/holds", fmt.Sprintf(`{"event_id":%q,"seat_ids":[%q,%q]}`, id, seats[0].ID, seats[6].ID), buyer.bearer()...)
+		a := ts.request(t, "POST", "/v1/holds", fmt.Sprintf(`{"event_id":%q,"seat_ids":[%q,%q]}`, id, seats[0].Id.String(), seats[6].Id.String()), buyer.bearer()...)
 		held := time.Now()
 		h := as[holdJSON](t, a)
 		if a.StatusCode != 201 || h.TotalCents != 5000 {
@@ -149,10 +150,10 @@ func TestEventsAndSeatMap(t *testing.T) {
 			return func() bool {
 				asked := time.Now()
 				a := ts.request(t, "GET", "/v1/events/"+id+"/seats", "")
-				m := as[seatMapJSON](t, a)
+				m := as[apiclient.SeatMap](t, a)
 				var b strings.Builder
 				for _, s := range m.Seats {
-					b.WriteString(s.Status[:1])
+					b.WriteString(string(s.Status[:1]))
 				}
 				if a.StatusCode != 200 || m.AsOf.Before(asked.Add(-time.Second-50*time.Millisecond)) {
 					t.Fatalf("seat map asked for at %s = %d, as of %s: more than a second old", asked.Format(time.StampMilli), a.StatusCode, m.AsOf.Format(time.StampMilli))
@@ -192,11 +193,11 @@ func TestEventsAndSeatMap(t *testing.T) {
 }
 
 // seatMap reads GET /v1/events/{id}/seats.
-func seatMap(t *testing.T, ts *testServer, eventID string) []seatJSON {
+func seatMap(t *testing.T, ts *testServer, eventID string) []apiclient.Seat {
 	t.Helper()
 	a := ts.request(t, "GET", "/v1/events/"+eventID+"/seats", "")
-	m := as[seatMapJSON](t, a)
-	if a.StatusCode != 200 || m.EventID != eventID {
+	m := as[apiclient.SeatMap](t, a)
+	if a.StatusCode != 200 || m.EventId.String() != eventID {
 		t.Fatalf("seat map = %d %s", a.StatusCode, a.raw)
 	}
 	return m.Seats

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,4 +160,19 @@ func refusedSoon(t *testing.T, what string, ask func() answer) {
 func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
 	testenv.Eventually(t, limit, cond, what)
+}
+
+// atOnce runs fn(0) … fn(n-1), each in a goroutine of its own, released
+// together once all have started, and returns when every one has returned.
+func atOnce(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			fn(i)
+		})
+	}
+	close(start)
+	wg.Wait()
 }

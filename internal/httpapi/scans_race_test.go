@@ -27,16 +27,7 @@ func TestTenPhonesScanOneTicket(t *testing.T) {
 	tickets := v.buy(t, 5)
 	for _, tk := range tickets {
 		replies := make([]answer, phones)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range phones {
-			wg.Go(func() {
-				<-start
-				replies[i] = v.scanTB(t, keys[i], tk.code)
-			})
-		}
-		close(start)
-		wg.Wait()
+		atOnce(phones, func(i int) { replies[i] = v.scanTB(t, keys[i], tk.code) })
 
 		admitted, already := 0, 0
 		var firstAt time.Time

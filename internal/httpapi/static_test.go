@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 	"github.com/stagedoor/stagedoor/web"
@@ -122,7 +123,7 @@ func TestLargeFilesAreSentCompressed(t *testing.T) {
 			decoded := gunzip(t, packed.raw)
 			if isMap := strings.HasPrefix(path, "/v1/"); isMap {
 				// Two reads may be of two snapshots (as_of): the same seats.
-				a, b := as[seatMapJSON](t, answer{raw: decoded}), as[seatMapJSON](t, plain)
+				a, b := as[apiclient.SeatMap](t, answer{raw: decoded}), as[apiclient.SeatMap](t, plain)
 				if len(a.Seats) != 5000 || !slices.Equal(a.Seats, b.Seats) {
 					t.Fatalf("the compressed seat map does not decode to the plain one's seats")
 				}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 )
 
@@ -89,7 +90,7 @@ func TestThousandWatchersCostOneQueryASecond(t *testing.T) {
 				t.Errorf("watcher %d's first event: %q, %v", i, name, err)
 				return
 			}
-			if m := as[seatMapJSON](t, answer{raw: data, Response: &http.Response{StatusCode: 200}}); len(m.Seats) != 100 || m.EventID != event {
+			if m := as[apiclient.SeatMap](t, answer{raw: data, Response: &http.Response{StatusCode: 200}}); len(m.Seats) != 100 || m.EventId.String() != event {
 				t.Errorf("watcher %d's snapshot has %d seats", i, len(m.Seats))
 			}
 			ws[i] = w

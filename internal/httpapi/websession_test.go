@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/apiclient/apitest"
 	"github.com/stagedoor/stagedoor/internal/auth"
 )
@@ -66,7 +67,7 @@ func TestBrowserSessionsAreCookiesTheScriptsCannotRead(t *testing.T) {
 			t.Errorf("cookie %s = %+v, want HttpOnly, SameSite=Strict", name, c)
 		}
 	}
-	if me := b.do(t, "GET", "/v1/me", ""); me.StatusCode != 200 || as[principalJSON](t, me).Email != "web@example.com" {
+	if me := b.do(t, "GET", "/v1/me", ""); me.StatusCode != 200 || as[apiclient.Principal](t, me).Email != "web@example.com" {
 		t.Errorf("GET /v1/me with the cookie = %d %s", me.StatusCode, me.raw)
 	}
 	if a := b.do(t, "DELETE", "/v1/web/session", ""); a.StatusCode != 204 {
