@@ -149,9 +149,15 @@ func TestAFailoverFailsOnlyTheDeadMastersKeys(t *testing.T) {
 	testenv.Eventually(t, 0, func() bool {
 		return count("doomed open", followed) >= 20 && count("doomed fallback", followed) >= 20 && count("doomed room", followed) >= 20
 	}, "decisions after the client followed")
-	testenv.Eventually(t, 0, func() bool {
+	// The outage lines end at the next sweep after the client follows (a
+	// second at most, sweepEvery); a minute is the test's patience, after
+	// which it shows the lines it has, not a hang until the binary's timeout.
+	if !testenv.Poll(time.Minute, 20*time.Millisecond, func() bool {
 		return outageEnded(logs.String(), "ratelimit", victim, promoted) && outageEnded(logs.String(), "waitroom", victim, promoted)
-	}, "the dead node's outage lines ended")
+	}) {
+		t.Fatalf("the dead node %s's outage lines did not end naming %s within a minute of the client following; its lines:\n%s",
+			victim, promoted, outageLines(logs.String(), victim))
+	}
 	stop.Store(true)
 	wg.Wait()
 
@@ -290,6 +296,17 @@ func slotMasters(t *testing.T, c *testenv.Cluster, victim string) func(key strin
 		t.Fatalf("no master serves slot %d", slot)
 		return ""
 	}
+}
+
+// outageLines are the lines of logs that name node.
+func outageLines(logs, node string) string {
+	var b strings.Builder
+	for line := range strings.Lines(logs) {
+		if strings.Contains(line, `"node":"`+node+`"`) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 // outageEnded reports whether logs have the INFO line that ends node's outage
