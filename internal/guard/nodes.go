@@ -45,7 +45,7 @@ type nodeGuard struct {
 	outage             *outage.Reporter
 	ok, failed, refuse prometheus.Counter     // its stagedoor_redis_calls_total series, resolved once
 	out                atomic.Bool            // its outage is under way
-	sample             atomic.Pointer[string] // a key it served during its outage
+	sample             atomic.Pointer[string] // a key it served since its last outage ended (or ever)
 }
 
 // NewNodes returns the guards of a dependency whose keys locate places on
@@ -76,11 +76,8 @@ func (n *Nodes) For(ctx context.Context, key string) *NodeGuard {
 	}
 	if g, ok := n.guards.Load(node); ok {
 		ng := g.(*NodeGuard)
+		ng.keepSample(key)
 		if n.out.Load() > 0 {
-			if ng.g.out.Load() && ng.g.sample.Load() == nil {
-				k := key
-				ng.g.sample.Store(&k)
-			}
 			n.sweep(ctx)
 		}
 		return ng
@@ -98,7 +95,22 @@ func (n *Nodes) For(ctx context.Context, key string) *NodeGuard {
 		ok:     n.calls.WithLabelValues(n.opts.Name, node, "ok"),
 		failed: n.calls.WithLabelValues(n.opts.Name, node, "failed"),
 		refuse: n.calls.WithLabelValues(n.opts.Name, node, "refused")}, n})
-	return g.(*NodeGuard)
+	ng := g.(*NodeGuard)
+	ng.keepSample(key)
+	return ng
+}
+
+// keepSample keeps key as the key the node serves, unless it has one: from a
+// node's first call on, so that once it is out a sweep can ask where that key
+// lives now even when no call reaches the node again (the client followed its
+// replica at once). A sample is dropped when an outage ends and the next call
+// takes a fresh one; an outage that began after the key moved away (a
+// resharding) may end at the next sweep and begin again at the next failure.
+func (g *NodeGuard) keepSample(key string) {
+	if g.g.sample.Load() == nil {
+		k := key
+		g.g.sample.Store(&k)
+	}
 }
 
 // sweep ends the outage of each node whose sampled key another node serves

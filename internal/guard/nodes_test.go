@@ -53,6 +53,47 @@ func TestNodesHaveBreakersOfTheirOwn(t *testing.T) {
 	}
 }
 
+// TestAnOutageEndsWhenNoCallReachesTheDeadNodeAgain: a node that went out on
+// its last call, whose keys moved at once (the client followed the replica
+// before any other call was sent to it), still has its outage ended by a
+// sweep: it never got a call after it went out, so its sample is the key it
+// served before.
+func TestAnOutageEndsWhenNoCallReachesTheDeadNodeAgain(t *testing.T) {
+	var log testenv.LogBuffer
+	var at atomic.Value
+	at.Store("node-1")
+	locate := func(_ context.Context, key string) string {
+		if key == "a" {
+			return at.Load().(string)
+		}
+		return "node-2"
+	}
+	var now atomic.Int64
+	now.Store(time.Unix(1_700_000_000, 0).UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()) }
+	n := NewNodes(Options{Name: "test", Failures: 2, Cooldown: time.Minute, Logger: slog.New(slog.NewJSONHandler(&log, nil)), Now: clock}, locate, nil)
+	ctx := context.Background()
+	dead := errors.New("connection refused")
+	g := n.For(ctx, "a")
+	for range 2 { // calls in flight together, all on the guard taken before
+		_ = g.Do(ctx, func(context.Context) error { return dead })
+	}
+	if n.out.Load() != 1 {
+		t.Fatalf("node-1 is not out after its failures: %d out", n.out.Load())
+	}
+	at.Store("node-3") // the client follows the replica before any other call
+	for step := time.Duration(0); !strings.Contains(log.String(), `"now_served_by":"node-3"`); step += time.Millisecond {
+		if step > 2*sweepEvery {
+			t.Fatalf("node-1's outage still on %s after node-3 took its keys, no call reaching node-1:\n%s", step, log.String())
+		}
+		_ = n.For(ctx, "b").Do(ctx, func(context.Context) error { return nil })
+		now.Add(int64(time.Millisecond))
+	}
+	if n.out.Load() != 0 {
+		t.Errorf("%d nodes still out", n.out.Load())
+	}
+}
+
 // TestADeadNodesOutageEndsWhenAnotherServesItsKeys: a node that never answers
 // again (a dead master) has its outage ended, with an INFO line naming the
 // node that serves its keys now, once they are located there (its replica
