@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/scan"
 )
 
 // Errors returned by this package; internal/httpapi maps them to problems.
@@ -117,14 +118,10 @@ func (o Order) settledError() error {
 	return &OrderError{OrderID: o.ID, Err: err}
 }
 
-// Ticket admits one seat once.
+// Ticket admits one seat once: the ticket internal/scan issued, and whether
+// its order was refunded.
 type Ticket struct {
-	ID        string
-	OrderID   string
-	EventID   string
-	SeatID    string
-	Code      string
-	ScannedAt *time.Time
+	scan.Ticket
 	// Refunded: the ticket's order was refunded; it admits no one.
 	Refunded bool
 }

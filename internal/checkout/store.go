@@ -145,7 +145,7 @@ func (s store) confirmThen(ctx context.Context, o pendingOrder, chargeID string,
 			if issued[i].Code, err = code(issued[i].ID); err != nil {
 				return err
 			}
-			confirmed.Tickets[i] = Ticket{ID: issued[i].ID, OrderID: o.ID, EventID: o.EventID, SeatID: seat, Code: issued[i].Code}
+			confirmed.Tickets[i] = Ticket{Ticket: scan.Ticket{ID: issued[i].ID, OrderID: o.ID, EventID: o.EventID, SeatID: seat, Code: issued[i].Code}}
 		}
 		err = scan.IssueTickets(ctx, tx, o.ID, o.BuyerID, o.EventID, issued)
 		if err != nil || then == nil {

@@ -64,8 +64,7 @@ func (s store) tickets(ctx context.Context, buyerID, orderID string, refunded fu
 	}
 	tickets := make([]Ticket, len(issued))
 	for i, t := range issued {
-		tickets[i] = Ticket{ID: t.ID, OrderID: t.OrderID, EventID: t.EventID, SeatID: t.SeatID, Code: t.Code,
-			ScannedAt: t.ScannedAt, Refunded: refunded != nil && refunded(t.OrderID)}
+		tickets[i] = Ticket{Ticket: t, Refunded: refunded != nil && refunded(t.OrderID)}
 	}
 	return tickets, nil
 }

@@ -53,14 +53,11 @@ func TestNodesHaveBreakersOfTheirOwn(t *testing.T) {
 	}
 }
 
-// TestAnOutageEndsWhenNoCallReachesTheDeadNodeAgain: a node that went out on
-// its last call, whose keys moved at once (the client followed the replica
-// before any other call was sent to it), still has its outage ended by a
-// sweep: it never got a call after it went out, so its sample is the key it
-// served before.
-func TestAnOutageEndsWhenNoCallReachesTheDeadNodeAgain(t *testing.T) {
-	var log testenv.LogBuffer
-	var at atomic.Value
+// nodesOfMovingKey returns Nodes (breakers open after 2 failures) that locate
+// key "a" on node-1 until at is set to another node, and every other key on
+// node-2; their log, and the sweeps' clock, moved by hand.
+func nodesOfMovingKey() (n *Nodes, log *testenv.LogBuffer, at *atomic.Value, now *testenv.Clock) {
+	log, at, now = new(testenv.LogBuffer), new(atomic.Value), testenv.NewClock(time.Unix(1_700_000_000, 0))
 	at.Store("node-1")
 	locate := func(_ context.Context, key string) string {
 		if key == "a" {
@@ -68,10 +65,17 @@ func TestAnOutageEndsWhenNoCallReachesTheDeadNodeAgain(t *testing.T) {
 		}
 		return "node-2"
 	}
-	var now atomic.Int64
-	now.Store(time.Unix(1_700_000_000, 0).UnixNano())
-	clock := func() time.Time { return time.Unix(0, now.Load()) }
-	n := NewNodes(Options{Name: "test", Failures: 2, Cooldown: time.Minute, Logger: slog.New(slog.NewJSONHandler(&log, nil)), Now: clock}, locate, nil)
+	n = NewNodes(Options{Name: "test", Failures: 2, Cooldown: time.Minute, Logger: slog.New(slog.NewJSONHandler(log, nil)), Now: now.Now}, locate, nil)
+	return n, log, at, now
+}
+
+// TestAnOutageEndsWhenNoCallReachesTheDeadNodeAgain: a node that went out on
+// its last call, whose keys moved at once (the client followed the replica
+// before any other call was sent to it), still has its outage ended by a
+// sweep: it never got a call after it went out, so its sample is the key it
+// served before.
+func TestAnOutageEndsWhenNoCallReachesTheDeadNodeAgain(t *testing.T) {
+	n, log, at, now := nodesOfMovingKey()
 	ctx := context.Background()
 	dead := errors.New("connection refused")
 	g := n.For(ctx, "a")
@@ -87,7 +91,7 @@ func TestAnOutageEndsWhenNoCallReachesTheDeadNodeAgain(t *testing.T) {
 			t.Fatalf("node-1's outage still on %s after node-3 took its keys, no call reaching node-1:\n%s", step, log.String())
 		}
 		_ = n.For(ctx, "b").Do(ctx, func(context.Context) error { return nil })
-		now.Add(int64(time.Millisecond))
+		now.Add(time.Millisecond)
 	}
 	if n.out.Load() != 0 {
 		t.Errorf("%d nodes still out", n.out.Load())
@@ -99,19 +103,7 @@ func TestAnOutageEndsWhenNoCallReachesTheDeadNodeAgain(t *testing.T) {
 // node that serves its keys now, once they are located there (its replica
 // took over); until then its outage goes on.
 func TestADeadNodesOutageEndsWhenAnotherServesItsKeys(t *testing.T) {
-	var log testenv.LogBuffer
-	var at atomic.Value
-	at.Store("node-1")
-	locate := func(_ context.Context, key string) string {
-		if key == "a" {
-			return at.Load().(string)
-		}
-		return "node-2"
-	}
-	var now atomic.Int64 // the sweeps' clock, in ns, moved by hand
-	now.Store(time.Unix(1_700_000_000, 0).UnixNano())
-	clock := func() time.Time { return time.Unix(0, now.Load()) }
-	n := NewNodes(Options{Name: "test", Failures: 2, Cooldown: time.Minute, Logger: slog.New(slog.NewJSONHandler(&log, nil)), Now: clock}, locate, nil)
+	n, log, at, now := nodesOfMovingKey()
 	ctx := context.Background()
 	dead := errors.New("connection refused")
 	for range 3 {
@@ -123,7 +115,7 @@ func TestADeadNodesOutageEndsWhenAnotherServesItsKeys(t *testing.T) {
 	for range 3 * sweepEvery / time.Millisecond {
 		_ = n.For(ctx, "b").Do(ctx, func(context.Context) error { return nil })
 		_ = n.For(ctx, "a")
-		now.Add(int64(time.Millisecond))
+		now.Add(time.Millisecond)
 	}
 	if ended() {
 		t.Fatalf("node-1's outage ended while it still serves its keys:\n%s", log.String())
@@ -135,7 +127,7 @@ func TestADeadNodesOutageEndsWhenAnotherServesItsKeys(t *testing.T) {
 			t.Fatalf("node-1's outage still on %s after node-3 took its keys:\n%s", step, log.String())
 		}
 		_ = n.For(ctx, "b").Do(ctx, func(context.Context) error { return nil })
-		now.Add(int64(time.Millisecond))
+		now.Add(time.Millisecond)
 	}
 	var line map[string]any
 	for raw := range strings.Lines(log.String()) {
