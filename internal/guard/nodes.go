@@ -160,11 +160,7 @@ func (g *NodeGuard) DoUntil(ctx context.Context, deadline time.Time, call func(c
 	err := g.g.DoUntil(ctx, deadline, call)
 	switch {
 	case err == nil:
-		g.g.outage.Succeeded()
-		if g.g.out.Load() && g.g.out.CompareAndSwap(true, false) {
-			g.nodes.out.Add(-1)
-			g.g.sample.Store(nil)
-		}
+		g.succeeded(ctx)
 		g.g.ok.Inc()
 	case ctx.Err() != nil:
 	case isOpen(err):
@@ -177,6 +173,30 @@ func (g *NodeGuard) DoUntil(ctx context.Context, deadline time.Time, call func(c
 		g.g.failed.Inc()
 	}
 	return err
+}
+
+// succeeded ends the node's outage, if one is under way, after a call made
+// through its guard succeeded. The call went where the client routes the key,
+// which is another node when the client followed a promoted replica between
+// For and the call (it fetched the slot map, or was redirected): the dead node
+// did not answer, so the INFO line names the node that serves its keys now,
+// as a sweep's would.
+func (g *NodeGuard) succeeded(ctx context.Context) {
+	if !g.g.out.Load() {
+		g.g.outage.Succeeded()
+		return
+	}
+	var attrs []any
+	if k := g.g.sample.Load(); k != nil {
+		if at := g.nodes.locate(ctx, *k); at != "" && at != g.g.node {
+			attrs = []any{"now_served_by", at}
+		}
+	}
+	if g.g.out.CompareAndSwap(true, false) {
+		g.nodes.out.Add(-1)
+		g.g.sample.Store(nil)
+	}
+	g.g.outage.Ended(attrs...)
 }
 
 // State is the node's breaker's state now.

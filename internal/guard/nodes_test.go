@@ -57,6 +57,12 @@ func TestNodesHaveBreakersOfTheirOwn(t *testing.T) {
 // key "a" on node-1 until at is set to another node, and every other key on
 // node-2; their log, and the sweeps' clock, moved by hand.
 func nodesOfMovingKey() (n *Nodes, log *testenv.LogBuffer, at *atomic.Value, now *testenv.Clock) {
+	return nodesOfMovingKeyOpenAfter(2)
+}
+
+// nodesOfMovingKeyOpenAfter is nodesOfMovingKey with breakers that open after
+// failures failures.
+func nodesOfMovingKeyOpenAfter(failures int) (n *Nodes, log *testenv.LogBuffer, at *atomic.Value, now *testenv.Clock) {
 	log, at, now = new(testenv.LogBuffer), new(atomic.Value), testenv.NewClock(time.Unix(1_700_000_000, 0))
 	at.Store("node-1")
 	locate := func(_ context.Context, key string) string {
@@ -65,7 +71,7 @@ func nodesOfMovingKey() (n *Nodes, log *testenv.LogBuffer, at *atomic.Value, now
 		}
 		return "node-2"
 	}
-	n = NewNodes(Options{Name: "test", Failures: 2, Cooldown: time.Minute, Logger: slog.New(slog.NewJSONHandler(log, nil)), Now: now.Now}, locate, nil)
+	n = NewNodes(Options{Name: "test", Failures: failures, Cooldown: time.Minute, Logger: slog.New(slog.NewJSONHandler(log, nil)), Now: now.Now}, locate, nil)
 	return n, log, at, now
 }
 
@@ -92,6 +98,30 @@ func TestAnOutageEndsWhenNoCallReachesTheDeadNodeAgain(t *testing.T) {
 		}
 		_ = n.For(ctx, "b").Do(ctx, func(context.Context) error { return nil })
 		now.Add(time.Millisecond)
+	}
+	if n.out.Load() != 0 {
+		t.Errorf("%d nodes still out", n.out.Load())
+	}
+}
+
+// TestACallThatReachedTheNewNodeNamesIt: a call taken on the dead node's
+// guard that succeeds because the client routed it to the promoted replica
+// (it followed between For and the call) ends the outage naming the node that
+// answered, not as if the dead node had come back.
+func TestACallThatReachedTheNewNodeNamesIt(t *testing.T) {
+	n, log, at, _ := nodesOfMovingKeyOpenAfter(10) // out, its breaker still closed
+	ctx := context.Background()
+	dead := errors.New("connection refused")
+	for range 3 {
+		_ = n.For(ctx, "a").Do(ctx, func(context.Context) error { return dead })
+	}
+	g := n.For(ctx, "a") // still located on node-1
+	at.Store("node-3")   // the client follows before the call is sent
+	if err := g.Do(ctx, func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), `"now_served_by":"node-3"`) {
+		t.Errorf("the outage's end does not name node-3, which answered:\n%s", log.String())
 	}
 	if n.out.Load() != 0 {
 		t.Errorf("%d nodes still out", n.out.Load())
