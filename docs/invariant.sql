@@ -10,16 +10,21 @@
 -- is a succeeded charge of an order pending that long. A charge refunded at
 -- Payrail is listed (its order still confirmed, its tickets still admitting)
 -- until reconciliation's next pass has made the order refunded.
-WITH confirmed_seats AS (
+WITH charges AS (
+    -- Each charge, with whether its refunds gave it all back and the last of them.
+    SELECT c.*, c.refunded_cents > 0 AND c.refunded_cents = c.amount_cents AS refunded_in_full,
+           (SELECT r.id FROM payrail.refunds r WHERE r.charge_id = c.id ORDER BY r.created_at DESC, r.id DESC LIMIT 1) AS refund_id
+    FROM payrail.charges c
+), confirmed_seats AS (
     SELECT unnest(h.seat_ids) AS seat_id, o.id AS order_id
     FROM orders o JOIN holds h ON h.id = o.hold_id
     WHERE o.status IN ('confirmed', 'refunded') -- a refunded order's seats stay sold
 )
 -- Every confirmed order has exactly one Payrail charge, succeeded, not refunded.
 SELECT 'confirmed order without its one succeeded charge' AS violation, o.id::text AS subject
-FROM orders o LEFT JOIN payrail.charges c ON c.idempotency_key = o.id::text
+FROM orders o LEFT JOIN charges c ON c.idempotency_key = o.id::text
 WHERE o.status = 'confirmed'
-  AND (c.id IS NULL OR c.id <> o.charge_id OR c.status <> 'succeeded' OR c.refund_id IS NOT NULL)
+  AND (c.id IS NULL OR c.id <> o.charge_id OR c.status <> 'succeeded' OR c.refunded_cents <> 0)
 UNION ALL
 -- ... and one ticket per seat of its hold, and no other (a refunded order keeps them).
 SELECT o.status || ' order without one ticket per seat', o.id::text
@@ -37,7 +42,7 @@ UNION ALL
 -- A refunded order's charge is refunded at Payrail, and its tickets admit no
 -- one: revoked, and on the doors' revocations list.
 SELECT 'refunded order whose charge Payrail did not refund', o.id::text
-FROM orders o LEFT JOIN payrail.charges c ON c.idempotency_key = o.id::text
+FROM orders o LEFT JOIN charges c ON c.idempotency_key = o.id::text
 WHERE o.status = 'refunded'
   AND (c.id IS NULL OR c.id <> o.charge_id OR c.refund_id IS DISTINCT FROM o.refund_id)
 UNION ALL
@@ -63,21 +68,21 @@ WHERE (o.status IN ('confirmed', 'refunded') AND h.status <> 'converted')
 UNION ALL
 -- Every succeeded charge belongs to a confirmed order or has a refund.
 SELECT 'succeeded charge of no confirmed order, not refunded', c.id
-FROM payrail.charges c LEFT JOIN orders o ON o.id::text = c.idempotency_key
-WHERE c.status = 'succeeded' AND c.refund_id IS NULL
+FROM charges c LEFT JOIN orders o ON o.id::text = c.idempotency_key
+WHERE c.status = 'succeeded' AND NOT c.refunded_in_full AND c.amount_cents > 0
   AND (o.id IS NULL OR o.status <> 'confirmed')
   AND NOT (o.status = 'pending' AND o.created_at > now() - interval '15 minutes')
 UNION ALL
 -- A failed order told its buyer "certainly no charge" (a retry with its key pays
 -- again): Payrail must hold no succeeded charge for it, refunded or not.
 SELECT 'failed order ("certainly no charge") that Payrail charged', o.id::text
-FROM orders o JOIN payrail.charges c ON c.idempotency_key = o.id::text
+FROM orders o JOIN charges c ON c.idempotency_key = o.id::text
 WHERE o.status = 'failed' AND c.status = 'succeeded'
 UNION ALL
 -- A refund is recorded on its order.
 SELECT 'refunded charge not recorded on its order', c.id
-FROM payrail.charges c JOIN orders o ON o.id::text = c.idempotency_key
-WHERE c.refund_id IS NOT NULL AND o.refund_id IS DISTINCT FROM c.refund_id
+FROM charges c JOIN orders o ON o.id::text = c.idempotency_key
+WHERE c.refunded_in_full AND o.refund_id IS DISTINCT FROM c.refund_id
 UNION ALL
 SELECT 'order pending for over 15 minutes', o.id::text
 FROM orders o

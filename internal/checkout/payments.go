@@ -21,19 +21,36 @@ type Charge struct {
 	AmountCents    int64     `json:"amount_cents"`
 	Currency       string    `json:"currency"`
 	RecordedAt     time.Time `json:"recorded_at"`
-	Refund         *Refund   `json:"refund"`
+	// RefundedCents is how much of the charge its refunds gave back.
+	RefundedCents int64 `json:"refunded_cents"`
+	// Refunds are the charge's refunds, in the order they were made.
+	Refunds []Refund `json:"refunds"`
 }
 
-// Refund is a charge given back.
+// Refund is a charge given back, in part or whole.
 type Refund struct {
-	ID             string    `json:"id"`
-	ChargeID       string    `json:"charge_id"`
-	IdempotencyKey string    `json:"idempotency_key"` // the charge's: its order's id
-	CreatedAt      time.Time `json:"created_at"`
+	ID             string `json:"id"`
+	ChargeID       string `json:"charge_id"`
+	IdempotencyKey string `json:"idempotency_key"` // the charge's: its order's id
+	// RefundKey is the Idempotency-Key the refund was asked for with: the id
+	// of a refund of Stagedoor's; anything else (or none) for one made by
+	// someone else.
+	RefundKey   string    `json:"refund_key"`
+	AmountCents int64     `json:"amount_cents"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
-// succeeded reports whether money moved and has not been given back.
+// succeeded reports whether money moved (given back since or not).
 func (c Charge) succeeded() bool { return c.Status == "succeeded" }
+
+// refundedInFull reports whether the charge's refunds gave all of it back,
+// and returns the last of them; a charge of nothing never is.
+func (c Charge) refundedInFull() (Refund, bool) {
+	if len(c.Refunds) == 0 || c.RefundedCents < c.AmountCents {
+		return Refund{}, false
+	}
+	return c.Refunds[len(c.Refunds)-1], true
+}
 
 // Errors of the payment client.
 var (

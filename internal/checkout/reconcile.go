@@ -107,11 +107,13 @@ func (s *Service) reconcilePage(ctx context.Context, page []Charge) (int, error)
 		case !ours:
 			s.logger.Debug("reconciliation: a charge that is no order of ours", "charge_id", c.ID, "key", c.IdempotencyKey)
 		case !c.succeeded(), o.status == Confirmed, o.status == Pending, o.refunded:
-		case c.Refund != nil:
+		case c.RefundedCents >= c.AmountCents:
 			// Refunded at Payrail, not yet recorded here (the last pass
-			// stopped in between).
-			if err := s.store.recordRefund(ctx, id, c.ID, c.Refund.ID); err != nil {
-				return refunded, err
+			// stopped in between); a charge of nothing has nothing to give.
+			if r, ok := c.refundedInFull(); ok {
+				if err := s.store.recordRefund(ctx, id, c.ID, r.ID); err != nil {
+					return refunded, err
+				}
 			}
 		default:
 			refund, err := s.payments.RefundCharge(ctx, c.ID)

@@ -93,12 +93,13 @@ func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery)
 		s.payrailAnswered()
 	}
 	if err == nil {
+		refund, refunded := charge.refundedInFull()
 		switch {
-		case finding == FindingCharged && charge.Refund != nil:
+		case finding == FindingCharged && refunded:
 			// Refunded at Payrail before anyone here knew it was charged:
 			// confirmed and refunded at once, its tickets never admitting.
 			_, err = s.store.confirmThen(ctx, o, charge.ID, func(tx pgx.Tx) error {
-				_, err := refundOrderIn(ctx, tx, o.ID, charge.ID, charge.Refund.ID)
+				_, err := refundOrderIn(ctx, tx, o.ID, charge.ID, refund.ID)
 				return err
 			})
 			if err == nil {

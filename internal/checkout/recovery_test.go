@@ -144,7 +144,7 @@ func TestReconciliationRefundsALateCharge(t *testing.T) {
 	if err != nil || got.Status != Released || got.RefundedAt == nil {
 		t.Errorf("the order = %+v, %v; want released with refunded_at", got, err)
 	}
-	if c := w.charges(t)[0]; c.ID != late.ID || c.Refund == nil {
+	if c := w.charges(t)[0]; c.ID != late.ID || len(c.Refunds) == 0 {
 		t.Errorf("Payrail's charge = %+v, want refunded", c)
 	}
 	if r, err := w.checkout.Recover(ctx); err != nil || r.Refunded != 0 {

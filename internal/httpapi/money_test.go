@@ -351,7 +351,7 @@ func TestTheSoaksFaultsLoseNothing(t *testing.T) {
 	if err := db.QueryRow(ctx, `
 		SELECT (SELECT count(*) FROM idempotency_keys WHERE lease_until > now()),
 		       (SELECT count(*) FROM payrail.charges c JOIN orders o ON o.id::text = c.idempotency_key
-		        WHERE c.status = 'succeeded' AND c.refund_id IS NULL
+		        WHERE c.status = 'succeeded' AND c.refunded_cents = 0
 		          AND NOT EXISTS (SELECT 1 FROM tickets t WHERE t.order_id = o.id))`).Scan(&stuck, &chargedWithoutTickets); err != nil {
 		t.Fatal(err)
 	}

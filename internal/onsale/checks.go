@@ -172,7 +172,7 @@ func payrailLedger(ctx context.Context, o Options) (*pgxpool.Pool, bool, error) 
 func chargesNotInLedger(ctx context.Context, ledger *pgxpool.Pool, chargeOf map[string]string, orderIDs []string) (int, error) {
 	rows, err := ledger.Query(ctx, `
 		SELECT idempotency_key FROM payrail.charges
-		WHERE idempotency_key = ANY($1::text[]) AND status = 'succeeded' AND refund_id IS NULL AND id = ($2::jsonb ->> idempotency_key)`,
+		WHERE idempotency_key = ANY($1::text[]) AND status = 'succeeded' AND refunded_cents = 0 AND id = ($2::jsonb ->> idempotency_key)`,
 		orderIDs, chargeOf)
 	if err != nil {
 		return 0, err

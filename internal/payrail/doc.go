@@ -17,7 +17,8 @@
 //	GET  /charges?idempotency_key=K    200 the charge; 404 {"error","ledger_since","complete_through"}
 //	GET  /charges[?recorded_after=T&after_id=ID&limit=N]
 //	                                   200 {"charges":[...],"ledger_since","complete_through"} in recording order
-//	POST /charges/{id}/refunds         201 the refund; 200 it again (Idempotent-Replayed: true)
+//	POST /charges/{id}/refunds         [{"amount_cents"}] + [Idempotency-Key]
+//	                                   201 the refund; 200 it again (Idempotent-Replayed: true)
 //	GET  /refunds[?created_after=T&after_id=ID&limit=N]
 //	                                   200 {"refunds":[...]} in the order they were made
 //	GET  /healthz                      200 {"status":"ok"}
@@ -27,10 +28,13 @@
 // answers 401 without it, having looked at nothing.
 //
 // A charge is a JSON object {"id","status","amount_cents","currency",
-// "idempotency_key","created_at","recorded_at"} plus "decline_reason" when
-// declined and "refund" once refunded. A refund is {"id","charge_id",
-// "idempotency_key","amount_cents","currency","created_at"} (the charge's key). Ids are "ch_" or "re_" and 32 hex
-// digits (128 random bits); times are RFC 3339 in UTC. Errors are {"error":"..."}.
+// "idempotency_key","created_at","recorded_at","refunded_cents"} plus
+// "decline_reason" when declined and "refunds" (in the order they were made)
+// once refunded. A refund is {"id","charge_id","idempotency_key",
+// "refund_key","amount_cents","currency","created_at"}: idempotency_key is the
+// charge's, refund_key the refund request's own (left out for the refund asked
+// for without one). Ids are "ch_" or "re_" and 32 hex digits (128 random
+// bits); times are RFC 3339 in UTC. Errors are {"error":"..."}.
 //
 // # Tokens
 //
@@ -75,11 +79,24 @@
 //
 // # Refunds
 //
-// POST /charges/{id}/refunds gives a succeeded charge's whole amount back, once:
-// the first call answers 201 with the refund, every later one 200 with the same
-// refund. A declined charge answers 409 and an unknown id 404; nothing changes.
-// GET /refunds lists every refund, whoever asked for it, so that a client
-// learns of refunds it did not make.
+// POST /charges/{id}/refunds gives part or all of a succeeded charge's amount
+// back. Its body, optional, is {"amount_cents": N} (N at least 1); without
+// one it refunds all that is left of the charge. Each Idempotency-Key (1 to
+// 255 bytes) of a charge makes one refund, ever: the first call answers 201
+// with the refund, every later one 200 with the same refund and
+// "Idempotent-Replayed: true" (the same key with another amount: 422, nothing
+// changes). A request without a key is the charge's one keyless refund, made
+// and then replayed the same way (what every refund was before refunds could
+// be partial). A charge's refunds together never pass its amount: one that
+// would is 409, as is a declined charge and a keyless request when nothing is
+// left; an unknown id is 404; nothing changes in each case. Refunds of one
+// charge are made one at a time under a lock on its row. Like a charge, a
+// refund is made when its request arrives (then the latency is waited), the
+// Config.FailureRate share of new refunds answers 500 having made none, and a
+// 503 means the ledger could not be written: the outcome is unknown, and the
+// same key tells. A charge shows refunded_cents and its refunds in lookups
+// and listings. GET /refunds lists every refund, whoever asked for it, so
+// that a client learns of refunds it did not make.
 //
 // A payment token is never logged, nor a hash of one (a test token by its
 // name, any other as "other"); the API key neither.
@@ -87,5 +104,7 @@
 // Bad input answers 400 and charges nothing: a missing or over-long
 // Idempotency-Key, malformed JSON, unknown fields, trailing data, a body over
 // 64 KiB, a missing or negative amount_cents (0 is allowed), a currency that
-// is not three letters (it is upper-cased), a missing token, or bad paging.
+// is not three letters (it is upper-cased), a missing token, or bad paging;
+// for a refund, an over-long key or a body that is not {"amount_cents": N}
+// with N at least 1.
 package payrail

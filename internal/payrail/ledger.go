@@ -41,19 +41,27 @@ type Charge struct {
 	// RecordedAt is when the charge became visible to lookups and listings:
 	// CreatedAt, unless Config.RecordDelay made it later.
 	RecordedAt time.Time `json:"recorded_at"`
-	// Refund is set once the charge was refunded.
-	Refund *Refund `json:"refund,omitempty"`
+	// RefundedCents is how much of AmountCents was given back, by every
+	// refund together: 0 to AmountCents.
+	RefundedCents int64 `json:"refunded_cents"`
+	// Refunds are the charge's refunds, in the order they were made; none is
+	// left out.
+	Refunds []Refund `json:"refunds,omitempty"`
 }
 
-// Refund gives a succeeded charge's whole amount back. A charge has at most one.
+// Refund gives some or all of a succeeded charge's amount back. A charge has
+// any number of them, together at most its amount.
 type Refund struct {
 	ID       string `json:"id"`
 	ChargeID string `json:"charge_id"`
 	// IdempotencyKey is the refunded charge's.
-	IdempotencyKey string    `json:"idempotency_key"`
-	AmountCents    int64     `json:"amount_cents"`
-	Currency       string    `json:"currency"`
-	CreatedAt      time.Time `json:"created_at"`
+	IdempotencyKey string `json:"idempotency_key"`
+	// RefundKey is the Idempotency-Key of the request that made the refund;
+	// empty for the charge's one refund asked for without a key.
+	RefundKey   string    `json:"refund_key,omitempty"`
+	AmountCents int64     `json:"amount_cents"`
+	Currency    string    `json:"currency"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 // Coverage says which charge attempts the ledger can answer for: every request
@@ -85,14 +93,32 @@ CREATE TABLE IF NOT EXISTS payrail.charges (
     currency        text NOT NULL,
     decline_reason  text,
     created_at      timestamptz NOT NULL DEFAULT now(),
-    recorded_at     timestamptz NOT NULL,
-    refund_id       text UNIQUE,
-    refunded_at     timestamptz,
-    CHECK (refund_id IS NULL OR status = 'succeeded'),
-    CHECK ((refund_id IS NULL) = (refunded_at IS NULL))
+    recorded_at     timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS charges_recorded_at ON payrail.charges (recorded_at, id);
-CREATE INDEX IF NOT EXISTS charges_refunded_at ON payrail.charges (refunded_at, refund_id) WHERE refund_id IS NOT NULL;`
+ALTER TABLE payrail.charges ADD COLUMN IF NOT EXISTS refunded_cents bigint NOT NULL DEFAULT 0
+    CHECK (refunded_cents >= 0 AND refunded_cents <= amount_cents AND (refunded_cents = 0 OR status = 'succeeded'));
+CREATE TABLE IF NOT EXISTS payrail.refunds (
+    id           text PRIMARY KEY,
+    charge_id    text NOT NULL REFERENCES payrail.charges (id),
+    refund_key   text NOT NULL, -- '' for the one refund asked for without an Idempotency-Key
+    amount_cents bigint NOT NULL CHECK (amount_cents >= 0),
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (charge_id, refund_key)
+);
+CREATE INDEX IF NOT EXISTS refunds_created_at ON payrail.refunds (created_at, id);
+-- A ledger from before partial refunds kept a charge's one whole refund on
+-- its row: it moves to payrail.refunds, as a refund asked for without a key.
+DO $$ BEGIN
+    IF EXISTS (SELECT FROM information_schema.columns
+               WHERE table_schema = 'payrail' AND table_name = 'charges' AND column_name = 'refund_id') THEN
+        INSERT INTO payrail.refunds (id, charge_id, refund_key, amount_cents, created_at)
+        SELECT refund_id, id, '', amount_cents, refunded_at FROM payrail.charges WHERE refund_id IS NOT NULL
+        ON CONFLICT DO NOTHING;
+        UPDATE payrail.charges SET refunded_cents = amount_cents WHERE refund_id IS NOT NULL;
+        ALTER TABLE payrail.charges DROP COLUMN refund_id, DROP COLUMN refunded_at;
+    END IF;
+END $$;`
 
 // schemaLock serializes the schema statements of Payrails starting at once.
 const schemaLock = 0x5eed_7a11
@@ -134,7 +160,7 @@ type decision struct {
 }
 
 const chargeColumns = `id, status, amount_cents, currency, idempotency_key, coalesce(decline_reason, ''),
-	created_at, recorded_at, refund_id, refunded_at`
+	created_at, recorded_at, refunded_cents`
 
 // settle returns the charge already recorded for key, or else calls decide and
 // records the charge it returns, unless decide reports a failure. It holds a
@@ -169,6 +195,11 @@ func (l ledger) settle(ctx context.Context, key string, decide func() decision) 
 			d.recordAfter.Microseconds()))
 		return err
 	})
+	if err == nil && out == outcomeReplayed {
+		replayed := []Charge{c}
+		err = l.withRefunds(ctx, replayed)
+		c = replayed[0]
+	}
 	if err != nil {
 		return Charge{}, 0, fmt.Errorf("payrail: settle charge: %w", err)
 	}
@@ -183,7 +214,9 @@ func (l ledger) byIdempotencyKey(ctx context.Context, key string) (Charge, bool,
 		SELECT `+chargeColumns+` FROM payrail.charges WHERE idempotency_key = $1 AND recorded_at <= now()`, key))
 	switch {
 	case err == nil:
-		return c, true, cov, nil
+		found := []Charge{c}
+		err = l.withRefunds(ctx, found)
+		return found[0], err == nil, cov, err
 	case !errors.Is(err, pgx.ErrNoRows):
 		return Charge{}, false, cov, fmt.Errorf("payrail: find charge: %w", err)
 	}
@@ -219,7 +252,7 @@ func (l ledger) listAfter(ctx context.Context, recordedAt time.Time, id string, 
 	if err != nil {
 		return nil, fmt.Errorf("payrail: list charges: %w", err)
 	}
-	return charges, nil
+	return charges, l.withRefunds(ctx, charges)
 }
 
 // all returns every charge, recorded or not yet, in creation order, never nil.
@@ -235,83 +268,16 @@ func (l ledger) all(ctx context.Context) ([]Charge, error) {
 	if charges == nil {
 		charges = []Charge{}
 	}
-	return charges, nil
-}
-
-// Errors of refunds.
-var (
-	errNoSuchCharge  = errors.New("no charge has this id")
-	errNotRefundable = errors.New("only a succeeded charge can be refunded")
-)
-
-// refund refunds a succeeded charge once: the first call makes the refund
-// (created true), later calls return it.
-func (l ledger) refund(ctx context.Context, chargeID string) (r Refund, created bool, err error) {
-	err = pgx.BeginFunc(ctx, l.db, func(tx pgx.Tx) error {
-		c, err := scanCharge(tx.QueryRow(ctx, `SELECT `+chargeColumns+` FROM payrail.charges WHERE id = $1 FOR UPDATE`, chargeID))
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return errNoSuchCharge
-		case err != nil:
-			return err
-		case c.Status != StatusSucceeded:
-			return errNotRefundable
-		case c.Refund != nil:
-			r = *c.Refund
-			return nil
-		}
-		c, err = scanCharge(tx.QueryRow(ctx, `
-			UPDATE payrail.charges SET refund_id = $2, refunded_at = now() WHERE id = $1
-			RETURNING `+chargeColumns, chargeID, newID("re_")))
-		if err != nil {
-			return err
-		}
-		r, created = *c.Refund, true
-		return nil
-	})
-	if err != nil && !errors.Is(err, errNoSuchCharge) && !errors.Is(err, errNotRefundable) {
-		err = fmt.Errorf("payrail: refund: %w", err)
-	}
-	return r, created, err
-}
-
-// refundsAfter returns up to limit refunds made after the one made at
-// createdAt with id (zero values: from the first), in the order they were
-// made.
-func (l ledger) refundsAfter(ctx context.Context, createdAt time.Time, id string, limit int) ([]Refund, error) {
-	rows, err := l.db.Query(ctx, `
-		SELECT `+chargeColumns+` FROM payrail.charges
-		WHERE refund_id IS NOT NULL AND (refunded_at, refund_id) > ($1, $2)
-		ORDER BY refunded_at, refund_id LIMIT $3`, createdAt, id, limit)
-	if err != nil {
-		return nil, fmt.Errorf("payrail: list refunds: %w", err)
-	}
-	refunds, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Refund, error) {
-		c, err := scanCharge(row)
-		if err != nil {
-			return Refund{}, err
-		}
-		return *c.Refund, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("payrail: list refunds: %w", err)
-	}
-	return refunds, nil
+	return charges, l.withRefunds(ctx, charges)
 }
 
 func scanCharge(row pgx.Row) (Charge, error) {
 	var c Charge
-	var refundID *string
-	var refundedAt *time.Time
 	if err := row.Scan(&c.ID, &c.Status, &c.AmountCents, &c.Currency, &c.IdempotencyKey, &c.DeclineReason,
-		&c.CreatedAt, &c.RecordedAt, &refundID, &refundedAt); err != nil {
+		&c.CreatedAt, &c.RecordedAt, &c.RefundedCents); err != nil {
 		return Charge{}, err
 	}
 	c.CreatedAt, c.RecordedAt = c.CreatedAt.UTC(), c.RecordedAt.UTC()
-	if refundID != nil {
-		c.Refund = &Refund{ID: *refundID, ChargeID: c.ID, IdempotencyKey: c.IdempotencyKey, AmountCents: c.AmountCents,
-			Currency: c.Currency, CreatedAt: refundedAt.UTC()}
-	}
 	return c, nil
 }
 

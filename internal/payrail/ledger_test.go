@@ -114,7 +114,7 @@ func TestRefunds(t *testing.T) {
 		t.Errorf("refund of an unknown charge = %d %s, want 404", r.status, r.raw)
 	}
 	var c Charge
-	if get(t, ts, "/charges?idempotency_key=paid", &c); c.Refund == nil || c.Refund.ID != first.ID {
+	if get(t, ts, "/charges?idempotency_key=paid", &c); len(c.Refunds) != 1 || c.Refunds[0].ID != first.ID || c.RefundedCents != 4200 {
 		t.Errorf("the charge does not show its refund: %+v", c)
 	}
 	if all := charges(t, s); len(all) != 2 {
@@ -156,5 +156,40 @@ func TestJitterAddsUpToItsAmount(t *testing.T) {
 	mustPost(t, ts, "j", chargeBody(TokenVisa))
 	if took := time.Since(began); took < 70*time.Millisecond {
 		t.Errorf("answered after %s, want at least 70ms", took)
+	}
+}
+
+// TestALedgerFromBeforePartialRefundsKeepsItsRefunds: a ledger whose charges
+// kept their one refund on their row (refund_id, refunded_at) is moved, at
+// start, to refunds of their own: the charge shows it refunded in full, the
+// refund keeps its id, and asking again without a key replays it.
+func TestALedgerFromBeforePartialRefundsKeepsItsRefunds(t *testing.T) {
+	t.Parallel()
+	db := testenv.Postgres(t)
+	if _, err := db.Exec(t.Context(), `
+		CREATE SCHEMA payrail;
+		CREATE TABLE payrail.ledger (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+		    started_at timestamptz NOT NULL DEFAULT now());
+		INSERT INTO payrail.ledger DEFAULT VALUES;
+		CREATE TABLE payrail.charges (id text PRIMARY KEY, idempotency_key text NOT NULL UNIQUE,
+		    status text NOT NULL CHECK (status IN ('succeeded', 'declined')), amount_cents bigint NOT NULL,
+		    currency text NOT NULL, decline_reason text, created_at timestamptz NOT NULL DEFAULT now(),
+		    recorded_at timestamptz NOT NULL, refund_id text UNIQUE, refunded_at timestamptz);
+		INSERT INTO payrail.charges (id, idempotency_key, status, amount_cents, currency, recorded_at, refund_id, refunded_at)
+		VALUES ('ch_old', 'old', 'succeeded', 4200, 'EUR', now(), 're_old', now()),
+		       ('ch_kept', 'kept', 'succeeded', 100, 'EUR', now(), NULL, NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	_, ts, _ := startOn(t, db, Config{})
+	var c Charge
+	get(t, ts, "/charges?idempotency_key=old", &c)
+	if c.RefundedCents != 4200 || len(c.Refunds) != 1 || c.Refunds[0].ID != "re_old" || c.Refunds[0].AmountCents != 4200 {
+		t.Fatalf("the old charge = %+v, want refunded in full by re_old", c)
+	}
+	if r, again := refundWith(t, ts, "ch_old", "", ""); r.status != 200 || again.ID != "re_old" {
+		t.Errorf("its refund asked again = %d %s, want re_old replayed", r.status, r.raw)
+	}
+	if r, _ := refundWith(t, ts, "ch_kept", "k", `{"amount_cents":40}`); r.status != 201 {
+		t.Errorf("a refund of a charge of the old ledger = %d %s, want 201", r.status, r.raw)
 	}
 }

@@ -24,14 +24,16 @@ const MaxKeyLength = 255
 // Config tunes the failure modes of a Server. The zero value answers at once,
 // records at once and never fails on its own (tok_error still answers 500).
 type Config struct {
-	// Latency delays every POST /charges response (PAYRAIL_LATENCY; the caller
-	// sets its default of 400ms). The charge is recorded before the delay.
+	// Latency delays every POST /charges and POST /charges/{id}/refunds
+	// response (PAYRAIL_LATENCY; the caller sets its default of 400ms). The
+	// charge or refund is recorded before the delay.
 	Latency time.Duration
 	// LatencyJitter adds a random share of itself, from 0 up to it, to each
 	// response's Latency (PAYRAIL_LATENCY_JITTER).
 	LatencyJitter time.Duration
-	// FailureRate is the share, 0 to 1, of new charges answered 500 with nothing
-	// recorded (PAYRAIL_FAILURE_RATE). 0 never fails, 1 always does.
+	// FailureRate is the share, 0 to 1, of new charges and new refunds
+	// answered 500 with nothing recorded (PAYRAIL_FAILURE_RATE). 0 never
+	// fails, 1 always does.
 	FailureRate float64
 	// RecordDelay makes each new charge visible to lookups and listings only a
 	// random time after it was made, from 0 up to RecordDelay
@@ -296,26 +298,6 @@ func listParams(recordedAfter, afterID, limit string) (time.Time, string, int, e
 		n = v
 	}
 	return after, afterID, n, nil
-}
-
-func (s *Server) handleRefund(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	refund, created, err := s.ledger.refund(context.WithoutCancel(r.Context()), id)
-	switch {
-	case errors.Is(err, errNoSuchCharge):
-		writeJSON(w, http.StatusNotFound, errorBody(err.Error()))
-	case errors.Is(err, errNotRefundable):
-		writeJSON(w, http.StatusConflict, errorBody(err.Error()))
-	case err != nil:
-		s.log.Error("payrail: refund failed", "charge_id", id, "error", err)
-		writeJSON(w, http.StatusInternalServerError, errorBody("payrail: internal error (ledger unavailable); nothing was refunded"))
-	case created:
-		s.log.Info("payrail: charge refunded", "charge_id", id, "refund_id", refund.ID)
-		writeJSON(w, http.StatusCreated, refund)
-	default:
-		w.Header().Set("Idempotent-Replayed", "true")
-		writeJSON(w, http.StatusOK, refund)
-	}
 }
 
 func (s *Server) handleGetRefunds(w http.ResponseWriter, r *http.Request) {
