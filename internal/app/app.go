@@ -202,7 +202,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		checkout.NewPayments(checkout.PaymentsOptions{BaseURL: cfg.PayrailURL, APIKey: cfg.PayrailAPIKey, Timeout: cfg.PaymentTimeout,
 			BreakerBuyers: cfg.BreakerBuyers}),
 		checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: a.Registry, TicketKeys: a.TicketKeys,
-			Sessions: a.Sessions})
+			Sessions: a.Sessions, Events: a.Events})
 	a.Scans = scan.NewService(a.DB, a.TicketKeys)
 	a.WaitRoom = waitroom.New(a.Redis, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout,
 		Admission: o.admission, Logger: logger, NodeOf: nodeOf, Registerer: a.Registry, Clock: o.roomClock})
@@ -298,6 +298,9 @@ const (
 	HoldSweeper
 	// Recovery settles orders left pending and reconciles Payrail's charges.
 	Recovery
+	// Refunds sends pending refunds to Payrail again and refunds the orders
+	// of cancelled events (checkout.RunRefunds), every second.
+	Refunds
 	// Janitor deletes what is no longer needed, every janitor.DefaultEvery.
 	Janitor
 	// CredentialWatcher hears every instance's logouts and scanner-key
@@ -309,7 +312,7 @@ const (
 	// Shedding samples the worker utilization shedder's signals, and
 	// exchanges this instance's rates by class with the fleet's in Redis.
 	Shedding
-	All = SettingsWatcher | HoldSweeper | Recovery | Janitor | CredentialWatcher | LeaseRenewer | Shedding
+	All = SettingsWatcher | HoldSweeper | Recovery | Refunds | Janitor | CredentialWatcher | LeaseRenewer | Shedding
 )
 
 // Start runs the loops in the background until the returned stop is called;
@@ -326,6 +329,9 @@ func (a *App) Start(ctx context.Context, loops Loops) (stop func()) {
 	}
 	if loops&Recovery != 0 {
 		wg.Go(func() { a.Checkout.RunRecovery(ctx) })
+	}
+	if loops&Refunds != 0 {
+		wg.Go(func() { a.Checkout.RunRefunds(ctx, checkout.DefaultRefundEvery) })
 	}
 	if loops&CredentialWatcher != 0 {
 		wg.Go(func() { a.Auth.Watch(ctx, a.Logger) })

@@ -18,18 +18,28 @@
 // Payrail has the charge, declined when Payrail declined it, released only when
 // Payrail's ledger proves there is none; anything else waits, counted.
 // Reconciliation reads Payrail's charges and refunds any that belong to an
-// order that was not confirmed; and it reads Payrail's refunds, so that a
-// confirmed order whose charge was refunded at Payrail becomes refunded, its
-// tickets revoked (through internal/scan, in the same transaction).
+// order that was not confirmed; and it reads Payrail's refunds, matching them
+// to its own by key, so that a refund made at Payrail by someone else is
+// recorded on its order (refund.go, reconcile_refunds.go).
 //
-// It owns the orders, idempotency_keys, payment_reconciliation and
-// refund_reconciliation tables; its SQL names no other. Tickets are
-// internal/scan's (an admission is one statement of a ticket and its audit
-// row): a confirmed order's are issued through scan.IssueTickets and a
-// refunded order's revoked through scan.RevokeOrder, in this package's
-// transaction, and listed through scan.TicketsOf. It changes holds and seats
-// only through internal/hold, in its own transactions, and reaches Payrail
-// only over HTTP, as it would a real provider.
+// After the sale, the buyer (within the event's refund window) and the
+// event's organizer (at any time) refund tickets through Payrail, with the
+// same truth rules as a charge (refund.go); a refunded ticket admits no one
+// and its seat goes back on sale. An event's cancellation starts a job, whose
+// state is the database's, that refunds every order of it once (cancel.go),
+// run with the pending refunds by the refund pass (refund_pass.go).
+//
+// It owns the orders, idempotency_keys, payment_reconciliation,
+// refund_reconciliation, refunds and event_cancellations tables; its SQL names
+// no other. Tickets are internal/scan's (an admission is one statement of a
+// ticket and its audit row): a confirmed order's are issued through
+// scan.IssueTickets, held for a refund and refunded through
+// scan.HoldForRefund, EndRefund and RefundOrder, in this package's
+// transactions, and listed through scan.TicketsOf. It changes holds and seats
+// only through internal/hold (a refunded seat back on sale with hold.Resell),
+// and events only through internal/event (event.CancelIn), in its own
+// transactions, and reaches Payrail only over HTTP, as it would a real
+// provider.
 package checkout
 
 import (
@@ -79,7 +89,12 @@ const (
 	Declined  = "declined"  // Payrail declined; the hold is active again
 	Failed    = "failed"    // Payrail certainly made no charge; the hold is active again
 	Released  = "released"  // found uncharged by recovery; the hold released
-	Refunded  = "refunded"  // confirmed, then its charge was refunded at Payrail; its tickets revoked
+	// PartiallyRefunded: confirmed, then some of its tickets (or money) were
+	// given back; the others admit still.
+	PartiallyRefunded = "partially_refunded"
+	// Refunded: confirmed, then all its money was given back and none of its
+	// tickets admits.
+	Refunded = "refunded"
 )
 
 // Order is a buyer's purchase of a hold's seats.
@@ -94,9 +109,13 @@ type Order struct {
 	CreatedAt  time.Time
 	// RefundedAt is set when the order's charge was refunded: a charge that
 	// reached Payrail for an order that was not confirmed (refunded by
-	// reconciliation), or the charge of a Refunded order.
+	// reconciliation), or the charge of a Refunded order (since when).
 	RefundedAt *time.Time
-	Tickets    []Ticket
+	// RefundedCents is what the order's succeeded refunds gave back.
+	RefundedCents int64
+	// Refunds are the order's refunds, oldest first.
+	Refunds []OrderRefund
+	Tickets []Ticket
 }
 
 // settledError is the error that describes a settled, unsuccessful order, or
@@ -118,20 +137,20 @@ func (o Order) settledError() error {
 	return &OrderError{OrderID: o.ID, Err: err}
 }
 
-// Ticket admits one seat once: the ticket internal/scan issued, and whether
-// its order was refunded.
+// Ticket admits one seat once: the ticket internal/scan issued.
 type Ticket struct {
 	scan.Ticket
-	// Refunded: the ticket's order was refunded; it admits no one.
-	Refunded bool
 }
 
-// Status is "valid" until the ticket is scanned, then "scanned"; "refunded"
-// once its order was refunded, scanned or not.
+// Status is "valid" until the ticket is scanned, then "scanned";
+// "refund_pending" while a refund of it waits for Payrail, "refunded" once
+// refunded, scanned or not.
 func (t Ticket) Status() string {
 	switch {
-	case t.Refunded:
+	case t.RefundStatus == scan.Refunded:
 		return "refunded"
+	case t.RefundStatus == scan.RefundPending:
+		return "refund_pending"
 	case t.ScannedAt != nil:
 		return "scanned"
 	}

@@ -3,7 +3,6 @@ package checkout
 import (
 	"context"
 	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -31,17 +30,23 @@ type setup struct {
 	freshLedger bool
 	cooldown    time.Duration // the payment breaker's; default PaymentRetryAfter
 	volume      int           // the payment breaker's buyers; default DefaultBreakerBuyers
+	seats       int           // the event's seats, at 2500 each; default 10
 }
 
-// world is a database with a buyer, an on-sale event of 10 seats, a hold
-// service, a Payrail stub whose ledger is in the same database, and a checkout
-// service charging through it.
+// world is a database with a buyer, an on-sale event of 10 seats whose
+// buyers may ask for refunds for 12 hours, a hold service, a Payrail stub
+// whose ledger is in the same database (served on a killable server, behind a
+// gate that can slow its refunds' answers), and a checkout service charging
+// through it.
 type world struct {
 	db       *pgxpool.Pool
 	buyer    string
 	event    event.Event
+	events   *event.Service
 	holds    *hold.Service
 	payrail  *payrail.Server
+	stub     *testenv.KillableServer
+	gate     *gate
 	checkout *Service
 	logs     *testenv.LogBuffer
 }
@@ -62,15 +67,20 @@ func newWorld(t *testing.T, s setup) *world {
 		t.Fatal(err)
 	}
 	w.buyer = w.newBuyer(t)
-	events := event.NewService(w.db, hold.CreateSeats)
-	w.event, err = events.Create(ctx, event.Draft{
+	if s.seats == 0 {
+		s.seats = 10
+	}
+	w.events = event.NewService(w.db, hold.CreateSeats)
+	refundsUntil := time.Now().Add(12 * time.Hour)
+	w.event, err = w.events.Create(ctx, event.Draft{
 		OrganizerID: org.ID, Name: "Night", Venue: "Hall", StartsAt: time.Now().Add(24 * time.Hour),
-		Sections: []event.Section{{Name: "Floor", Rows: 1, SeatsPerRow: 10, PriceCents: 2500}},
+		RefundsUntil: &refundsUntil,
+		Sections:     []event.Section{{Name: "Floor", Rows: 1, SeatsPerRow: s.seats, PriceCents: 2500}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.holds = hold.NewService(w.db, events, s.holdTTL, 10)
+	w.holds = hold.NewService(w.db, w.events, s.holdTTL, 10)
 	w.payrail, err = payrail.Open(ctx, w.db, s.stub, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -80,9 +90,9 @@ func newWorld(t *testing.T, s setup) *world {
 			t.Fatal(err)
 		}
 	}
-	stub := httptest.NewServer(w.payrail)
-	t.Cleanup(stub.Close)
-	w.checkout = w.newService(stub.URL, s)
+	w.gate = &gate{next: w.payrail}
+	w.stub = testenv.NewKillableServer(t, w.gate)
+	w.checkout = w.newService(w.stub.URL(), s)
 	return w
 }
 
@@ -94,7 +104,7 @@ func (w *world) newService(payrailURL string, s setup) *Service {
 	logger := slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	return NewService(w.db, NewPayments(PaymentsOptions{BaseURL: payrailURL, Timeout: s.timeout,
 		BreakerCooldown: s.cooldown, BreakerBuyers: s.volume}),
-		Options{RecoverAfter: s.recoverAfter, Logger: logger})
+		Options{RecoverAfter: s.recoverAfter, Logger: logger, Events: w.events})
 }
 
 func (w *world) newBuyer(t *testing.T) string {
@@ -123,7 +133,7 @@ func (w *world) holdFor(t *testing.T, buyer string, seats ...int) hold.Hold {
 
 func (w *world) seatIDs(t *testing.T, seats ...int) []string {
 	t.Helper()
-	m, err := event.NewService(w.db, hold.CreateSeats).SeatMap(context.Background(), w.event.ID)
+	m, err := w.events.SeatMap(context.Background(), w.event.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,14 @@ type checkoutMetrics struct {
 	unsettled prometheus.Gauge
 	// providerRefunds counts confirmed orders found refunded at Payrail.
 	providerRefunds prometheus.Counter
+	// orderRefunds counts refunds settled, by reason and outcome.
+	orderRefunds *prometheus.CounterVec
+	// refundCalls counts the refunds sent to Payrail, retries included.
+	refundCalls prometheus.Counter
+	// pendingRefunds and unfinishedCancellations are what the refund pass
+	// found left to do.
+	pendingRefunds          prometheus.Gauge
+	unfinishedCancellations prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *checkoutMetrics {
@@ -39,6 +47,27 @@ func newMetrics(reg prometheus.Registerer) *checkoutMetrics {
 			Name: "stagedoor_orders_unsettled",
 			Help: "Pending orders older than STAGEDOOR_RECOVERY_AFTER at the last recovery pass: charges whose outcome nobody knows yet. Alert when it stays above 0.",
 		})),
+	}
+	m.orderRefunds = metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "stagedoor_refunds_total",
+		Help: "Refunds of orders settled, by reason (buyer, organizer, cancellation, payrail: made at Payrail by someone else) and outcome (succeeded; failed: Payrail refused it, nothing refunded).",
+	}, []string{"reason", "outcome"}))
+	m.refundCalls = metrics.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "stagedoor_refund_payrail_calls_total",
+		Help: "Refunds sent to Payrail, each retry of one counted again (the same Idempotency-Key: one refund at Payrail however often).",
+	}))
+	m.pendingRefunds = metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "stagedoor_refunds_pending",
+		Help: "Refunds waiting for Payrail's answer at the last refund pass (their tickets refund_pending). Alert when one stays for 10 minutes.",
+	}))
+	m.unfinishedCancellations = metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "stagedoor_cancellations_unfinished",
+		Help: "Cancelled events whose orders are not all refunded yet, at the last refund pass.",
+	}))
+	for _, reason := range []string{ByBuyer, ByOrganizer, ByCancellation, AtPayrail} {
+		for _, outcome := range []string{RefundSucceeded, RefundFailed} {
+			m.orderRefunds.WithLabelValues(reason, outcome)
+		}
 	}
 	for _, outcome := range []string{Confirmed, Declined, Failed, Pending} {
 		m.attempts.WithLabelValues(outcome)

@@ -299,25 +299,17 @@ func (p *Payments) Charges(ctx context.Context, afterTime time.Time, afterID str
 	return page.Charges, nil
 }
 
-// RefundCharge gives a succeeded charge back, once however often it is called.
-// Any failure is ErrPaymentUnavailable: the refund is to be tried again.
-func (p *Payments) RefundCharge(ctx context.Context, chargeID string) (Refund, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.lookupTimeout())
-	defer cancel()
-	req, err := p.request(ctx, http.MethodPost, "/charges/"+url.PathEscape(chargeID)+"/refunds", nil)
-	if err != nil {
-		return Refund{}, err
+// RefundRest gives back what is left of a succeeded charge, once however
+// often it is called for the charge as it stands: its Idempotency-Key names
+// the charge and how much of it was refunded already. Any failure is
+// ErrPaymentUnavailable: the refund is to be tried again.
+func (p *Payments) RefundRest(ctx context.Context, c Charge) (Refund, error) {
+	key := fmt.Sprintf("rest-%s-%d", c.ID, c.RefundedCents)
+	r, err := p.Refund(ctx, c.ID, key, c.AmountCents-c.RefundedCents)
+	if errors.Is(err, errRefundRefused) {
+		return Refund{}, fmt.Errorf("%w: %w", ErrPaymentUnavailable, err)
 	}
-	var r Refund
-	status, raw, err := p.do(req, &r)
-	switch {
-	case err != nil:
-		return Refund{}, err
-	case (status == http.StatusOK || status == http.StatusCreated) && r.ID != "":
-		return r, nil
-	default:
-		return Refund{}, fmt.Errorf("%w: refund of %s: Payrail answered %d: %s", ErrPaymentUnavailable, chargeID, status, raw)
-	}
+	return r, err
 }
 
 // do sends req and decodes a JSON answer into v. A transport failure is

@@ -106,17 +106,17 @@ func (s *Service) reconcilePage(ctx context.Context, page []Charge) (int, error)
 		switch {
 		case !ours:
 			s.logger.Debug("reconciliation: a charge that is no order of ours", "charge_id", c.ID, "key", c.IdempotencyKey)
-		case !c.succeeded(), o.status == Confirmed, o.status == Pending, o.refunded:
+		case !c.succeeded(), o.sold(), o.status == Pending:
 		case c.RefundedCents >= c.AmountCents:
 			// Refunded at Payrail, not yet recorded here (the last pass
 			// stopped in between); a charge of nothing has nothing to give.
-			if r, ok := c.refundedInFull(); ok {
+			if r, ok := c.refundedInFull(); ok && !o.refunded {
 				if err := s.store.recordRefund(ctx, id, c.ID, r.ID); err != nil {
 					return refunded, err
 				}
 			}
 		default:
-			refund, err := s.payments.RefundCharge(ctx, c.ID)
+			refund, err := s.payments.RefundRest(ctx, c)
 			if err != nil {
 				return refunded, err
 			}
@@ -135,5 +135,11 @@ func (s *Service) reconcilePage(ctx context.Context, page []Charge) (int, error)
 // chargedOrder is what reconciliation needs of an order.
 type chargedOrder struct {
 	status   string
-	refunded bool
+	refunded bool // refund_id: the refund of a charge of an order never confirmed
+}
+
+// sold reports whether the order was confirmed (and maybe refunded since):
+// its charge is as it should be.
+func (o chargedOrder) sold() bool {
+	return o.status == Confirmed || o.status == PartiallyRefunded || o.status == Refunded
 }

@@ -93,14 +93,18 @@ func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery)
 		s.payrailAnswered()
 	}
 	if err == nil {
-		refund, refunded := charge.refundedInFull()
 		switch {
-		case finding == FindingCharged && refunded:
+		case finding == FindingCharged && len(charge.Refunds) > 0:
 			// Refunded at Payrail before anyone here knew it was charged:
-			// confirmed and refunded at once, its tickets never admitting.
+			// confirmed and its refunds recorded at once (refunded whole,
+			// its tickets never admitting).
 			_, err = s.store.confirmThen(ctx, o, charge.ID, func(tx pgx.Tx) error {
-				_, err := refundOrderIn(ctx, tx, o.ID, charge.ID, refund.ID)
-				return err
+				for _, refund := range charge.Refunds {
+					if _, err := reconcileSaleRefundIn(ctx, tx, o.ID, refund); err != nil {
+						return err
+					}
+				}
+				return nil
 			})
 			if err == nil {
 				r.RefundedAtPayrail++

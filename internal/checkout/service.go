@@ -19,7 +19,8 @@ import (
 // Service places, settles, recovers and reads orders.
 type Service struct {
 	store        store
-	sessions     *pgxpool.Pool // where Recover's advisory lock is taken
+	events       EventInfo     // an event's organizer, for its refunds
+	sessions     *pgxpool.Pool // where Recover's and the refund pass's advisory locks are taken
 	payments     *Payments
 	recoverAfter time.Duration
 	lease        time.Duration
@@ -28,6 +29,7 @@ type Service struct {
 	payrail      *outage.Reporter // Payrail failing to answer a charge
 	database     *outage.Reporter // PostgreSQL failing to take a charge's outcome
 	unsettled    *outage.Reporter // orders recovery cannot settle: Payrail cannot tell
+	wake         chan struct{}    // asks RunRefunds for a pass now
 }
 
 // Options configure a Service.
@@ -41,6 +43,9 @@ type Options struct {
 	// TicketKeys, when set, signs the codes of the tickets issued, so that a
 	// door can check them offline (internal/ticketsign).
 	TicketKeys TicketKeys
+	// Events gives an event's organizer, who may refund its orders
+	// (*event.Service).
+	Events EventInfo
 	// Sessions, when set, is the pool Recover takes its advisory lock on,
 	// instead of db: PostgreSQL itself, when db's URL is a transaction pooler,
 	// which would leave a session's lock on whichever server connection ran it.
@@ -63,6 +68,7 @@ func NewService(db *pgxpool.Pool, payments *Payments, o Options) *Service {
 	}
 	return &Service{
 		store:        store{db: db, keys: o.TicketKeys},
+		events:       o.Events,
 		sessions:     o.Sessions,
 		payments:     payments,
 		recoverAfter: o.RecoverAfter,
@@ -72,6 +78,7 @@ func NewService(db *pgxpool.Pool, payments *Payments, o Options) *Service {
 		payrail:      outage.New(o.Logger, "payrail", 0).WithThreshold(payrailFailuresInARow),
 		database:     outage.New(o.Logger, "postgresql", 0),
 		unsettled:    outage.New(o.Logger, "payrail-ledger", 0),
+		wake:         make(chan struct{}, 1),
 	}
 }
 
@@ -179,12 +186,12 @@ func (s *Service) Orders(ctx context.Context, buyerID string) ([]Order, error) {
 
 // Tickets returns the buyer's tickets.
 func (s *Service) Tickets(ctx context.Context, buyerID string) ([]Ticket, error) {
-	return s.store.tickets(ctx, buyerID, "", nil)
+	return s.store.tickets(ctx, buyerID, "")
 }
 
-// Revenue returns, for each of eventIDs that sold anything, the total of its
-// confirmed orders, in cents (its currency is the event's). A refunded charge
-// is never of a confirmed order, so it is not counted.
+// Revenue returns, for each of eventIDs that sold anything, what its orders
+// took and kept, in cents (its currency is the event's): the totals of its
+// confirmed and partially refunded orders, less what was refunded of them.
 func (s *Service) Revenue(ctx context.Context, eventIDs []string) (map[string]int64, error) {
 	return s.store.revenue(ctx, eventIDs)
 }

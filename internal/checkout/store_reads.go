@@ -3,35 +3,67 @@ package checkout
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/stagedoor/stagedoor/internal/scan"
 )
 
-// orders returns the buyer's orders, newest first, with their tickets; only the
-// one with orderID when it is not empty.
+// orders returns the buyer's orders, newest first, with their refunds and
+// tickets; only the one with orderID when it is not empty.
 func (s store) orders(ctx context.Context, buyerID, orderID string) ([]Order, error) {
+	return s.readOrders(ctx, `buyer_id = $1 AND ($2 = '' OR id::text = $2)`, buyerID, orderID)
+}
+
+// orderByID returns an order, whoever bought it, with its refunds and its
+// buyer's tickets of it; errNotFound when there is none.
+func (s store) orderByID(ctx context.Context, orderID string) (Order, error) {
+	orders, err := s.readOrders(ctx, `id = $1::uuid AND $2 = ''`, orderID, "")
+	if err != nil {
+		return Order{}, err
+	}
+	if len(orders) == 0 {
+		return Order{}, errNotFound
+	}
+	return orders[0], nil
+}
+
+// readOrders reads the orders where says ($1 and $2 its arguments), newest
+// first, at most 500, each with its refunds and its buyer's tickets of it.
+func (s store) readOrders(ctx context.Context, where string, arg1, arg2 string) ([]Order, error) {
 	rows, err := s.db.Query(ctx, `
-		SELECT id::text, buyer_id::text, hold_id::text, event_id::text, status, total_cents, currency, created_at, refunded_at
-		FROM orders WHERE buyer_id = $1 AND ($2 = '' OR id::text = $2)
-		ORDER BY created_at DESC, id LIMIT 500`, buyerID, orderID)
+		SELECT id::text, buyer_id::text, hold_id::text, event_id::text, status, total_cents, currency, created_at,
+		       refunded_at, refunded_cents
+		FROM orders WHERE `+where+`
+		ORDER BY created_at DESC, id LIMIT 500`, arg1, arg2)
 	if err != nil {
 		return nil, fmt.Errorf("checkout: list orders: %w", err)
 	}
 	orders, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Order, error) {
 		var o Order
-		err := row.Scan(&o.ID, &o.BuyerID, &o.HoldID, &o.EventID, &o.Status, &o.TotalCents, &o.Currency, &o.CreatedAt, &o.RefundedAt)
+		err := row.Scan(&o.ID, &o.BuyerID, &o.HoldID, &o.EventID, &o.Status, &o.TotalCents, &o.Currency, &o.CreatedAt,
+			&o.RefundedAt, &o.RefundedCents)
 		return o, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checkout: list orders: %w", err)
 	}
-	tickets, err := s.tickets(ctx, buyerID, orderID, func(id string) bool {
-		i := slices.IndexFunc(orders, func(o Order) bool { return o.ID == id })
-		return i >= 0 && orders[i].Status == Refunded
-	})
+	if len(orders) == 0 {
+		return orders, nil
+	}
+	orderIDs := make([]string, len(orders))
+	for i, o := range orders {
+		orderIDs[i] = o.ID
+	}
+	refunds, err := s.refundsOf(ctx, orderIDs)
+	if err != nil {
+		return nil, err
+	}
+	onlyOrder := ""
+	if len(orders) == 1 {
+		onlyOrder = orders[0].ID
+	}
+	tickets, err := s.tickets(ctx, orders[0].BuyerID, onlyOrder)
 	if err != nil {
 		return nil, err
 	}
@@ -40,53 +72,31 @@ func (s store) orders(ctx context.Context, buyerID, orderID string) ([]Order, er
 		byOrder[t.OrderID] = append(byOrder[t.OrderID], t)
 	}
 	for i := range orders {
-		orders[i].Tickets = byOrder[orders[i].ID]
+		orders[i].Tickets, orders[i].Refunds = byOrder[orders[i].ID], refunds[orders[i].ID]
 	}
 	return orders, nil
 }
 
-// tickets returns the buyer's tickets, oldest first; only those of orderID when
-// it is not empty. refunded says whether an order was refunded; nil reads the
-// buyer's refunded orders, only when one of the tickets is revoked: a refund
-// revokes its order's tickets in its own transaction, so a ticket not revoked
-// is of no refunded order.
-func (s store) tickets(ctx context.Context, buyerID, orderID string, refunded func(orderID string) bool) ([]Ticket, error) {
+// tickets returns the buyer's tickets, oldest first; only those of orderID
+// when it is not empty.
+func (s store) tickets(ctx context.Context, buyerID, orderID string) ([]Ticket, error) {
 	issued, err := scan.TicketsOf(ctx, s.db, buyerID, orderID)
 	if err != nil {
 		return nil, fmt.Errorf("checkout: list tickets: %w", err)
 	}
-	if refunded == nil && slices.ContainsFunc(issued, func(t scan.Ticket) bool { return t.Revoked }) {
-		ids, err := s.refundedOrders(ctx, buyerID)
-		if err != nil {
-			return nil, err
-		}
-		refunded = func(id string) bool { return slices.Contains(ids, id) }
-	}
 	tickets := make([]Ticket, len(issued))
 	for i, t := range issued {
-		tickets[i] = Ticket{Ticket: t, Refunded: refunded != nil && refunded(t.OrderID)}
+		tickets[i] = Ticket{Ticket: t}
 	}
 	return tickets, nil
 }
 
-// refundedOrders lists the ids of the buyer's refunded orders.
-func (s store) refundedOrders(ctx context.Context, buyerID string) ([]string, error) {
-	rows, err := s.db.Query(ctx, `SELECT id::text FROM orders WHERE buyer_id = $1 AND status = 'refunded'`, buyerID)
-	if err != nil {
-		return nil, fmt.Errorf("checkout: list refunded orders: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("checkout: list refunded orders: %w", err)
-	}
-	return ids, nil
-}
-
-// revenue sums the confirmed orders of each of eventIDs that sold anything.
+// revenue sums, for each of eventIDs that sold anything, what its sold
+// orders took and kept: their totals less what was refunded.
 func (s store) revenue(ctx context.Context, eventIDs []string) (map[string]int64, error) {
 	rows, err := s.db.Query(ctx, `
-		SELECT event_id::text, sum(total_cents)::bigint FROM orders
-		WHERE status = 'confirmed' AND event_id = ANY($1::uuid[])
+		SELECT event_id::text, sum(total_cents - refunded_cents)::bigint FROM orders
+		WHERE status IN ('confirmed', 'partially_refunded') AND event_id = ANY($1::uuid[])
 		GROUP BY event_id`, eventIDs)
 	if err != nil {
 		return nil, fmt.Errorf("checkout: revenue: %w", err)

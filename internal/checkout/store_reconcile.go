@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/stagedoor/stagedoor/internal/scan"
 )
 
 // The SQL of reconciliation with Payrail's charges and refunds
@@ -78,32 +76,6 @@ func (s store) reconciled(ctx context.Context, t time.Time) error {
 		return fmt.Errorf("checkout: reconcile: %w", err)
 	}
 	return nil
-}
-
-// refundOrder makes a confirmed order refunded, its charge's refund recorded,
-// and revokes its tickets, in one transaction; it returns how many tickets it
-// revoked. An order that is not confirmed any more is left as it is.
-func (s store) refundOrder(ctx context.Context, orderID, chargeID, refundID string) (int64, error) {
-	var revoked int64
-	err := s.inTx(ctx, func(tx pgx.Tx) (err error) {
-		revoked, err = refundOrderIn(ctx, tx, orderID, chargeID, refundID)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("checkout: refund order %s: %w", orderID, err)
-	}
-	return revoked, nil
-}
-
-// refundOrderIn is refundOrder's work, in tx.
-func refundOrderIn(ctx context.Context, tx pgx.Tx, orderID, chargeID, refundID string) (int64, error) {
-	tag, err := tx.Exec(ctx, `
-		UPDATE orders SET status = 'refunded', refund_id = $3, refunded_at = now()
-		WHERE id = $1 AND status = 'confirmed' AND charge_id = $2`, orderID, chargeID, refundID)
-	if err != nil || tag.RowsAffected() == 0 {
-		return 0, err
-	}
-	return scan.RevokeOrder(ctx, tx, orderID)
 }
 
 // refundsThrough is when the newest refund reconciliation has read was made

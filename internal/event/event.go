@@ -1,6 +1,13 @@
 // Package event holds events, their sections and generated seats, and seat-map
 // snapshots: a stampede of seat-map reads costs about one query a second per
-// event and instance. An event never changes once created.
+// event and instance. Its organizer may change an event's name, venue,
+// description, start and refund window (Update, within rules that keep the
+// promises of tickets sold) and cancel it (CancelIn, in internal/checkout's
+// transaction that starts its refunds); its sections, seats, sale opening and
+// currency never change. What a hold needs of an event (Info) is cached per
+// instance for at most SnapshotMaxAge, so that a change reaches every instance
+// within a second; the statements that hold and check out read the event
+// anew themselves.
 //
 // It owns the events and event_sections tables. The seats it generates are
 // stored by the seats table's owner, internal/hold (the CreateSeats given to
@@ -10,6 +17,7 @@
 package event
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,6 +29,24 @@ import (
 var (
 	// errNotFound: no event has this id (a malformed id included).
 	errNotFound = errkind.NotFoundf("no such event")
+	// errNotYours: no event of this organizer has this id (another's are not
+	// revealed).
+	errNotYours = errkind.NotFoundf("no such event of yours")
+
+	// ErrCancelled: the event was cancelled; nothing of it is held, sold or
+	// changed any more.
+	ErrCancelled = errors.New("the event was cancelled")
+	// ErrStarted: the event has started (its starts_at has passed).
+	ErrStarted = errors.New("the event has started")
+	// ErrBreaksTickets is what a *BreaksTicketsError is: a change that would
+	// break a promise made to the buyers of its tickets; nothing changed.
+	ErrBreaksTickets = errors.New("the change would break a promise made to the event's ticket buyers")
+)
+
+// The states of an event.
+const (
+	Scheduled = "scheduled"
+	Cancelled = "cancelled"
 )
 
 // Bounds of a new event.
@@ -31,6 +57,8 @@ const (
 	MaxSeats       = 10_000 // in all sections together
 	MaxPriceCents  = 100_000_000
 	maxNameRunes   = 200
+	// MaxDescriptionRunes bounds an event's description.
+	MaxDescriptionRunes = 4000
 )
 
 // DefaultCurrency is an event's currency when its organizer names none.
@@ -54,11 +82,15 @@ type WaitingRoom struct {
 type Draft struct {
 	OrganizerID string
 	Name, Venue string
+	Description string // optional; several lines allowed (text.Paragraphs)
 	StartsAt    time.Time
 	OnSaleAt    time.Time // zero: on sale at once
-	Currency    string    // empty: DefaultCurrency
-	Sections    []Section
-	WaitingRoom *WaitingRoom
+	// RefundsUntil, when set, is when buyers' refunds close: in the future,
+	// not after StartsAt. Nil: buyers cannot ask for refunds.
+	RefundsUntil *time.Time
+	Currency     string // empty: DefaultCurrency
+	Sections     []Section
+	WaitingRoom  *WaitingRoom
 }
 
 // Event is an event with its seat counts as of when it was read.
@@ -66,19 +98,25 @@ type Event struct {
 	ID          string
 	OrganizerID string
 	Name, Venue string
+	Description string
 	StartsAt    time.Time
 	OnSaleAt    time.Time
-	Currency    string
-	WaitingRoom *WaitingRoom
-	CreatedAt   time.Time
+	// RefundsUntil is when buyers' refunds close; nil: they cannot ask.
+	RefundsUntil *time.Time
+	Currency     string
+	WaitingRoom  *WaitingRoom
+	Status       string     // Scheduled or Cancelled
+	CancelledAt  *time.Time // set when Cancelled
+	CreatedAt    time.Time
 	// Sections is filled by Create and Get, not by the lists.
 	Sections []Section
 
 	SeatsTotal, SeatsAvailable, SeatsHeld, SeatsSold int
 }
 
-// Info is what never changes about an event and what placing a hold needs; it
-// is cached per instance for good.
+// Info is what placing a hold needs of an event; it is cached per instance
+// for at most SnapshotMaxAge (its start may move, and the event be
+// cancelled).
 type Info struct {
 	ID          string
 	OrganizerID string
@@ -86,6 +124,7 @@ type Info struct {
 	StartsAt    time.Time // holds and checkouts close then
 	Currency    string
 	WaitingRoom *WaitingRoom
+	Status      string // Scheduled or Cancelled
 }
 
 // SeatStatus is a seat's state on the seat map.
@@ -139,11 +178,11 @@ func (d *Draft) normalize(now time.Time) error {
 	if d.Venue, err = checkText("venue", d.Venue); err != nil {
 		return err
 	}
-	switch {
-	case d.StartsAt.IsZero():
-		return invalid("starts_at is required")
-	case !d.StartsAt.After(now):
-		return invalid("starts_at must be in the future")
+	if d.Description, err = checkDescription(d.Description); err != nil {
+		return err
+	}
+	if err := checkStart(d.StartsAt, now); err != nil {
+		return err
 	}
 	if d.OnSaleAt.IsZero() {
 		d.OnSaleAt = now
@@ -151,7 +190,10 @@ func (d *Draft) normalize(now time.Time) error {
 	if d.OnSaleAt.After(d.StartsAt) {
 		return invalid("on_sale_at must not be after starts_at")
 	}
-	d.StartsAt, d.OnSaleAt = d.StartsAt.UTC(), d.OnSaleAt.UTC()
+	if err := checkRefundsUntil(d.RefundsUntil, d.StartsAt, now); err != nil {
+		return err
+	}
+	d.StartsAt, d.OnSaleAt, d.RefundsUntil = d.StartsAt.UTC(), d.OnSaleAt.UTC(), utc(d.RefundsUntil)
 	if d.Currency == "" {
 		d.Currency = DefaultCurrency
 	}
@@ -203,6 +245,47 @@ func (d *Draft) checkSections() error {
 // checkText returns the text to store (trimmed, in NFC), or an errkind.Invalid error.
 func checkText(field, value string) (string, error) {
 	return text.Name(field, value, maxNameRunes)
+}
+
+// checkDescription returns the description to store, or an errkind.Invalid
+// error.
+func checkDescription(value string) (string, error) {
+	return text.Paragraphs("description", value, MaxDescriptionRunes)
+}
+
+// checkStart reports an errkind.Invalid error unless startsAt is set and
+// after now.
+func checkStart(startsAt, now time.Time) error {
+	switch {
+	case startsAt.IsZero():
+		return invalid("starts_at is required")
+	case !startsAt.After(now):
+		return invalid("starts_at must be in the future")
+	}
+	return nil
+}
+
+// checkRefundsUntil reports an errkind.Invalid error unless the refund
+// window, when there is one, closes in the future and not after the start.
+func checkRefundsUntil(until *time.Time, startsAt, now time.Time) error {
+	switch {
+	case until == nil:
+		return nil
+	case !until.After(now):
+		return invalid("refunds_until must be in the future")
+	case until.After(startsAt):
+		return invalid("refunds_until must not be after starts_at")
+	}
+	return nil
+}
+
+// utc is t in UTC, or nil.
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }
 
 func isCurrencyCode(s string) bool {

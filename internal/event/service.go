@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,7 +26,7 @@ type Service struct {
 	seatMaps *snapshots[string, *SeatMap]
 	events   *snapshots[string, *Event]
 	lists    *snapshots[ListQuery, Page]
-	infos    sync.Map // event id → Info; an event never changes
+	infos    *snapshots[string, *Info]
 	queries  atomic.Int64
 }
 
@@ -62,6 +61,16 @@ func NewService(db *pgxpool.Pool, createSeats CreateSeats) *Service {
 		return &e, nil
 	})
 	s.lists = newSnapshots(SnapshotMaxAge, s.store.page)
+	s.infos = newSnapshots(SnapshotMaxAge, func(ctx context.Context, id string) (*Info, error) {
+		in, err := s.store.info(ctx, id)
+		if errors.Is(err, errkind.NotFound) {
+			return nil, nil // kept, like any snapshot: an unknown id stays unknown
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &in, nil
+	})
 	return s
 }
 
@@ -147,21 +156,21 @@ func (s *Service) SeatMap(ctx context.Context, eventID string) (*SeatMap, error)
 	return m, nil
 }
 
-// Info returns what never changes about an event (its organizer, sale opening,
-// start, currency, waiting room), cached on this instance after the first read.
-// An errkind.NotFound error when there is no such event.
+// Info returns what a hold needs of an event (its organizer, sale opening,
+// start, currency, waiting room, status), from a snapshot at most
+// SnapshotMaxAge old: a change or a cancellation reaches every instance
+// within it. An errkind.NotFound error when there is no such event.
 func (s *Service) Info(ctx context.Context, eventID string) (Info, error) {
 	id, ok := ids.Parse(eventID)
 	if !ok {
 		return Info{}, errNotFound
 	}
-	if in, ok := s.infos.Load(id); ok {
-		return in.(Info), nil
-	}
-	in, err := s.store.info(ctx, id)
+	in, err := s.infos.get(ctx, id)
 	if err != nil {
 		return Info{}, err
 	}
-	s.infos.Store(id, in)
-	return in, nil
+	if in == nil {
+		return Info{}, errNotFound
+	}
+	return *in, nil
 }

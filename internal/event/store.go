@@ -28,19 +28,21 @@ func (s store) create(ctx context.Context, d Draft) (Event, error) {
 	defer tx.Rollback(ctx)
 
 	e := Event{
-		OrganizerID: d.OrganizerID, Name: d.Name, Venue: d.Venue,
-		StartsAt: d.StartsAt, OnSaleAt: d.OnSaleAt, Currency: d.Currency,
-		WaitingRoom: d.WaitingRoom, Sections: d.Sections,
+		OrganizerID: d.OrganizerID, Name: d.Name, Venue: d.Venue, Description: d.Description,
+		StartsAt: d.StartsAt, OnSaleAt: d.OnSaleAt, RefundsUntil: d.RefundsUntil, Currency: d.Currency,
+		WaitingRoom: d.WaitingRoom, Sections: d.Sections, Status: Scheduled,
 	}
 	var admit *int
 	if d.WaitingRoom != nil {
 		admit = &d.WaitingRoom.AdmitPerSecond
 	}
 	err = tx.QueryRow(ctx, `
-		INSERT INTO events (id, organizer_id, name, venue, starts_at, on_sale_at, currency, admit_per_second)
-		VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7)
+		INSERT INTO events (id, organizer_id, name, venue, starts_at, on_sale_at, currency, admit_per_second,
+		                    description, refunds_until)
+		VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, $9)
 		RETURNING id::text, created_at`,
-		d.OrganizerID, d.Name, d.Venue, d.StartsAt, d.OnSaleAt, d.Currency, admit).Scan(&e.ID, &e.CreatedAt)
+		d.OrganizerID, d.Name, d.Venue, d.StartsAt, d.OnSaleAt, d.Currency, admit, d.Description, d.RefundsUntil).
+		Scan(&e.ID, &e.CreatedAt)
 	if err != nil {
 		return Event{}, fmt.Errorf("event: create: %w", err)
 	}
@@ -86,7 +88,7 @@ func (s store) create(ctx context.Context, d Draft) (Event, error) {
 // follow it.
 const selectEvents = `
 	SELECT e.id::text, e.organizer_id::text, e.name, e.venue, e.starts_at, e.on_sale_at,
-	       e.currency, e.admit_per_second, e.created_at,
+	       e.currency, e.admit_per_second, e.created_at, e.description, e.refunds_until, e.status, e.cancelled_at,
 	       c.total, c.available, c.held, c.sold
 	FROM events e
 	CROSS JOIN LATERAL (
@@ -101,7 +103,7 @@ func scanEvent(row pgx.Row) (Event, error) {
 	var e Event
 	var admit *int32
 	err := row.Scan(&e.ID, &e.OrganizerID, &e.Name, &e.Venue, &e.StartsAt, &e.OnSaleAt,
-		&e.Currency, &admit, &e.CreatedAt,
+		&e.Currency, &admit, &e.CreatedAt, &e.Description, &e.RefundsUntil, &e.Status, &e.CancelledAt,
 		&e.SeatsTotal, &e.SeatsAvailable, &e.SeatsHeld, &e.SeatsSold)
 	if err != nil {
 		return Event{}, err
@@ -110,6 +112,7 @@ func scanEvent(row pgx.Row) (Event, error) {
 		e.WaitingRoom = &WaitingRoom{AdmitPerSecond: int(*admit)}
 	}
 	e.StartsAt, e.OnSaleAt, e.CreatedAt = e.StartsAt.UTC(), e.OnSaleAt.UTC(), e.CreatedAt.UTC()
+	e.RefundsUntil, e.CancelledAt = utc(e.RefundsUntil), utc(e.CancelledAt)
 	return e, nil
 }
 
@@ -148,13 +151,13 @@ func (s store) get(ctx context.Context, id string) (Event, error) {
 	return e, nil
 }
 
-// info returns what never changes about an event, or an errkind.NotFound error.
+// info returns what a hold needs of an event, or an errkind.NotFound error.
 func (s store) info(ctx context.Context, id string) (Info, error) {
 	in := Info{ID: id}
 	var admit *int32
 	err := s.db.QueryRow(ctx, `
-		SELECT organizer_id::text, on_sale_at, starts_at, currency, admit_per_second FROM events WHERE id = $1`, id).
-		Scan(&in.OrganizerID, &in.OnSaleAt, &in.StartsAt, &in.Currency, &admit)
+		SELECT organizer_id::text, on_sale_at, starts_at, currency, admit_per_second, status FROM events WHERE id = $1`, id).
+		Scan(&in.OrganizerID, &in.OnSaleAt, &in.StartsAt, &in.Currency, &admit, &in.Status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Info{}, errNotFound
 	}

@@ -22,24 +22,27 @@ import (
 
 // BeginCheckout moves the buyer's hold from active to checking_out in tx and
 // returns it. The hold must be active, unexpired, and still own every seat, and
-// its event must not have started (by the database's clock); its seats are then
-// kept until EndCheckout. It returns an errkind.NotFound error (also for
-// another buyer's hold), an error wrapping ErrNotActive that says why, or one
-// wrapping ErrEventStarted. holdID must be a valid id.
+// its event must not have started (by the database's clock) nor be cancelled;
+// its seats are then kept until EndCheckout. It returns an errkind.NotFound
+// error (also for another buyer's hold), an error wrapping ErrNotActive that
+// says why, or one wrapping ErrEventStarted or ErrEventCancelled. holdID must
+// be a valid id.
 func BeginCheckout(ctx context.Context, tx pgx.Tx, buyerID, holdID string) (Hold, error) {
-	h, expired, started, startsAt, err := lockForCheckout(ctx, tx, buyerID, holdID)
+	h, expired, ev, err := lockForCheckout(ctx, tx, buyerID, holdID)
 	if err != nil {
 		return Hold{}, err
 	}
 	switch {
+	case ev.cancelled:
+		return Hold{}, cancelledError
 	case h.Status == CheckingOut:
 		return Hold{}, fmt.Errorf("%w: it is already being checked out", ErrNotActive)
 	case h.Status == Active && expired, h.Status == Expired:
 		return Hold{}, fmt.Errorf("%w: it expired at %s", ErrNotActive, h.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z"))
 	case h.Status != Active:
 		return Hold{}, fmt.Errorf("%w: it is %s", ErrNotActive, h.Status)
-	case started:
-		return Hold{}, startedError(startsAt)
+	case ev.started:
+		return Hold{}, startedError(ev.startsAt)
 	}
 	if err := keepSeatsForCheckout(ctx, tx, h); err != nil {
 		return Hold{}, err

@@ -41,8 +41,12 @@ var (
 	ErrNotOnSale = errors.New("the event is not on sale yet")
 	// ErrEventStarted: the event has started (its starts_at has passed), and
 	// its seats are no longer held or sold: neither a new hold nor the checkout
-	// of an earlier one.
-	ErrEventStarted = errors.New("the event has started")
+	// of an earlier one. It is event.ErrStarted.
+	ErrEventStarted = event.ErrStarted
+	// ErrEventCancelled: the event was cancelled, and its seats are no longer
+	// held or sold: neither a new hold nor the checkout of an earlier one. It
+	// is event.ErrCancelled.
+	ErrEventCancelled = event.ErrCancelled
 	// ErrNotActive: the hold cannot do what was asked in its state: it expired,
 	// was released, is being checked out or was converted into an order. The
 	// error's text says which.
@@ -148,6 +152,9 @@ type Plan struct {
 }
 
 func invalid(format string, args ...any) error { return errkind.Invalidf(format, args...) }
+
+// cancelledError is ErrEventCancelled, said for a hold or its checkout.
+var cancelledError = fmt.Errorf("%w: its seats are no longer held or sold", ErrEventCancelled)
 
 // startedError is ErrEventStarted, saying when the event started.
 func startedError(startsAt time.Time) error {

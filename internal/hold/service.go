@@ -50,9 +50,9 @@ func (s *Service) WithReholdCooldown(d time.Duration) *Service {
 // Plan checks a hold request without writing anything: 1 to MaxSeats distinct
 // seat ids, a known event whose sale has opened and that has not started. It
 // returns an error wrapping errkind.Invalid (saying what is wrong),
-// ErrNotOnSale or ErrEventStarted. It reads the event from a per-instance
-// cache, so it usually costs no query; Place checks the start again, by the
-// database's clock.
+// ErrNotOnSale, ErrEventStarted or ErrEventCancelled. It reads the event from
+// a per-instance cache at most a second old, so it usually costs no query;
+// Place checks the start and the cancellation again, in the database.
 func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []string) (Plan, error) {
 	if eventID == "" {
 		return Plan{}, invalid("event_id is required")
@@ -85,6 +85,9 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 		return Plan{}, err
 	}
 	now := s.now()
+	if info.Status == event.Cancelled {
+		return Plan{}, cancelledError
+	}
 	if now.Before(info.OnSaleAt) {
 		return Plan{}, fmt.Errorf("%w: the sale opens at %s, in %s", ErrNotOnSale,
 			info.OnSaleAt.Format(time.RFC3339), info.OnSaleAt.Sub(now).Round(time.Second))
@@ -104,7 +107,7 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 // buyer gave back some of the seats less than the cooldown ago, or an error
 // wrapping errkind.Invalid when some seat ids are not seats of
 // the event, or ErrEventStarted when the event has started by the database's
-// clock. It is one round trip and one transaction: seats already taken when it
+// clock, or ErrEventCancelled when it was cancelled. It is one round trip and one transaction: seats already taken when it
 // starts, and an event that has started, are refused by the statement's own
 // read, before any row is locked.
 func (s *Service) Place(ctx context.Context, p Plan) (Hold, error) {

@@ -100,10 +100,10 @@ WITH peek AS (
     FROM seats
     WHERE id = ANY($4::uuid[])` + cooling + `
 ), ev AS (
-    SELECT starts_at, starts_at <= now() AS started FROM events WHERE id = $2
+    SELECT starts_at, starts_at <= now() AS started, status = 'cancelled' AS cancelled FROM events WHERE id = $2
 ), looks_free AS (
     SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), false)` + notCooling + `
-           AND NOT coalesce((SELECT started FROM ev), true) AS yes
+           AND NOT coalesce((SELECT started OR cancelled FROM ev), true) AS yes
     FROM peek
 ), wanted AS (
     SELECT id, price_cents, event_id = $2 AS of_event,
@@ -134,7 +134,7 @@ WITH peek AS (
 )
 SELECT p.id::text, p.of_event, coalesce((SELECT w.takeable FROM wanted w WHERE w.id = p.id), p.takeable),
        (SELECT seats FROM held), h.total_cents, h.expires_at, h.created_at,
-       ` + coolFor + `, ev.starts_at, coalesce(ev.started, false)
+       ` + coolFor + `, ev.starts_at, coalesce(ev.started, false), coalesce(ev.cancelled, false)
 FROM peek p LEFT JOIN hold h ON true` + joinCooling + `
      LEFT JOIN ev ON true`
 }
@@ -205,7 +205,7 @@ func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Durati
 	found := make(map[string]verdict, len(p.SeatIDs))
 	placed, held := false, 0
 	var startsAt *time.Time
-	started := false
+	started, cancelled := false, false
 	cooling := &CooldownError{}
 	for rows.Next() {
 		var (
@@ -216,7 +216,7 @@ func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Durati
 			createdAt *time.Time
 			coolFor   *float64
 		)
-		if err := rows.Scan(&id, &v.ofEvent, &v.takeable, &held, &total, &expiresAt, &createdAt, &coolFor, &startsAt, &started); err != nil {
+		if err := rows.Scan(&id, &v.ofEvent, &v.takeable, &held, &total, &expiresAt, &createdAt, &coolFor, &startsAt, &started, &cancelled); err != nil {
 			rows.Close()
 			return Hold{}, fmt.Errorf("hold: place: %w", err)
 		}
@@ -235,6 +235,9 @@ func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Durati
 	}
 	if placed {
 		return h, nil
+	}
+	if cancelled {
+		return Hold{}, cancelledError
 	}
 	if started {
 		// A placement that passes this read as the event starts may still

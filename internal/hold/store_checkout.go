@@ -12,23 +12,34 @@ import (
 // The SQL of a hold's checkout, each statement in the caller's transaction
 // (checkout.go has the states and the rules).
 
+// eventState is what a checkout's start reads of the hold's event, by the
+// database's clock.
+type eventState struct {
+	startsAt           time.Time
+	started, cancelled bool
+}
+
 // lockForCheckout reads and locks the buyer's hold, with whether it expired
-// and when its event starts (and whether it has), by the database's clock.
-func lockForCheckout(ctx context.Context, tx pgx.Tx, buyerID, holdID string) (h Hold, expired, started bool, startsAt time.Time, err error) {
+// and its event's state. It holds the event's row for key share until tx
+// ends: an event's cancellation (event.CancelIn, which locks the row for
+// update) waits for the checkouts that began before it, and one that begins
+// after it reads the event cancelled. So once a cancellation has committed,
+// no order of the event can begin.
+func lockForCheckout(ctx context.Context, tx pgx.Tx, buyerID, holdID string) (h Hold, expired bool, ev eventState, err error) {
 	err = tx.QueryRow(ctx, `
 		SELECT h.id::text, h.event_id::text, h.buyer_id::text, h.seat_ids::text[], h.status, h.total_cents, h.currency,
-		       h.expires_at, h.created_at, h.expires_at <= now(), e.starts_at, e.starts_at <= now()
+		       h.expires_at, h.created_at, h.expires_at <= now(), e.starts_at, e.starts_at <= now(), e.status = 'cancelled'
 		FROM holds h JOIN events e ON e.id = h.event_id
-		WHERE h.id = $1 AND h.buyer_id = $2 FOR UPDATE OF h`, holdID, buyerID).
+		WHERE h.id = $1 AND h.buyer_id = $2 FOR UPDATE OF h FOR KEY SHARE OF e`, holdID, buyerID).
 		Scan(&h.ID, &h.EventID, &h.BuyerID, &h.SeatIDs, &h.Status, &h.TotalCents, &h.Currency,
-			&h.ExpiresAt, &h.CreatedAt, &expired, &startsAt, &started)
+			&h.ExpiresAt, &h.CreatedAt, &expired, &ev.startsAt, &ev.started, &ev.cancelled)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Hold{}, false, false, time.Time{}, errNotFound
+		return Hold{}, false, eventState{}, errNotFound
 	}
 	if err != nil {
-		return Hold{}, false, false, time.Time{}, fmt.Errorf("hold: begin checkout: %w", err)
+		return Hold{}, false, eventState{}, fmt.Errorf("hold: begin checkout: %w", err)
 	}
-	return h, expired, started, startsAt, nil
+	return h, expired, ev, nil
 }
 
 // keepSeatsForCheckout holds the hold's seats without end and marks it

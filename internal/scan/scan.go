@@ -10,9 +10,10 @@
 // It owns the tickets, scans (the audit) and ticket_revocations tables: an
 // admission is one conditional write of the ticket's scanned_at and its audit
 // row, so the tickets are this package's. internal/checkout issues a confirmed
-// order's tickets through IssueTickets and revokes a refunded order's through
-// RevokeOrder, both in its own transaction, and lists a buyer's through
-// TicketsOf. Its SQL reads events (the organizer of a ticket's event), seats
+// order's tickets through IssueTickets, and holds tickets for a refund and
+// refunds them through HoldForRefund, EndRefund and RefundOrder (refund.go),
+// each in its own transaction, and lists a buyer's through TicketsOf. A
+// ticket pending a refund admits no one, as a revoked one. Its SQL reads events (the organizer of a ticket's event), seats
 // (an admitted ticket's seat) and scanner keys (a key's label and life), each
 // in the statement that needs it, and writes none of them (docs/design.md,
 // "Where each rule lives"; internal/archtest checks it). The store*.go files
@@ -49,8 +50,8 @@ const (
 	// WrongEvent: the ticket is the organizer's, but for another event than the
 	// one the scanner key is bound to. Nothing was admitted.
 	WrongEvent Result = "wrong_event"
-	// Revoked: the ticket was revoked (by its organizer, or because its order
-	// was refunded); it admits no one.
+	// Revoked: the ticket was revoked (by its organizer, or because it was
+	// refunded), or a refund of it is under way; it admits no one.
 	Revoked Result = "revoked"
 	// Conflict: a scan a device admitted offline, uploaded after the ticket had
 	// been admitted earlier elsewhere: someone got in twice. Only uploads
@@ -73,7 +74,7 @@ var (
 	ErrAlreadyScanned = errors.New("the ticket was already scanned")
 	ErrInvalid        = errors.New("no ticket of yours has this code")
 	ErrWrongEvent     = errors.New("the ticket is for another event than this scanner key's")
-	ErrRevoked        = errors.New("the ticket was revoked (by its organizer, or its order was refunded)")
+	ErrRevoked        = errors.New("the ticket was revoked (by its organizer, or it was refunded or is being refunded)")
 )
 
 // Scanner is the device that scans, as its scanner key says.
@@ -187,7 +188,7 @@ type ticketState struct {
 	eventID   string
 	mine      bool // the ticket's event belongs to the scanner's organizer
 	scannedAt *time.Time
-	revoked   bool
+	revoked   bool // or pending a refund
 }
 
 // classify tells why a scan admitted nothing. The bound event is checked before

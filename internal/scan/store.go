@@ -39,7 +39,8 @@ func (c code) wellFormed() bool { return c.canonical != "" && !c.respelled }
 
 // admit is the one conditional write: the ticket with this code is admitted if
 // it was never scanned, its event is the scanner's organizer's and, when the key
-// is bound, it is for the key's event. Many concurrent scans of one ticket queue
+// is bound, it is for the key's event, and it is neither revoked nor pending a
+// refund (see HoldForRefund). Many concurrent scans of one ticket queue
 // on its row lock and re-check scanned_at when they get it, so exactly one of
 // them updates. The admission and its audit row are one statement. ok is false
 // when nothing was admitted.
@@ -48,7 +49,7 @@ func (s store) admit(ctx context.Context, sc Scanner, c code) (a Admission, ok b
 		WITH admitted AS (
 		    UPDATE tickets t SET scanned_at = now()
 		    FROM events e
-		    WHERE t.code = $1 AND t.scanned_at IS NULL AND t.revoked_at IS NULL
+		    WHERE t.code = $1 AND t.scanned_at IS NULL AND t.revoked_at IS NULL AND t.refund_status IS NULL
 		      AND e.id = t.event_id AND e.organizer_id = $2
 		      AND ($3::text = '' OR t.event_id = NULLIF($3::text, '')::uuid)
 		    RETURNING t.id, t.event_id, t.seat_id, t.scanned_at
@@ -75,7 +76,8 @@ func (s store) admit(ctx context.Context, sc Scanner, c code) (a Admission, ok b
 func (s store) ticket(ctx context.Context, organizerID string, c code) (ticketState, error) {
 	t := ticketState{found: true}
 	err := s.db.QueryRow(ctx, `
-		SELECT t.id::text, t.event_id::text, e.organizer_id = $2, t.scanned_at, t.revoked_at IS NOT NULL
+		SELECT t.id::text, t.event_id::text, e.organizer_id = $2, t.scanned_at,
+		       t.revoked_at IS NOT NULL OR t.refund_status IS NOT NULL
 		FROM tickets t JOIN events e ON e.id = t.event_id
 		WHERE t.code = $1`, c.text, organizerID).
 		Scan(&t.ticketID, &t.eventID, &t.mine, &t.scannedAt, &t.revoked)

@@ -17,7 +17,7 @@ import (
 // code's by the code. Another organizer's ticket reads as none, and is not
 // locked.
 func lockTicket(ctx context.Context, tx pgx.Tx, organizerID string, c code) (ticketState, error) {
-	const sel = `SELECT t.id::text, t.event_id::text, true, t.scanned_at, t.revoked_at IS NOT NULL
+	const sel = `SELECT t.id::text, t.event_id::text, true, t.scanned_at, t.revoked_at IS NOT NULL OR t.refund_status IS NOT NULL
 		FROM tickets t JOIN events e ON e.id = t.event_id AND e.organizer_id = $1 `
 	var row pgx.Row
 	if c.signed {

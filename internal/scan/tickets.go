@@ -28,8 +28,17 @@ type Ticket struct {
 	SeatID    string
 	Code      string
 	ScannedAt *time.Time
-	Revoked   bool // by its organizer, or because its order was refunded
+	Revoked   bool // by its organizer, or because it was refunded
+	// RefundStatus is RefundPending while a refund of it waits for Payrail,
+	// Refunded once refunded, "" otherwise.
+	RefundStatus string
 }
+
+// The refund states of a ticket (Ticket.RefundStatus).
+const (
+	RefundPending = "pending"
+	Refunded      = "refunded"
+)
 
 // IssueTickets issues the tickets of the order, one statement in tx, the
 // caller's: internal/checkout issues them in the transaction that confirms the

@@ -163,3 +163,29 @@ func TestDefaultIgnorableMatchesUnicode(t *testing.T) {
 		}
 	}
 }
+
+// TestParagraphs: line breaks are kept (\r\n and \r become \n), blank lines
+// fold to one, lines lose their trailing space and tabs become spaces; any
+// other control, bidi or invisible character is refused, as is text over the
+// bound.
+func TestParagraphs(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                           "",
+		"  One line.  ":              "One line.",
+		"First.\r\nSecond.\rThird.":  "First.\nSecond.\nThird.",
+		"A.\n\n\n\nB.":               "A.\n\nB.",
+		"Tab\there \t\nnext":         "Tab here\nnext",
+		"cafe\u0301":                 "café",
+		"Doors 7 pm.\n\nNo re-entry": "Doors 7 pm.\n\nNo re-entry",
+	} {
+		got, err := Paragraphs("description", in, 100)
+		if err != nil || got != want {
+			t.Errorf("Paragraphs(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"a\x00b", "bell\a", "evil\u202Etxt", "zero\u200Bwidth", strings.Repeat("x", 101), "a\xffb"} {
+		if _, err := Paragraphs("description", bad, 100); !errors.Is(err, errkind.Invalid) {
+			t.Errorf("Paragraphs(%q) = %v, want invalid", bad, err)
+		}
+	}
+}
