@@ -43,22 +43,6 @@ func ticketsOf(ctx context.Context, q Querier, buyerID, orderID string) ([]Ticke
 	})
 }
 
-// revokeOrder revokes the order's tickets not revoked yet, listing each
-// revocation, in tx.
-func revokeOrder(ctx context.Context, tx pgx.Tx, orderID string) (int64, error) {
-	tag, err := tx.Exec(ctx, `
-		WITH revoked AS (
-		    UPDATE tickets SET revoked_at = now()
-		    WHERE order_id = $1 AND revoked_at IS NULL
-		    RETURNING id, event_id
-		)
-		INSERT INTO ticket_revocations (ticket_id, event_id) SELECT id, event_id FROM revoked`, orderID)
-	if err != nil {
-		return 0, err
-	}
-	return tag.RowsAffected(), nil
-}
-
 // revoke revokes the organizer's ticket and lists its revocation, in one
 // transaction; once only. errkind.NotFound for another organizer's ticket.
 func (s store) revoke(ctx context.Context, organizerID, ticketID string) error {

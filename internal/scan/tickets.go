@@ -10,8 +10,8 @@ import (
 
 // The tickets table is this package's: a ticket is issued by internal/checkout
 // in the transaction that confirms its order (IssueTickets), admitted here (a
-// scan), and revoked here (by its organizer, or RevokeOrder when its order is
-// refunded).
+// scan), revoked here (by its organizer), and refunded in
+// internal/checkout's transactions (refund.go).
 
 // NewTicket is a ticket to issue: one seat of a confirmed order.
 type NewTicket struct {
@@ -68,18 +68,4 @@ func TicketsOf(ctx context.Context, q Querier, buyerID, orderID string) ([]Ticke
 		return nil, fmt.Errorf("scan: list tickets: %w", err)
 	}
 	return tickets, nil
-}
-
-// RevokeOrder revokes every ticket of the order, in tx, the caller's:
-// internal/checkout revokes a refunded order's tickets in the transaction
-// that refunds the order. A revoked ticket admits no one online at once
-// (Revoked), and offline once a door has synced the revocations list, as a
-// ticket its organizer revoked. Tickets revoked already are left as they are.
-// It returns how many it revoked.
-func RevokeOrder(ctx context.Context, tx pgx.Tx, orderID string) (int64, error) {
-	n, err := revokeOrder(ctx, tx, orderID)
-	if err != nil {
-		return 0, fmt.Errorf("scan: revoke the tickets of order %s: %w", orderID, err)
-	}
-	return n, nil
 }
