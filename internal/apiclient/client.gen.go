@@ -20,6 +20,12 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for EventStatus.
+const (
+	EventStatusCancelled EventStatus = "cancelled"
+	EventStatusScheduled EventStatus = "scheduled"
+)
+
 // Defines values for HoldStatus.
 const (
 	HoldStatusActive    HoldStatus = "active"
@@ -70,12 +76,13 @@ const (
 
 // Defines values for OrderStatus.
 const (
-	OrderStatusConfirmed OrderStatus = "confirmed"
-	OrderStatusDeclined  OrderStatus = "declined"
-	OrderStatusFailed    OrderStatus = "failed"
-	OrderStatusPending   OrderStatus = "pending"
-	OrderStatusRefunded  OrderStatus = "refunded"
-	OrderStatusReleased  OrderStatus = "released"
+	OrderStatusConfirmed         OrderStatus = "confirmed"
+	OrderStatusDeclined          OrderStatus = "declined"
+	OrderStatusFailed            OrderStatus = "failed"
+	OrderStatusPartiallyRefunded OrderStatus = "partially_refunded"
+	OrderStatusPending           OrderStatus = "pending"
+	OrderStatusRefunded          OrderStatus = "refunded"
+	OrderStatusReleased          OrderStatus = "released"
 )
 
 // Defines values for PrincipalKind.
@@ -139,6 +146,21 @@ const (
 	ReadinessStatusUnavailable ReadinessStatus = "unavailable"
 )
 
+// Defines values for RefundReason.
+const (
+	RefundReasonBuyer        RefundReason = "buyer"
+	RefundReasonCancellation RefundReason = "cancellation"
+	RefundReasonOrganizer    RefundReason = "organizer"
+	RefundReasonPayrail      RefundReason = "payrail"
+)
+
+// Defines values for RefundStatus.
+const (
+	RefundStatusFailed    RefundStatus = "failed"
+	RefundStatusPending   RefundStatus = "pending"
+	RefundStatusSucceeded RefundStatus = "succeeded"
+)
+
 // Defines values for ScanResult.
 const (
 	ScanResultAdmitted       ScanResult = "admitted"
@@ -158,9 +180,10 @@ const (
 
 // Defines values for TicketStatus.
 const (
-	TicketStatusRefunded TicketStatus = "refunded"
-	TicketStatusScanned  TicketStatus = "scanned"
-	TicketStatusValid    TicketStatus = "valid"
+	TicketStatusRefundPending TicketStatus = "refund_pending"
+	TicketStatusRefunded      TicketStatus = "refunded"
+	TicketStatusScanned       TicketStatus = "scanned"
+	TicketStatusValid         TicketStatus = "valid"
 )
 
 // Account defines model for Account.
@@ -183,38 +206,91 @@ type Admission struct {
 	TicketId openapi_types.UUID `json:"ticket_id"`
 }
 
+// Cancellation The progress of a cancelled event's refunds; null while it is scheduled.
+type Cancellation struct {
+	// Done Every order refunded, and none can still be confirmed.
+	Done bool `json:"done"`
+
+	// Orders Its orders that were or may still be paid for.
+	Orders int32 `json:"orders"`
+
+	// Pending Those the job has yet to refund (or a checkout has yet to settle).
+	Pending int32 `json:"pending"`
+
+	// Refunded Those refunded whole.
+	Refunded int32 `json:"refunded"`
+}
+
+// Description Free text of several lines (line breaks kept, at most one blank line in a row; no other control, bidirectional or invisible character); empty for none.
+type Description = string
+
 // Event defines model for Event.
 type Event struct {
-	CreatedAt      time.Time          `json:"created_at"`
-	Currency       string             `json:"currency"`
-	Id             openapi_types.UUID `json:"id"`
-	Name           string             `json:"name"`
-	OnSaleAt       time.Time          `json:"on_sale_at"`
-	OrganizerId    openapi_types.UUID `json:"organizer_id"`
-	SeatsAvailable int32              `json:"seats_available"`
-	SeatsTotal     int32              `json:"seats_total"`
+	CreatedAt time.Time `json:"created_at"`
+	Currency  string    `json:"currency"`
+
+	// Description Free text of several lines (line breaks kept, at most one blank line in a row; no other control, bidirectional or invisible character); empty for none.
+	Description Description        `json:"description"`
+	Id          openapi_types.UUID `json:"id"`
+	Name        string             `json:"name"`
+	OnSaleAt    time.Time          `json:"on_sale_at"`
+	OrganizerId openapi_types.UUID `json:"organizer_id"`
+
+	// RefundsUntil Buyers may refund their tickets until then; null: they cannot.
+	RefundsUntil   *time.Time `json:"refunds_until"`
+	SeatsAvailable int32      `json:"seats_available"`
+	SeatsTotal     int32      `json:"seats_total"`
 
 	// Sections On one event; not in lists.
 	Sections *[]Section `json:"sections,omitempty"`
 	StartsAt time.Time  `json:"starts_at"`
-	Venue    string     `json:"venue"`
+
+	// Status `cancelled` once its organizer cancelled it: nothing of it is held, sold or changed any more, and its orders are refunded.
+	Status EventStatus `json:"status"`
+	Venue  string      `json:"venue"`
 
 	// WaitingRoom An event with a waiting room admits buyers at this rate (the rate its room opens at; its organizer may change the live room's, `PATCH /v1/organizer/events/{id}/waiting-room`); its holds need an admission.
 	WaitingRoom *WaitingRoom `json:"waiting_room"`
 }
 
+// EventChange Each member sent is changed; the others are kept.
+type EventChange struct {
+	// Description Free text of several lines (line breaks kept, at most one blank line in a row; no other control, bidirectional or invisible character); empty for none.
+	Description *Description `json:"description,omitempty"`
+	Name        *string      `json:"name,omitempty"`
+
+	// RefundsUntil null removes the window (only while no ticket is sold); once tickets are sold it may only move later.
+	RefundsUntil *time.Time `json:"refunds_until,omitempty"`
+
+	// StartsAt In the future, not before on_sale_at, nor before a refund window its sold tickets were promised.
+	StartsAt *time.Time `json:"starts_at,omitempty"`
+	Venue    *string    `json:"venue,omitempty"`
+}
+
 // EventFields The members of an Event, open for extension.
 type EventFields struct {
-	CreatedAt      time.Time          `json:"created_at"`
-	Currency       string             `json:"currency"`
-	Id             openapi_types.UUID `json:"id"`
-	Name           string             `json:"name"`
-	OnSaleAt       time.Time          `json:"on_sale_at"`
-	OrganizerId    openapi_types.UUID `json:"organizer_id"`
-	SeatsAvailable int32              `json:"seats_available"`
-	SeatsTotal     int32              `json:"seats_total"`
-	StartsAt       time.Time          `json:"starts_at"`
-	Venue          string             `json:"venue"`
+	CreatedAt time.Time `json:"created_at"`
+	Currency  string    `json:"currency"`
+
+	// Description Free text of several lines (line breaks kept, at most one blank line in a row; no other control, bidirectional or invisible character); empty for none.
+	Description Description        `json:"description"`
+	Id          openapi_types.UUID `json:"id"`
+	Name        string             `json:"name"`
+	OnSaleAt    time.Time          `json:"on_sale_at"`
+	OrganizerId openapi_types.UUID `json:"organizer_id"`
+
+	// RefundsUntil Buyers may refund their tickets until then; null: they cannot.
+	RefundsUntil   *time.Time `json:"refunds_until"`
+	SeatsAvailable int32      `json:"seats_available"`
+	SeatsTotal     int32      `json:"seats_total"`
+
+	// Sections On one event; not in lists.
+	Sections *[]Section `json:"sections,omitempty"`
+	StartsAt time.Time  `json:"starts_at"`
+
+	// Status `cancelled` once its organizer cancelled it: nothing of it is held, sold or changed any more, and its orders are refunded.
+	Status EventStatus `json:"status"`
+	Venue  string      `json:"venue"`
 
 	// WaitingRoom An event with a waiting room admits buyers at this rate (the rate its room opens at; its organizer may change the live room's, `PATCH /v1/organizer/events/{id}/waiting-room`); its holds need an admission.
 	WaitingRoom *WaitingRoom `json:"waiting_room"`
@@ -231,10 +307,16 @@ type EventPage struct {
 // EventRequest defines model for EventRequest.
 type EventRequest struct {
 	Currency *string `json:"currency,omitempty"`
-	Name     string  `json:"name"`
+
+	// Description Free text of several lines (line breaks kept, at most one blank line in a row; no other control, bidirectional or invisible character); empty for none.
+	Description *Description `json:"description,omitempty"`
+	Name        string       `json:"name"`
 
 	// OnSaleAt Not after starts_at; now when left out.
 	OnSaleAt *time.Time `json:"on_sale_at,omitempty"`
+
+	// RefundsUntil Buyers may refund their tickets until then: in the future, not after starts_at. Left out: buyers cannot refund (the organizer still can).
+	RefundsUntil *time.Time `json:"refunds_until,omitempty"`
 
 	// Sections At most 50 sections of at most 10,000 seats in all.
 	Sections []Section `json:"sections"`
@@ -246,6 +328,9 @@ type EventRequest struct {
 	// WaitingRoom An event with a waiting room admits buyers at this rate (the rate its room opens at; its organizer may change the live room's, `PATCH /v1/organizer/events/{id}/waiting-room`); its holds need an admission.
 	WaitingRoom *WaitingRoom `json:"waiting_room,omitempty"`
 }
+
+// EventStatus `cancelled` once its organizer cancelled it: nothing of it is held, sold or changed any more, and its orders are refunded.
+type EventStatus string
 
 // Hold defines model for Hold.
 type Hold struct {
@@ -352,21 +437,29 @@ type Order struct {
 	// RefundedAt The order's charge was refunded then: a charge that reached Payrail late, for an order not confirmed, or the charge of a `refunded` order.
 	RefundedAt *time.Time `json:"refunded_at,omitempty"`
 
+	// RefundedCents What its succeeded refunds gave back.
+	RefundedCents *int64 `json:"refunded_cents,omitempty"`
+
+	// Refunds Its refunds, oldest first.
+	Refunds *[]Refund `json:"refunds,omitempty"`
+
 	// Status `pending` while the charge's outcome is unknown; `confirmed` charged, with
-	// tickets; `declined`; `failed` (certainly no charge); `released` (recovery
-	// proved there was no charge and released the hold); `refunded` (confirmed,
-	// then its charge was refunded at Payrail: its tickets, still listed, admit
-	// no one, and `refunded_at` says since when).
+	// tickets; `partially_refunded` (some of its tickets, or money, were given
+	// back; `refunded_cents` says how much); `refunded` (all its money given back
+	// and none of its tickets admitting; `refunded_at` says since when); `declined`;
+	// `failed` (certainly no charge); `released` (recovery proved there was no
+	// charge and released the hold).
 	Status     OrderStatus `json:"status"`
 	Tickets    []Ticket    `json:"tickets"`
 	TotalCents int32       `json:"total_cents"`
 }
 
 // OrderStatus `pending` while the charge's outcome is unknown; `confirmed` charged, with
-// tickets; `declined`; `failed` (certainly no charge); `released` (recovery
-// proved there was no charge and released the hold); `refunded` (confirmed,
-// then its charge was refunded at Payrail: its tickets, still listed, admit
-// no one, and `refunded_at` says since when).
+// tickets; `partially_refunded` (some of its tickets, or money, were given
+// back; `refunded_cents` says how much); `refunded` (all its money given back
+// and none of its tickets admitting; `refunded_at` says since when); `declined`;
+// `failed` (certainly no charge); `released` (recovery proved there was no
+// charge and released the hold).
 type OrderStatus string
 
 // OrderRequest defines model for OrderRequest.
@@ -379,21 +472,35 @@ type OrderRequest struct {
 
 // OrganizerEvent defines model for OrganizerEvent.
 type OrganizerEvent struct {
-	CreatedAt   time.Time          `json:"created_at"`
-	Currency    string             `json:"currency"`
+	// Cancellation The progress of a cancelled event's refunds; null while it is scheduled.
+	Cancellation *Cancellation `json:"cancellation"`
+	CreatedAt    time.Time     `json:"created_at"`
+	Currency     string        `json:"currency"`
+
+	// Description Free text of several lines (line breaks kept, at most one blank line in a row; no other control, bidirectional or invisible character); empty for none.
+	Description Description        `json:"description"`
 	Id          openapi_types.UUID `json:"id"`
 	Name        string             `json:"name"`
 	OnSaleAt    time.Time          `json:"on_sale_at"`
 	OrganizerId openapi_types.UUID `json:"organizer_id"`
 
-	// RevenueCents The confirmed orders' totals, in the event's currency.
-	RevenueCents   int64     `json:"revenue_cents"`
-	SeatsAvailable int32     `json:"seats_available"`
-	SeatsHeld      int32     `json:"seats_held"`
-	SeatsSold      int32     `json:"seats_sold"`
-	SeatsTotal     int32     `json:"seats_total"`
-	StartsAt       time.Time `json:"starts_at"`
-	Venue          string    `json:"venue"`
+	// RefundsUntil Buyers may refund their tickets until then; null: they cannot.
+	RefundsUntil *time.Time `json:"refunds_until"`
+
+	// RevenueCents What its orders took and kept: the totals of its confirmed and partially refunded orders less their refunds, in the event's currency.
+	RevenueCents   int64 `json:"revenue_cents"`
+	SeatsAvailable int32 `json:"seats_available"`
+	SeatsHeld      int32 `json:"seats_held"`
+	SeatsSold      int32 `json:"seats_sold"`
+	SeatsTotal     int32 `json:"seats_total"`
+
+	// Sections On one event; not in lists.
+	Sections *[]Section `json:"sections,omitempty"`
+	StartsAt time.Time  `json:"starts_at"`
+
+	// Status `cancelled` once its organizer cancelled it: nothing of it is held, sold or changed any more, and its orders are refunded.
+	Status EventStatus `json:"status"`
+	Venue  string      `json:"venue"`
 
 	// WaitingRoom An event with a waiting room admits buyers at this rate (the rate its room opens at; its organizer may change the live room's, `PATCH /v1/organizer/events/{id}/waiting-room`); its holds need an admission.
 	WaitingRoom *WaitingRoom `json:"waiting_room"`
@@ -435,7 +542,10 @@ type Problem struct {
 	// MaxInFlight too-many-concurrent-requests: the limit's maximum.
 	MaxInFlight *int32 `json:"max_in_flight,omitempty"`
 
-	// OrderId payment-declined, payment-unavailable, order-released, order-refunded: the order.
+	// NotRefundableTicketIds ticket-not-refundable: exactly the tickets named that cannot be refunded.
+	NotRefundableTicketIds *[]openapi_types.UUID `json:"not_refundable_ticket_ids,omitempty"`
+
+	// OrderId payment-declined, payment-unavailable, order-released, order-refunded, refund-refused: the order.
 	OrderId *openapi_types.UUID `json:"order_id,omitempty"`
 
 	// Result scan-rejected: why.
@@ -541,6 +651,34 @@ type ReadinessRedisRedundancy string
 
 // ReadinessStatus defines model for Readiness.Status.
 type ReadinessStatus string
+
+// Refund defines model for Refund.
+type Refund struct {
+	// AmountCents What it gives back: its tickets' seats' price, at most what was left of the charge.
+	AmountCents int64              `json:"amount_cents"`
+	CreatedAt   time.Time          `json:"created_at"`
+	Id          openapi_types.UUID `json:"id"`
+
+	// Reason Who asked: the buyer, the event's organizer, the event's cancellation, or someone at Payrail (an operator, a dispute).
+	Reason    RefundReason `json:"reason"`
+	SettledAt *time.Time   `json:"settled_at,omitempty"`
+
+	// Status `pending` until Payrail answers (its tickets `refund_pending`); `succeeded`; `failed` (Payrail refused it: nothing was refunded, its tickets valid again).
+	Status    RefundStatus         `json:"status"`
+	TicketIds []openapi_types.UUID `json:"ticket_ids"`
+}
+
+// RefundReason Who asked: the buyer, the event's organizer, the event's cancellation, or someone at Payrail (an operator, a dispute).
+type RefundReason string
+
+// RefundStatus `pending` until Payrail answers (its tickets `refund_pending`); `succeeded`; `failed` (Payrail refused it: nothing was refunded, its tickets valid again).
+type RefundStatus string
+
+// RefundRequest defines model for RefundRequest.
+type RefundRequest struct {
+	// TicketIds The tickets to refund; left out, every ticket of the order that can be refunded.
+	TicketIds *[]openapi_types.UUID `json:"ticket_ids,omitempty"`
+}
 
 // ScanAttempt defines model for ScanAttempt.
 type ScanAttempt struct {
@@ -677,11 +815,11 @@ type Ticket struct {
 	Id      openapi_types.UUID `json:"id"`
 	SeatId  openapi_types.UUID `json:"seat_id"`
 
-	// Status `refunded`: its order was refunded; it admits no one.
+	// Status `refund_pending`: a refund of it waits for Payrail's answer (it admits no one); `refunded`: it admits no one, and its seat is back on sale.
 	Status TicketStatus `json:"status"`
 }
 
-// TicketStatus `refunded`: its order was refunded; it admits no one.
+// TicketStatus `refund_pending`: a refund of it waits for Payrail's answer (it admits no one); `refunded`: it admits no one, and its seat is back on sale.
 type TicketStatus string
 
 // WaitingRoom An event with a waiting room admits buyers at this rate (the rate its room opens at; its organizer may change the live room's, `PATCH /v1/organizer/events/{id}/waiting-room`); its holds need an admission.
@@ -735,6 +873,9 @@ type Limit100 = int32
 // QueueToken defines model for QueueToken.
 type QueueToken = string
 
+// RefundKey defines model for RefundKey.
+type RefundKey = string
+
 // AccountCreated defines model for AccountCreated.
 type AccountCreated = Account
 
@@ -746,6 +887,9 @@ type Forbidden = Problem
 
 // HoldConflict An RFC 9457 problem. Members beyond the first four appear on the types named.
 type HoldConflict = Problem
+
+// IdempotencyMismatch An RFC 9457 problem. Members beyond the first four appear on the types named.
+type IdempotencyMismatch = Problem
 
 // InternalError An RFC 9457 problem. Members beyond the first four appear on the types named.
 type InternalError = Problem
@@ -761,6 +905,9 @@ type NotFound = Problem
 
 // RateLimited An RFC 9457 problem. Members beyond the first four appear on the types named.
 type RateLimited = Problem
+
+// RefundConflict An RFC 9457 problem. Members beyond the first four appear on the types named.
+type RefundConflict = Problem
 
 // RequestTimeout An RFC 9457 problem. Members beyond the first four appear on the types named.
 type RequestTimeout = Problem
@@ -811,6 +958,22 @@ type CheckoutParams struct {
 	// no control characters. Optional, but every client should send one, new for
 	// each attempt to pay and the same for each retry of that attempt.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RefundOrderParams defines parameters for RefundOrder.
+type RefundOrderParams struct {
+	// IdempotencyKey Binds the request to the refund it writes (kept with it): 1 to 255 characters,
+	// no control characters. Optional; a retry with the same key and body answers that
+	// refund's order as it stands now.
+	IdempotencyKey *RefundKey `json:"Idempotency-Key,omitempty"`
+}
+
+// OrganizerRefundOrderParams defines parameters for OrganizerRefundOrder.
+type OrganizerRefundOrderParams struct {
+	// IdempotencyKey Binds the request to the refund it writes (kept with it): 1 to 255 characters,
+	// no control characters. Optional; a retry with the same key and body answers that
+	// refund's order as it stands now.
+	IdempotencyKey *RefundKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ScannerRevocationsParams defines parameters for ScannerRevocations.
@@ -867,8 +1030,17 @@ type LoginJSONRequestBody = LoginRequest
 // CheckoutJSONRequestBody defines body for Checkout for application/json ContentType.
 type CheckoutJSONRequestBody = OrderRequest
 
+// RefundOrderJSONRequestBody defines body for RefundOrder for application/json ContentType.
+type RefundOrderJSONRequestBody = RefundRequest
+
+// ChangeEventJSONRequestBody defines body for ChangeEvent for application/json ContentType.
+type ChangeEventJSONRequestBody = EventChange
+
 // ChangeWaitingRoomJSONRequestBody defines body for ChangeWaitingRoom for application/json ContentType.
 type ChangeWaitingRoomJSONRequestBody = WaitingRoomChange
+
+// OrganizerRefundOrderJSONRequestBody defines body for OrganizerRefundOrder for application/json ContentType.
+type OrganizerRefundOrderJSONRequestBody = RefundRequest
 
 // CreateOrganizerJSONRequestBody defines body for CreateOrganizer for application/json ContentType.
 type CreateOrganizerJSONRequestBody = SignupRequest
@@ -1386,7 +1558,8 @@ type ClientInterface interface {
 	// | 402 `payment-declined` | Payrail declined; the hold is active again |
 	// | 503 `payment-unavailable` | Payrail certainly made no charge; the hold is active again |
 	// | 409 `order-released` | (a retry) recovery proved there was no charge and released the hold |
-	// | 409 `order-refunded` | (a retry) the order was paid, then its charge was refunded at Payrail; its tickets admit no one |
+	// | 409 `order-refunded` | (a retry) the order was paid, then refunded whole; its tickets admit no one |
+	// | 409 `event-cancelled` | its organizer cancelled the event; nothing was charged |
 	// | 429 `rate-limited` | `checkout-buyer` or `checkout-hold` refused the attempt; nothing was written or charged |
 	//
 	// With an `Idempotency-Key` (kept 24 hours), a retry with the same body answers
@@ -1422,7 +1595,8 @@ type ClientInterface interface {
 	// | 402 `payment-declined` | Payrail declined; the hold is active again |
 	// | 503 `payment-unavailable` | Payrail certainly made no charge; the hold is active again |
 	// | 409 `order-released` | (a retry) recovery proved there was no charge and released the hold |
-	// | 409 `order-refunded` | (a retry) the order was paid, then its charge was refunded at Payrail; its tickets admit no one |
+	// | 409 `order-refunded` | (a retry) the order was paid, then refunded whole; its tickets admit no one |
+	// | 409 `event-cancelled` | its organizer cancelled the event; nothing was charged |
 	// | 429 `rate-limited` | `checkout-buyer` or `checkout-hold` refused the attempt; nothing was written or charged |
 	//
 	// With an `Idempotency-Key` (kept 24 hours), a retry with the same body answers
@@ -1442,12 +1616,137 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/orders/{id} (the `GetOrder` operationId).
 	GetOrder(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RefundOrderWithBody Refund tickets of an order (its buyer)
+	//
+	// While the event's `refunds_until` has not passed (else, or when it has none,
+	// 409 `refund-window-closed`; a cancelled event's buyers may refund at any
+	// time). The body is optional: `ticket_ids` names the tickets to refund; without
+	// it, every ticket of the order that can be. A ticket scanned at the door, given
+	// to someone else, refunded or being refunded is not refundable (409
+	// `ticket-not-refundable`, naming them); nothing is refunded then.
+	//
+	// The refund gives back what the tickets' seats cost (at most what is left of the
+	// charge) through Payrail, with the truth rules of a charge: the tickets are
+	// `refund_pending` (admitting no one, refundable by no one else) until Payrail
+	// answers; then `refunded` (revoked at the door and on the doors' revocations
+	// list, their seats back on sale) and the order `partially_refunded` or
+	// `refunded`. Payrail's answer unknown (slow, down): 202 with the order, the
+	// refund `pending`; the refund job asks Payrail again with the same key until it
+	// answers, so the money goes back once. Payrail refusing it: 409
+	// `refund-refused`, the tickets valid again.
+	//
+	// With an `Idempotency-Key`, a retry with the same body answers the key's refund's
+	// order as it stands now, marked `Idempotent-Replayed: true`; another body with
+	// the same key is 422 `idempotency-mismatch`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/orders/{id}/refund (the `RefundOrder` operationId).
+	RefundOrderWithBody(ctx context.Context, id ID, params *RefundOrderParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefundOrder Refund tickets of an order (its buyer)
+	//
+	// While the event's `refunds_until` has not passed (else, or when it has none,
+	// 409 `refund-window-closed`; a cancelled event's buyers may refund at any
+	// time). The body is optional: `ticket_ids` names the tickets to refund; without
+	// it, every ticket of the order that can be. A ticket scanned at the door, given
+	// to someone else, refunded or being refunded is not refundable (409
+	// `ticket-not-refundable`, naming them); nothing is refunded then.
+	//
+	// The refund gives back what the tickets' seats cost (at most what is left of the
+	// charge) through Payrail, with the truth rules of a charge: the tickets are
+	// `refund_pending` (admitting no one, refundable by no one else) until Payrail
+	// answers; then `refunded` (revoked at the door and on the doors' revocations
+	// list, their seats back on sale) and the order `partially_refunded` or
+	// `refunded`. Payrail's answer unknown (slow, down): 202 with the order, the
+	// refund `pending`; the refund job asks Payrail again with the same key until it
+	// answers, so the money goes back once. Payrail refusing it: 409
+	// `refund-refused`, the tickets valid again.
+	//
+	// With an `Idempotency-Key`, a retry with the same body answers the key's refund's
+	// order as it stands now, marked `Idempotent-Replayed: true`; another body with
+	// the same key is 422 `idempotency-mismatch`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/orders/{id}/refund (the `RefundOrder` operationId).
+	RefundOrder(ctx context.Context, id ID, params *RefundOrderParams, body RefundOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// OrganizerEvents The organizer's own events, with seats held and sold
 	//
 	// Every event of the organizer, with its seats held and sold and its revenue read now.
 	//
 	// Corresponds with GET /v1/organizer/events (the `OrganizerEvents` operationId).
 	OrganizerEvents(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OrganizerEvent One of the organizer's events, with its cancellation's progress
+	//
+	// Read now (not from a snapshot). Another organizer's event is 404.
+	//
+	// Corresponds with GET /v1/organizer/events/{id} (the `OrganizerEvent` operationId).
+	OrganizerEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangeEventWithBody Change an event's name, venue, description, start or refund window (its organizer)
+	//
+	// Each member sent is changed and checked as at creation; `refunds_until: null`
+	// removes the refund window. Its sections, seats, sale opening and currency never
+	// change. The promises made to the buyers of its tickets are kept:
+	//
+	// - a cancelled event (409 `event-cancelled`) or one that has started (409
+	//   `event-started`) changes no more;
+	// - `starts_at` stays in the future and not before `on_sale_at`; `refunds_until`
+	//   not after `starts_at`, and a new one in the future (400);
+	// - once a ticket is sold, the refund window may move later, never be removed or
+	//   move earlier, and `starts_at` may not move before it (409
+	//   `change-breaks-tickets`).
+	//
+	// Every instance sees the change within a second (holds and checkouts read the
+	// event in their own statements). Another organizer's event is 404; an empty
+	// change is 400. Nothing changes when it is refused.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/organizer/events/{id} (the `ChangeEvent` operationId).
+	ChangeEventWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangeEvent Change an event's name, venue, description, start or refund window (its organizer)
+	//
+	// Each member sent is changed and checked as at creation; `refunds_until: null`
+	// removes the refund window. Its sections, seats, sale opening and currency never
+	// change. The promises made to the buyers of its tickets are kept:
+	//
+	// - a cancelled event (409 `event-cancelled`) or one that has started (409
+	//   `event-started`) changes no more;
+	// - `starts_at` stays in the future and not before `on_sale_at`; `refunds_until`
+	//   not after `starts_at`, and a new one in the future (400);
+	// - once a ticket is sold, the refund window may move later, never be removed or
+	//   move earlier, and `starts_at` may not move before it (409
+	//   `change-breaks-tickets`).
+	//
+	// Every instance sees the change within a second (holds and checkouts read the
+	// event in their own statements). Another organizer's event is 404; an empty
+	// change is 400. Nothing changes when it is refused.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/organizer/events/{id} (the `ChangeEvent` operationId).
+	ChangeEvent(ctx context.Context, id ID, body ChangeEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelEvent Cancel an event and refund every order of it (its organizer)
+	//
+	// One transaction cancels the event (`status: cancelled`), releases its holds
+	// and starts its refunds; from then on, on every instance, a new hold and the
+	// checkout of any hold are 409 `event-cancelled`, and its tickets stop admitting
+	// as they are refunded. A checkout that began before the cancel may still
+	// confirm; its order is refunded too. A job refunds every confirmed order of the
+	// event in full (scanned tickets too), once each, in the background, surviving
+	// restarts: `cancellation` shows its progress (`done` once every order is
+	// refunded and none can still be confirmed). Answers 202 with the event;
+	// cancelling it again answers the same, changing nothing. An event that has
+	// started is 409 `event-started`; another organizer's is 404.
+	//
+	// Corresponds with POST /v1/organizer/events/{id}/cancel (the `CancelEvent` operationId).
+	CancelEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// OrganizerWaitingRoom The event's live waiting room (its organizer)
 	//
@@ -1489,6 +1788,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/organizer/events/{id}/waiting-room (the `ChangeWaitingRoom` operationId).
 	ChangeWaitingRoom(ctx context.Context, id ID, body ChangeWaitingRoomJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OrganizerRefundOrderWithBody Refund tickets of an order of one's event (its organizer)
+	//
+	// As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
+	// time (no refund window). Anyone else's is 404. A scanned ticket is not
+	// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/organizer/orders/{id}/refund (the `OrganizerRefundOrder` operationId).
+	OrganizerRefundOrderWithBody(ctx context.Context, id ID, params *OrganizerRefundOrderParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OrganizerRefundOrder Refund tickets of an order of one's event (its organizer)
+	//
+	// As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
+	// time (no refund window). Anyone else's is 404. A scanned ticket is not
+	// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/organizer/orders/{id}/refund (the `OrganizerRefundOrder` operationId).
+	OrganizerRefundOrder(ctx context.Context, id ID, params *OrganizerRefundOrderParams, body OrganizerRefundOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RevokeTicket Revoke a ticket (its organizer)
 	//
@@ -2439,7 +2760,8 @@ func (c *Client) ListOrders(ctx context.Context, reqEditors ...RequestEditorFn) 
 // | 402 `payment-declined` | Payrail declined; the hold is active again |
 // | 503 `payment-unavailable` | Payrail certainly made no charge; the hold is active again |
 // | 409 `order-released` | (a retry) recovery proved there was no charge and released the hold |
-// | 409 `order-refunded` | (a retry) the order was paid, then its charge was refunded at Payrail; its tickets admit no one |
+// | 409 `order-refunded` | (a retry) the order was paid, then refunded whole; its tickets admit no one |
+// | 409 `event-cancelled` | its organizer cancelled the event; nothing was charged |
 // | 429 `rate-limited` | `checkout-buyer` or `checkout-hold` refused the attempt; nothing was written or charged |
 //
 // With an `Idempotency-Key` (kept 24 hours), a retry with the same body answers
@@ -2485,7 +2807,8 @@ func (c *Client) CheckoutWithBody(ctx context.Context, params *CheckoutParams, c
 // | 402 `payment-declined` | Payrail declined; the hold is active again |
 // | 503 `payment-unavailable` | Payrail certainly made no charge; the hold is active again |
 // | 409 `order-released` | (a retry) recovery proved there was no charge and released the hold |
-// | 409 `order-refunded` | (a retry) the order was paid, then its charge was refunded at Payrail; its tickets admit no one |
+// | 409 `order-refunded` | (a retry) the order was paid, then refunded whole; its tickets admit no one |
+// | 409 `event-cancelled` | its organizer cancelled the event; nothing was charged |
 // | 429 `rate-limited` | `checkout-buyer` or `checkout-hold` refused the attempt; nothing was written or charged |
 //
 // With an `Idempotency-Key` (kept 24 hours), a retry with the same body answers
@@ -2525,6 +2848,82 @@ func (c *Client) GetOrder(ctx context.Context, id ID, reqEditors ...RequestEdito
 	return c.Client.Do(req)
 }
 
+// RefundOrderWithBody Refund tickets of an order (its buyer)
+//
+// While the event's `refunds_until` has not passed (else, or when it has none,
+// 409 `refund-window-closed`; a cancelled event's buyers may refund at any
+// time). The body is optional: `ticket_ids` names the tickets to refund; without
+// it, every ticket of the order that can be. A ticket scanned at the door, given
+// to someone else, refunded or being refunded is not refundable (409
+// `ticket-not-refundable`, naming them); nothing is refunded then.
+//
+// The refund gives back what the tickets' seats cost (at most what is left of the
+// charge) through Payrail, with the truth rules of a charge: the tickets are
+// `refund_pending` (admitting no one, refundable by no one else) until Payrail
+// answers; then `refunded` (revoked at the door and on the doors' revocations
+// list, their seats back on sale) and the order `partially_refunded` or
+// `refunded`. Payrail's answer unknown (slow, down): 202 with the order, the
+// refund `pending`; the refund job asks Payrail again with the same key until it
+// answers, so the money goes back once. Payrail refusing it: 409
+// `refund-refused`, the tickets valid again.
+//
+// With an `Idempotency-Key`, a retry with the same body answers the key's refund's
+// order as it stands now, marked `Idempotent-Replayed: true`; another body with
+// the same key is 422 `idempotency-mismatch`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/orders/{id}/refund (the `RefundOrder` operationId).
+func (c *Client) RefundOrderWithBody(ctx context.Context, id ID, params *RefundOrderParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefundOrderRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefundOrder Refund tickets of an order (its buyer)
+//
+// While the event's `refunds_until` has not passed (else, or when it has none,
+// 409 `refund-window-closed`; a cancelled event's buyers may refund at any
+// time). The body is optional: `ticket_ids` names the tickets to refund; without
+// it, every ticket of the order that can be. A ticket scanned at the door, given
+// to someone else, refunded or being refunded is not refundable (409
+// `ticket-not-refundable`, naming them); nothing is refunded then.
+//
+// The refund gives back what the tickets' seats cost (at most what is left of the
+// charge) through Payrail, with the truth rules of a charge: the tickets are
+// `refund_pending` (admitting no one, refundable by no one else) until Payrail
+// answers; then `refunded` (revoked at the door and on the doors' revocations
+// list, their seats back on sale) and the order `partially_refunded` or
+// `refunded`. Payrail's answer unknown (slow, down): 202 with the order, the
+// refund `pending`; the refund job asks Payrail again with the same key until it
+// answers, so the money goes back once. Payrail refusing it: 409
+// `refund-refused`, the tickets valid again.
+//
+// With an `Idempotency-Key`, a retry with the same body answers the key's refund's
+// order as it stands now, marked `Idempotent-Replayed: true`; another body with
+// the same key is 422 `idempotency-mismatch`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/orders/{id}/refund (the `RefundOrder` operationId).
+func (c *Client) RefundOrder(ctx context.Context, id ID, params *RefundOrderParams, body RefundOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefundOrderRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // OrganizerEvents The organizer's own events, with seats held and sold
 //
 // Every event of the organizer, with its seats held and sold and its revenue read now.
@@ -2532,6 +2931,115 @@ func (c *Client) GetOrder(ctx context.Context, id ID, reqEditors ...RequestEdito
 // Corresponds with GET /v1/organizer/events (the `OrganizerEvents` operationId).
 func (c *Client) OrganizerEvents(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewOrganizerEventsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OrganizerEvent One of the organizer's events, with its cancellation's progress
+//
+// Read now (not from a snapshot). Another organizer's event is 404.
+//
+// Corresponds with GET /v1/organizer/events/{id} (the `OrganizerEvent` operationId).
+func (c *Client) OrganizerEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOrganizerEventRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangeEventWithBody Change an event's name, venue, description, start or refund window (its organizer)
+//
+// Each member sent is changed and checked as at creation; `refunds_until: null`
+// removes the refund window. Its sections, seats, sale opening and currency never
+// change. The promises made to the buyers of its tickets are kept:
+//
+//   - a cancelled event (409 `event-cancelled`) or one that has started (409
+//     `event-started`) changes no more;
+//   - `starts_at` stays in the future and not before `on_sale_at`; `refunds_until`
+//     not after `starts_at`, and a new one in the future (400);
+//   - once a ticket is sold, the refund window may move later, never be removed or
+//     move earlier, and `starts_at` may not move before it (409
+//     `change-breaks-tickets`).
+//
+// Every instance sees the change within a second (holds and checkouts read the
+// event in their own statements). Another organizer's event is 404; an empty
+// change is 400. Nothing changes when it is refused.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/organizer/events/{id} (the `ChangeEvent` operationId).
+func (c *Client) ChangeEventWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangeEventRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangeEvent Change an event's name, venue, description, start or refund window (its organizer)
+//
+// Each member sent is changed and checked as at creation; `refunds_until: null`
+// removes the refund window. Its sections, seats, sale opening and currency never
+// change. The promises made to the buyers of its tickets are kept:
+//
+//   - a cancelled event (409 `event-cancelled`) or one that has started (409
+//     `event-started`) changes no more;
+//   - `starts_at` stays in the future and not before `on_sale_at`; `refunds_until`
+//     not after `starts_at`, and a new one in the future (400);
+//   - once a ticket is sold, the refund window may move later, never be removed or
+//     move earlier, and `starts_at` may not move before it (409
+//     `change-breaks-tickets`).
+//
+// Every instance sees the change within a second (holds and checkouts read the
+// event in their own statements). Another organizer's event is 404; an empty
+// change is 400. Nothing changes when it is refused.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/organizer/events/{id} (the `ChangeEvent` operationId).
+func (c *Client) ChangeEvent(ctx context.Context, id ID, body ChangeEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangeEventRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelEvent Cancel an event and refund every order of it (its organizer)
+//
+// One transaction cancels the event (`status: cancelled`), releases its holds
+// and starts its refunds; from then on, on every instance, a new hold and the
+// checkout of any hold are 409 `event-cancelled`, and its tickets stop admitting
+// as they are refunded. A checkout that began before the cancel may still
+// confirm; its order is refunded too. A job refunds every confirmed order of the
+// event in full (scanned tickets too), once each, in the background, surviving
+// restarts: `cancellation` shows its progress (`done` once every order is
+// refunded and none can still be confirmed). Answers 202 with the event;
+// cancelling it again answers the same, changing nothing. An event that has
+// started is 409 `event-started`; another organizer's is 404.
+//
+// Corresponds with POST /v1/organizer/events/{id}/cancel (the `CancelEvent` operationId).
+func (c *Client) CancelEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelEventRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -2603,6 +3111,48 @@ func (c *Client) ChangeWaitingRoomWithBody(ctx context.Context, id ID, contentTy
 // Corresponds with PATCH /v1/organizer/events/{id}/waiting-room (the `ChangeWaitingRoom` operationId).
 func (c *Client) ChangeWaitingRoom(ctx context.Context, id ID, body ChangeWaitingRoomJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewChangeWaitingRoomRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OrganizerRefundOrderWithBody Refund tickets of an order of one's event (its organizer)
+//
+// As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
+// time (no refund window). Anyone else's is 404. A scanned ticket is not
+// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/organizer/orders/{id}/refund (the `OrganizerRefundOrder` operationId).
+func (c *Client) OrganizerRefundOrderWithBody(ctx context.Context, id ID, params *OrganizerRefundOrderParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOrganizerRefundOrderRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OrganizerRefundOrder Refund tickets of an order of one's event (its organizer)
+//
+// As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
+// time (no refund window). Anyone else's is 404. A scanned ticket is not
+// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/organizer/orders/{id}/refund (the `OrganizerRefundOrder` operationId).
+func (c *Client) OrganizerRefundOrder(ctx context.Context, id ID, params *OrganizerRefundOrderParams, body OrganizerRefundOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOrganizerRefundOrderRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4196,6 +4746,68 @@ func NewGetOrderRequest(server string, id ID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewRefundOrderRequest calls the generic RefundOrder builder with application/json body
+func NewRefundOrderRequest(server string, id ID, params *RefundOrderParams, body RefundOrderJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRefundOrderRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewRefundOrderRequestWithBody constructs an http.Request for the RefundOrder method, with any body, and a specified content type
+func NewRefundOrderRequestWithBody(server string, id ID, params *RefundOrderParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/orders/%s/refund", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewOrganizerEventsRequest constructs an http.Request for the OrganizerEvents method
 func NewOrganizerEventsRequest(server string) (*http.Request, error) {
 	var err error
@@ -4216,6 +4828,121 @@ func NewOrganizerEventsRequest(server string) (*http.Request, error) {
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOrganizerEventRequest constructs an http.Request for the OrganizerEvent method
+func NewOrganizerEventRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizer/events/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewChangeEventRequest calls the generic ChangeEvent builder with application/json body
+func NewChangeEventRequest(server string, id ID, body ChangeEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewChangeEventRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewChangeEventRequestWithBody constructs an http.Request for the ChangeEvent method, with any body, and a specified content type
+func NewChangeEventRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizer/events/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCancelEventRequest constructs an http.Request for the CancelEvent method
+func NewCancelEventRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizer/events/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -4300,6 +5027,68 @@ func NewChangeWaitingRoomRequestWithBody(server string, id ID, contentType strin
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewOrganizerRefundOrderRequest calls the generic OrganizerRefundOrder builder with application/json body
+func NewOrganizerRefundOrderRequest(server string, id ID, params *OrganizerRefundOrderParams, body OrganizerRefundOrderJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOrganizerRefundOrderRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewOrganizerRefundOrderRequestWithBody constructs an http.Request for the OrganizerRefundOrder method, with any body, and a specified content type
+func NewOrganizerRefundOrderRequestWithBody(server string, id ID, params *OrganizerRefundOrderParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizer/orders/%s/refund", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -5225,7 +6014,8 @@ type ClientWithResponsesInterface interface {
 	// | 402 `payment-declined` | Payrail declined; the hold is active again |
 	// | 503 `payment-unavailable` | Payrail certainly made no charge; the hold is active again |
 	// | 409 `order-released` | (a retry) recovery proved there was no charge and released the hold |
-	// | 409 `order-refunded` | (a retry) the order was paid, then its charge was refunded at Payrail; its tickets admit no one |
+	// | 409 `order-refunded` | (a retry) the order was paid, then refunded whole; its tickets admit no one |
+	// | 409 `event-cancelled` | its organizer cancelled the event; nothing was charged |
 	// | 429 `rate-limited` | `checkout-buyer` or `checkout-hold` refused the attempt; nothing was written or charged |
 	//
 	// With an `Idempotency-Key` (kept 24 hours), a retry with the same body answers
@@ -5261,7 +6051,8 @@ type ClientWithResponsesInterface interface {
 	// | 402 `payment-declined` | Payrail declined; the hold is active again |
 	// | 503 `payment-unavailable` | Payrail certainly made no charge; the hold is active again |
 	// | 409 `order-released` | (a retry) recovery proved there was no charge and released the hold |
-	// | 409 `order-refunded` | (a retry) the order was paid, then its charge was refunded at Payrail; its tickets admit no one |
+	// | 409 `order-refunded` | (a retry) the order was paid, then refunded whole; its tickets admit no one |
+	// | 409 `event-cancelled` | its organizer cancelled the event; nothing was charged |
 	// | 429 `rate-limited` | `checkout-buyer` or `checkout-hold` refused the attempt; nothing was written or charged |
 	//
 	// With an `Idempotency-Key` (kept 24 hours), a retry with the same body answers
@@ -5283,6 +6074,62 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/orders/{id} (the `GetOrder` operationId).
 	GetOrderWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetOrderResponse, error)
 
+	// RefundOrderWithBodyWithResponse Refund tickets of an order (its buyer)
+	//
+	// While the event's `refunds_until` has not passed (else, or when it has none,
+	// 409 `refund-window-closed`; a cancelled event's buyers may refund at any
+	// time). The body is optional: `ticket_ids` names the tickets to refund; without
+	// it, every ticket of the order that can be. A ticket scanned at the door, given
+	// to someone else, refunded or being refunded is not refundable (409
+	// `ticket-not-refundable`, naming them); nothing is refunded then.
+	//
+	// The refund gives back what the tickets' seats cost (at most what is left of the
+	// charge) through Payrail, with the truth rules of a charge: the tickets are
+	// `refund_pending` (admitting no one, refundable by no one else) until Payrail
+	// answers; then `refunded` (revoked at the door and on the doors' revocations
+	// list, their seats back on sale) and the order `partially_refunded` or
+	// `refunded`. Payrail's answer unknown (slow, down): 202 with the order, the
+	// refund `pending`; the refund job asks Payrail again with the same key until it
+	// answers, so the money goes back once. Payrail refusing it: 409
+	// `refund-refused`, the tickets valid again.
+	//
+	// With an `Idempotency-Key`, a retry with the same body answers the key's refund's
+	// order as it stands now, marked `Idempotent-Replayed: true`; another body with
+	// the same key is 422 `idempotency-mismatch`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/orders/{id}/refund (the `RefundOrder` operationId).
+	RefundOrderWithBodyWithResponse(ctx context.Context, id ID, params *RefundOrderParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RefundOrderResponse, error)
+
+	// RefundOrderWithResponse Refund tickets of an order (its buyer)
+	//
+	// While the event's `refunds_until` has not passed (else, or when it has none,
+	// 409 `refund-window-closed`; a cancelled event's buyers may refund at any
+	// time). The body is optional: `ticket_ids` names the tickets to refund; without
+	// it, every ticket of the order that can be. A ticket scanned at the door, given
+	// to someone else, refunded or being refunded is not refundable (409
+	// `ticket-not-refundable`, naming them); nothing is refunded then.
+	//
+	// The refund gives back what the tickets' seats cost (at most what is left of the
+	// charge) through Payrail, with the truth rules of a charge: the tickets are
+	// `refund_pending` (admitting no one, refundable by no one else) until Payrail
+	// answers; then `refunded` (revoked at the door and on the doors' revocations
+	// list, their seats back on sale) and the order `partially_refunded` or
+	// `refunded`. Payrail's answer unknown (slow, down): 202 with the order, the
+	// refund `pending`; the refund job asks Payrail again with the same key until it
+	// answers, so the money goes back once. Payrail refusing it: 409
+	// `refund-refused`, the tickets valid again.
+	//
+	// With an `Idempotency-Key`, a retry with the same body answers the key's refund's
+	// order as it stands now, marked `Idempotent-Replayed: true`; another body with
+	// the same key is 422 `idempotency-mismatch`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/orders/{id}/refund (the `RefundOrder` operationId).
+	RefundOrderWithResponse(ctx context.Context, id ID, params *RefundOrderParams, body RefundOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*RefundOrderResponse, error)
+
 	// OrganizerEventsWithResponse The organizer's own events, with seats held and sold
 	//
 	// Every event of the organizer, with its seats held and sold and its revenue read now.
@@ -5291,6 +6138,79 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/organizer/events (the `OrganizerEvents` operationId).
 	OrganizerEventsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OrganizerEventsResponse, error)
+
+	// OrganizerEventWithResponse One of the organizer's events, with its cancellation's progress
+	//
+	// Read now (not from a snapshot). Another organizer's event is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/organizer/events/{id} (the `OrganizerEvent` operationId).
+	OrganizerEventWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*OrganizerEventResponse, error)
+
+	// ChangeEventWithBodyWithResponse Change an event's name, venue, description, start or refund window (its organizer)
+	//
+	// Each member sent is changed and checked as at creation; `refunds_until: null`
+	// removes the refund window. Its sections, seats, sale opening and currency never
+	// change. The promises made to the buyers of its tickets are kept:
+	//
+	// - a cancelled event (409 `event-cancelled`) or one that has started (409
+	//   `event-started`) changes no more;
+	// - `starts_at` stays in the future and not before `on_sale_at`; `refunds_until`
+	//   not after `starts_at`, and a new one in the future (400);
+	// - once a ticket is sold, the refund window may move later, never be removed or
+	//   move earlier, and `starts_at` may not move before it (409
+	//   `change-breaks-tickets`).
+	//
+	// Every instance sees the change within a second (holds and checkouts read the
+	// event in their own statements). Another organizer's event is 404; an empty
+	// change is 400. Nothing changes when it is refused.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/organizer/events/{id} (the `ChangeEvent` operationId).
+	ChangeEventWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeEventResponse, error)
+
+	// ChangeEventWithResponse Change an event's name, venue, description, start or refund window (its organizer)
+	//
+	// Each member sent is changed and checked as at creation; `refunds_until: null`
+	// removes the refund window. Its sections, seats, sale opening and currency never
+	// change. The promises made to the buyers of its tickets are kept:
+	//
+	// - a cancelled event (409 `event-cancelled`) or one that has started (409
+	//   `event-started`) changes no more;
+	// - `starts_at` stays in the future and not before `on_sale_at`; `refunds_until`
+	//   not after `starts_at`, and a new one in the future (400);
+	// - once a ticket is sold, the refund window may move later, never be removed or
+	//   move earlier, and `starts_at` may not move before it (409
+	//   `change-breaks-tickets`).
+	//
+	// Every instance sees the change within a second (holds and checkouts read the
+	// event in their own statements). Another organizer's event is 404; an empty
+	// change is 400. Nothing changes when it is refused.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/organizer/events/{id} (the `ChangeEvent` operationId).
+	ChangeEventWithResponse(ctx context.Context, id ID, body ChangeEventJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeEventResponse, error)
+
+	// CancelEventWithResponse Cancel an event and refund every order of it (its organizer)
+	//
+	// One transaction cancels the event (`status: cancelled`), releases its holds
+	// and starts its refunds; from then on, on every instance, a new hold and the
+	// checkout of any hold are 409 `event-cancelled`, and its tickets stop admitting
+	// as they are refunded. A checkout that began before the cancel may still
+	// confirm; its order is refunded too. A job refunds every confirmed order of the
+	// event in full (scanned tickets too), once each, in the background, surviving
+	// restarts: `cancellation` shows its progress (`done` once every order is
+	// refunded and none can still be confirmed). Answers 202 with the event;
+	// cancelling it again answers the same, changing nothing. An event that has
+	// started is 409 `event-started`; another organizer's is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/organizer/events/{id}/cancel (the `CancelEvent` operationId).
+	CancelEventWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*CancelEventResponse, error)
 
 	// OrganizerWaitingRoomWithResponse The event's live waiting room (its organizer)
 	//
@@ -5334,6 +6254,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/organizer/events/{id}/waiting-room (the `ChangeWaitingRoom` operationId).
 	ChangeWaitingRoomWithResponse(ctx context.Context, id ID, body ChangeWaitingRoomJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeWaitingRoomResponse, error)
+
+	// OrganizerRefundOrderWithBodyWithResponse Refund tickets of an order of one's event (its organizer)
+	//
+	// As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
+	// time (no refund window). Anyone else's is 404. A scanned ticket is not
+	// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/organizer/orders/{id}/refund (the `OrganizerRefundOrder` operationId).
+	OrganizerRefundOrderWithBodyWithResponse(ctx context.Context, id ID, params *OrganizerRefundOrderParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OrganizerRefundOrderResponse, error)
+
+	// OrganizerRefundOrderWithResponse Refund tickets of an order of one's event (its organizer)
+	//
+	// As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
+	// time (no refund window). Anyone else's is 404. A scanned ticket is not
+	// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/organizer/orders/{id}/refund (the `OrganizerRefundOrder` operationId).
+	OrganizerRefundOrderWithResponse(ctx context.Context, id ID, params *OrganizerRefundOrderParams, body OrganizerRefundOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*OrganizerRefundOrderResponse, error)
 
 	// RevokeTicketWithResponse Revoke a ticket (its organizer)
 	//
@@ -7766,6 +8708,116 @@ func (r GetOrderResponse) StatusCode() int {
 	return 0
 }
 
+type RefundOrderResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Order
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Order
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *RequestTimeout
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *RefundConflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *IdempotencyMismatch
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RefundOrderResponse) GetJSON200() *Order {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RefundOrderResponse) GetJSON202() *Order {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RefundOrderResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RefundOrderResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RefundOrderResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RefundOrderResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r RefundOrderResponse) GetApplicationproblemJSON408() *RequestTimeout {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RefundOrderResponse) GetApplicationproblemJSON409() *RefundConflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RefundOrderResponse) GetApplicationproblemJSON422() *IdempotencyMismatch {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RefundOrderResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RefundOrderResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RefundOrderResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RefundOrderResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RefundOrderResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RefundOrderResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
 type OrganizerEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7839,6 +8891,273 @@ func (r OrganizerEventsResponse) Status() string {
 
 // StatusCode returns HTTPResponse.StatusCode
 func (r OrganizerEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+type OrganizerEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrganizerEvent
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OrganizerEventResponse) GetJSON200() *OrganizerEvent {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OrganizerEventResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OrganizerEventResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OrganizerEventResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OrganizerEventResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r OrganizerEventResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r OrganizerEventResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OrganizerEventResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OrganizerEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OrganizerEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OrganizerEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+type ChangeEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrganizerEvent
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *RequestTimeout
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ChangeEventResponse) GetJSON200() *OrganizerEvent {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ChangeEventResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ChangeEventResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ChangeEventResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ChangeEventResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ChangeEventResponse) GetApplicationproblemJSON408() *RequestTimeout {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ChangeEventResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ChangeEventResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ChangeEventResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ChangeEventResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ChangeEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ChangeEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ChangeEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+type CancelEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *OrganizerEvent
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CancelEventResponse) GetJSON202() *OrganizerEvent {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CancelEventResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CancelEventResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CancelEventResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CancelEventResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CancelEventResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CancelEventResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CancelEventResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CancelEventResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelEventResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -8003,6 +9322,116 @@ func (r ChangeWaitingRoomResponse) Status() string {
 
 // StatusCode returns HTTPResponse.StatusCode
 func (r ChangeWaitingRoomResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+type OrganizerRefundOrderResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Order
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Order
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *RequestTimeout
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *RefundConflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *IdempotencyMismatch
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OrganizerRefundOrderResponse) GetJSON200() *Order {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r OrganizerRefundOrderResponse) GetJSON202() *Order {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OrganizerRefundOrderResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OrganizerRefundOrderResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OrganizerRefundOrderResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OrganizerRefundOrderResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r OrganizerRefundOrderResponse) GetApplicationproblemJSON408() *RequestTimeout {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r OrganizerRefundOrderResponse) GetApplicationproblemJSON409() *RefundConflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r OrganizerRefundOrderResponse) GetApplicationproblemJSON422() *IdempotencyMismatch {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r OrganizerRefundOrderResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r OrganizerRefundOrderResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OrganizerRefundOrderResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OrganizerRefundOrderResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OrganizerRefundOrderResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OrganizerRefundOrderResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -9694,7 +11123,8 @@ func (c *ClientWithResponses) ListOrdersWithResponse(ctx context.Context, reqEdi
 // | 402 `payment-declined` | Payrail declined; the hold is active again |
 // | 503 `payment-unavailable` | Payrail certainly made no charge; the hold is active again |
 // | 409 `order-released` | (a retry) recovery proved there was no charge and released the hold |
-// | 409 `order-refunded` | (a retry) the order was paid, then its charge was refunded at Payrail; its tickets admit no one |
+// | 409 `order-refunded` | (a retry) the order was paid, then refunded whole; its tickets admit no one |
+// | 409 `event-cancelled` | its organizer cancelled the event; nothing was charged |
 // | 429 `rate-limited` | `checkout-buyer` or `checkout-hold` refused the attempt; nothing was written or charged |
 //
 // With an `Idempotency-Key` (kept 24 hours), a retry with the same body answers
@@ -9736,7 +11166,8 @@ func (c *ClientWithResponses) CheckoutWithBodyWithResponse(ctx context.Context, 
 // | 402 `payment-declined` | Payrail declined; the hold is active again |
 // | 503 `payment-unavailable` | Payrail certainly made no charge; the hold is active again |
 // | 409 `order-released` | (a retry) recovery proved there was no charge and released the hold |
-// | 409 `order-refunded` | (a retry) the order was paid, then its charge was refunded at Payrail; its tickets admit no one |
+// | 409 `order-refunded` | (a retry) the order was paid, then refunded whole; its tickets admit no one |
+// | 409 `event-cancelled` | its organizer cancelled the event; nothing was charged |
 // | 429 `rate-limited` | `checkout-buyer` or `checkout-hold` refused the attempt; nothing was written or charged |
 //
 // With an `Idempotency-Key` (kept 24 hours), a retry with the same body answers
@@ -9770,6 +11201,74 @@ func (c *ClientWithResponses) GetOrderWithResponse(ctx context.Context, id ID, r
 	return ParseGetOrderResponse(rsp)
 }
 
+// RefundOrderWithBodyWithResponse Refund tickets of an order (its buyer)
+//
+// While the event's `refunds_until` has not passed (else, or when it has none,
+// 409 `refund-window-closed`; a cancelled event's buyers may refund at any
+// time). The body is optional: `ticket_ids` names the tickets to refund; without
+// it, every ticket of the order that can be. A ticket scanned at the door, given
+// to someone else, refunded or being refunded is not refundable (409
+// `ticket-not-refundable`, naming them); nothing is refunded then.
+//
+// The refund gives back what the tickets' seats cost (at most what is left of the
+// charge) through Payrail, with the truth rules of a charge: the tickets are
+// `refund_pending` (admitting no one, refundable by no one else) until Payrail
+// answers; then `refunded` (revoked at the door and on the doors' revocations
+// list, their seats back on sale) and the order `partially_refunded` or
+// `refunded`. Payrail's answer unknown (slow, down): 202 with the order, the
+// refund `pending`; the refund job asks Payrail again with the same key until it
+// answers, so the money goes back once. Payrail refusing it: 409
+// `refund-refused`, the tickets valid again.
+//
+// With an `Idempotency-Key`, a retry with the same body answers the key's refund's
+// order as it stands now, marked `Idempotent-Replayed: true`; another body with
+// the same key is 422 `idempotency-mismatch`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/orders/{id}/refund (the `RefundOrder` operationId).
+func (c *ClientWithResponses) RefundOrderWithBodyWithResponse(ctx context.Context, id ID, params *RefundOrderParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RefundOrderResponse, error) {
+	rsp, err := c.RefundOrderWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefundOrderResponse(rsp)
+}
+
+// RefundOrderWithResponse Refund tickets of an order (its buyer)
+//
+// While the event's `refunds_until` has not passed (else, or when it has none,
+// 409 `refund-window-closed`; a cancelled event's buyers may refund at any
+// time). The body is optional: `ticket_ids` names the tickets to refund; without
+// it, every ticket of the order that can be. A ticket scanned at the door, given
+// to someone else, refunded or being refunded is not refundable (409
+// `ticket-not-refundable`, naming them); nothing is refunded then.
+//
+// The refund gives back what the tickets' seats cost (at most what is left of the
+// charge) through Payrail, with the truth rules of a charge: the tickets are
+// `refund_pending` (admitting no one, refundable by no one else) until Payrail
+// answers; then `refunded` (revoked at the door and on the doors' revocations
+// list, their seats back on sale) and the order `partially_refunded` or
+// `refunded`. Payrail's answer unknown (slow, down): 202 with the order, the
+// refund `pending`; the refund job asks Payrail again with the same key until it
+// answers, so the money goes back once. Payrail refusing it: 409
+// `refund-refused`, the tickets valid again.
+//
+// With an `Idempotency-Key`, a retry with the same body answers the key's refund's
+// order as it stands now, marked `Idempotent-Replayed: true`; another body with
+// the same key is 422 `idempotency-mismatch`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/orders/{id}/refund (the `RefundOrder` operationId).
+func (c *ClientWithResponses) RefundOrderWithResponse(ctx context.Context, id ID, params *RefundOrderParams, body RefundOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*RefundOrderResponse, error) {
+	rsp, err := c.RefundOrder(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefundOrderResponse(rsp)
+}
+
 // OrganizerEventsWithResponse The organizer's own events, with seats held and sold
 //
 // Every event of the organizer, with its seats held and sold and its revenue read now.
@@ -9783,6 +11282,103 @@ func (c *ClientWithResponses) OrganizerEventsWithResponse(ctx context.Context, r
 		return nil, err
 	}
 	return ParseOrganizerEventsResponse(rsp)
+}
+
+// OrganizerEventWithResponse One of the organizer's events, with its cancellation's progress
+//
+// Read now (not from a snapshot). Another organizer's event is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/organizer/events/{id} (the `OrganizerEvent` operationId).
+func (c *ClientWithResponses) OrganizerEventWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*OrganizerEventResponse, error) {
+	rsp, err := c.OrganizerEvent(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOrganizerEventResponse(rsp)
+}
+
+// ChangeEventWithBodyWithResponse Change an event's name, venue, description, start or refund window (its organizer)
+//
+// Each member sent is changed and checked as at creation; `refunds_until: null`
+// removes the refund window. Its sections, seats, sale opening and currency never
+// change. The promises made to the buyers of its tickets are kept:
+//
+//   - a cancelled event (409 `event-cancelled`) or one that has started (409
+//     `event-started`) changes no more;
+//   - `starts_at` stays in the future and not before `on_sale_at`; `refunds_until`
+//     not after `starts_at`, and a new one in the future (400);
+//   - once a ticket is sold, the refund window may move later, never be removed or
+//     move earlier, and `starts_at` may not move before it (409
+//     `change-breaks-tickets`).
+//
+// Every instance sees the change within a second (holds and checkouts read the
+// event in their own statements). Another organizer's event is 404; an empty
+// change is 400. Nothing changes when it is refused.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/organizer/events/{id} (the `ChangeEvent` operationId).
+func (c *ClientWithResponses) ChangeEventWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeEventResponse, error) {
+	rsp, err := c.ChangeEventWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeEventResponse(rsp)
+}
+
+// ChangeEventWithResponse Change an event's name, venue, description, start or refund window (its organizer)
+//
+// Each member sent is changed and checked as at creation; `refunds_until: null`
+// removes the refund window. Its sections, seats, sale opening and currency never
+// change. The promises made to the buyers of its tickets are kept:
+//
+//   - a cancelled event (409 `event-cancelled`) or one that has started (409
+//     `event-started`) changes no more;
+//   - `starts_at` stays in the future and not before `on_sale_at`; `refunds_until`
+//     not after `starts_at`, and a new one in the future (400);
+//   - once a ticket is sold, the refund window may move later, never be removed or
+//     move earlier, and `starts_at` may not move before it (409
+//     `change-breaks-tickets`).
+//
+// Every instance sees the change within a second (holds and checkouts read the
+// event in their own statements). Another organizer's event is 404; an empty
+// change is 400. Nothing changes when it is refused.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/organizer/events/{id} (the `ChangeEvent` operationId).
+func (c *ClientWithResponses) ChangeEventWithResponse(ctx context.Context, id ID, body ChangeEventJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeEventResponse, error) {
+	rsp, err := c.ChangeEvent(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeEventResponse(rsp)
+}
+
+// CancelEventWithResponse Cancel an event and refund every order of it (its organizer)
+//
+// One transaction cancels the event (`status: cancelled`), releases its holds
+// and starts its refunds; from then on, on every instance, a new hold and the
+// checkout of any hold are 409 `event-cancelled`, and its tickets stop admitting
+// as they are refunded. A checkout that began before the cancel may still
+// confirm; its order is refunded too. A job refunds every confirmed order of the
+// event in full (scanned tickets too), once each, in the background, surviving
+// restarts: `cancellation` shows its progress (`done` once every order is
+// refunded and none can still be confirmed). Answers 202 with the event;
+// cancelling it again answers the same, changing nothing. An event that has
+// started is 409 `event-started`; another organizer's is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/organizer/events/{id}/cancel (the `CancelEvent` operationId).
+func (c *ClientWithResponses) CancelEventWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*CancelEventResponse, error) {
+	rsp, err := c.CancelEvent(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelEventResponse(rsp)
 }
 
 // OrganizerWaitingRoomWithResponse The event's live waiting room (its organizer)
@@ -9844,6 +11440,40 @@ func (c *ClientWithResponses) ChangeWaitingRoomWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseChangeWaitingRoomResponse(rsp)
+}
+
+// OrganizerRefundOrderWithBodyWithResponse Refund tickets of an order of one's event (its organizer)
+//
+// As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
+// time (no refund window). Anyone else's is 404. A scanned ticket is not
+// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/organizer/orders/{id}/refund (the `OrganizerRefundOrder` operationId).
+func (c *ClientWithResponses) OrganizerRefundOrderWithBodyWithResponse(ctx context.Context, id ID, params *OrganizerRefundOrderParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OrganizerRefundOrderResponse, error) {
+	rsp, err := c.OrganizerRefundOrderWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOrganizerRefundOrderResponse(rsp)
+}
+
+// OrganizerRefundOrderWithResponse Refund tickets of an order of one's event (its organizer)
+//
+// As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
+// time (no refund window). Anyone else's is 404. A scanned ticket is not
+// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/organizer/orders/{id}/refund (the `OrganizerRefundOrder` operationId).
+func (c *ClientWithResponses) OrganizerRefundOrderWithResponse(ctx context.Context, id ID, params *OrganizerRefundOrderParams, body OrganizerRefundOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*OrganizerRefundOrderResponse, error) {
+	rsp, err := c.OrganizerRefundOrder(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOrganizerRefundOrderResponse(rsp)
 }
 
 // RevokeTicketWithResponse Revoke a ticket (its organizer)
@@ -12183,6 +13813,109 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 	return response, nil
 }
 
+// ParseRefundOrderResponse parses an HTTP response from a RefundOrderWithResponse call
+func ParseRefundOrderResponse(rsp *http.Response) (*RefundOrderResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RefundOrderResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Order
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Order
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest RefundConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyMismatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseOrganizerEventsResponse parses an HTTP response from a OrganizerEventsWithResponse call
 func ParseOrganizerEventsResponse(rsp *http.Response) (*OrganizerEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12226,6 +13959,252 @@ func ParseOrganizerEventsResponse(rsp *http.Response) (*OrganizerEventsResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOrganizerEventResponse parses an HTTP response from a OrganizerEventWithResponse call
+func ParseOrganizerEventResponse(rsp *http.Response) (*OrganizerEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OrganizerEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrganizerEvent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseChangeEventResponse parses an HTTP response from a ChangeEventWithResponse call
+func ParseChangeEventResponse(rsp *http.Response) (*ChangeEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ChangeEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrganizerEvent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCancelEventResponse parses an HTTP response from a CancelEventWithResponse call
+func ParseCancelEventResponse(rsp *http.Response) (*CancelEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest OrganizerEvent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
@@ -12376,6 +14355,109 @@ func ParseChangeWaitingRoomResponse(rsp *http.Response) (*ChangeWaitingRoomRespo
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOrganizerRefundOrderResponse parses an HTTP response from a OrganizerRefundOrderWithResponse call
+func ParseOrganizerRefundOrderResponse(rsp *http.Response) (*OrganizerRefundOrderResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OrganizerRefundOrderResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Order
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Order
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest RefundConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyMismatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited

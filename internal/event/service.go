@@ -174,3 +174,18 @@ func (s *Service) Info(ctx context.Context, eventID string) (Info, error) {
 	}
 	return *in, nil
 }
+
+// Own returns one of the organizer's events with its sections and seat
+// counts, read now (not from a snapshot: its organizer sees a change at
+// once), or an errkind.NotFound error for another organizer's event or none.
+func (s *Service) Own(ctx context.Context, organizerID, eventID string) (Event, error) {
+	id, ok := ids.Parse(eventID)
+	if !ok {
+		return Event{}, errNotYours
+	}
+	e, err := s.store.get(ctx, id)
+	if errors.Is(err, errkind.NotFound) || err == nil && e.OrganizerID != organizerID {
+		return Event{}, errNotYours
+	}
+	return e, err
+}

@@ -23,21 +23,22 @@ type problem struct {
 	Status int    `json:"status"`
 	Detail string `json:"detail"`
 
-	Limit              string    `json:"limit"`                // rate-limited
-	ViolatedPolicies   []string  `json:"violated-policies"`    // rate-limited
-	RetryAfterMS       float64   `json:"retry_after_ms"`       // rate-limited, too-many-concurrent-requests
-	MaxInFlight        int       `json:"max_in_flight"`        // too-many-concurrent-requests
-	Shedder            string    `json:"shedder"`              // service-overloaded by a shedder
-	Bound              string    `json:"bound"`                // service-overloaded: what refused
-	UnavailableSeatIDs []string  `json:"unavailable_seat_ids"` // seats-unavailable
-	MaxHeldSeats       int       `json:"max_held_seats"`       // too-many-seats-held
-	SeatsHeld          int       `json:"seats_held"`           // too-many-seats-held
-	CooldownSeatIDs    []string  `json:"cooldown_seat_ids"`    // rehold-cooldown
-	OrderID            string    `json:"order_id"`             // payment-declined, payment-unavailable, order-released
-	Result             string    `json:"result"`               // scan-rejected
-	FirstScannedAt     time.Time `json:"first_scanned_at"`     // scan-rejected, already_scanned
-	TicketID           string    `json:"ticket_id"`            // scan-rejected
-	EventID            string    `json:"event_id"`             // scan-rejected
+	Limit              string    `json:"limit"`                     // rate-limited
+	ViolatedPolicies   []string  `json:"violated-policies"`         // rate-limited
+	RetryAfterMS       float64   `json:"retry_after_ms"`            // rate-limited, too-many-concurrent-requests
+	MaxInFlight        int       `json:"max_in_flight"`             // too-many-concurrent-requests
+	Shedder            string    `json:"shedder"`                   // service-overloaded by a shedder
+	Bound              string    `json:"bound"`                     // service-overloaded: what refused
+	UnavailableSeatIDs []string  `json:"unavailable_seat_ids"`      // seats-unavailable
+	MaxHeldSeats       int       `json:"max_held_seats"`            // too-many-seats-held
+	SeatsHeld          int       `json:"seats_held"`                // too-many-seats-held
+	CooldownSeatIDs    []string  `json:"cooldown_seat_ids"`         // rehold-cooldown
+	OrderID            string    `json:"order_id"`                  // payment-declined, payment-unavailable, order-released, refund-refused
+	NotRefundable      []string  `json:"not_refundable_ticket_ids"` // ticket-not-refundable
+	Result             string    `json:"result"`                    // scan-rejected
+	FirstScannedAt     time.Time `json:"first_scanned_at"`          // scan-rejected, already_scanned
+	TicketID           string    `json:"ticket_id"`                 // scan-rejected
+	EventID            string    `json:"event_id"`                  // scan-rejected
 }
 
 // is reports whether the problem is of type /problems/slug.
@@ -56,14 +57,17 @@ type accountJSON struct {
 }
 
 type eventJSON struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	Venue       string    `json:"venue"`
-	StartsAt    time.Time `json:"starts_at"`
-	OnSaleAt    time.Time `json:"on_sale_at"`
-	OrganizerID string    `json:"organizer_id"`
-	Currency    string    `json:"currency"`
-	WaitingRoom *struct {
+	ID           string     `json:"id"`
+	Name         string     `json:"name"`
+	Venue        string     `json:"venue"`
+	Description  string     `json:"description"`
+	Status       string     `json:"status"`
+	RefundsUntil *time.Time `json:"refunds_until"`
+	StartsAt     time.Time  `json:"starts_at"`
+	OnSaleAt     time.Time  `json:"on_sale_at"`
+	OrganizerID  string     `json:"organizer_id"`
+	Currency     string     `json:"currency"`
+	WaitingRoom  *struct {
 		AdmitPerSecond int `json:"admit_per_second"`
 	} `json:"waiting_room"`
 	Sections []struct {
@@ -76,6 +80,10 @@ type eventJSON struct {
 	SeatsAvailable int `json:"seats_available"`
 	SeatsHeld      int `json:"seats_held"` // the organizer's list only
 	SeatsSold      int `json:"seats_sold"` // the organizer's list only
+	Cancellation   *struct {
+		Orders, Refunded, Pending int
+		Done                      bool
+	} `json:"cancellation"` // the organizer's view only
 }
 
 type eventList struct {
@@ -102,15 +110,25 @@ type ticketJSON struct {
 }
 
 type orderJSON struct {
-	ID         string       `json:"id"`
-	Status     string       `json:"status"`
-	HoldID     string       `json:"hold_id"`
-	EventID    string       `json:"event_id"`
-	TotalCents int64        `json:"total_cents"`
-	Currency   string       `json:"currency"`
-	CreatedAt  time.Time    `json:"created_at"`
-	RefundedAt *time.Time   `json:"refunded_at"`
-	Tickets    []ticketJSON `json:"tickets"`
+	ID            string       `json:"id"`
+	Status        string       `json:"status"`
+	HoldID        string       `json:"hold_id"`
+	EventID       string       `json:"event_id"`
+	TotalCents    int64        `json:"total_cents"`
+	Currency      string       `json:"currency"`
+	CreatedAt     time.Time    `json:"created_at"`
+	RefundedAt    *time.Time   `json:"refunded_at"`
+	RefundedCents int64        `json:"refunded_cents"`
+	Refunds       []refundJSON `json:"refunds"`
+	Tickets       []ticketJSON `json:"tickets"`
+}
+
+type refundJSON struct {
+	ID          string   `json:"id"`
+	Status      string   `json:"status"`
+	Reason      string   `json:"reason"`
+	AmountCents int64    `json:"amount_cents"`
+	TicketIDs   []string `json:"ticket_ids"`
 }
 
 type orderList struct {

@@ -12,13 +12,15 @@ import (
 )
 
 type eventRequest struct {
-	Name        string           `json:"name"`
-	Venue       string           `json:"venue"`
-	StartsAt    string           `json:"starts_at"`
-	OnSaleAt    string           `json:"on_sale_at"`
-	Currency    string           `json:"currency"`
-	Sections    []sectionRequest `json:"sections"`
-	WaitingRoom *waitingRoomJSON `json:"waiting_room"`
+	Name         string           `json:"name"`
+	Venue        string           `json:"venue"`
+	Description  string           `json:"description"`
+	StartsAt     string           `json:"starts_at"`
+	OnSaleAt     string           `json:"on_sale_at"`
+	RefundsUntil string           `json:"refunds_until"`
+	Currency     string           `json:"currency"`
+	Sections     []sectionRequest `json:"sections"`
+	WaitingRoom  *waitingRoomJSON `json:"waiting_room"`
 }
 
 type sectionRequest struct {
@@ -35,13 +37,20 @@ type waitingRoomJSON struct {
 // draft turns the request into the event package's Draft; only the wire
 // formats are checked here (times, a missing price), the rest by event.
 func (in eventRequest) draft(organizerID string) (event.Draft, error) {
-	d := event.Draft{OrganizerID: organizerID, Name: in.Name, Venue: in.Venue, Currency: in.Currency}
+	d := event.Draft{OrganizerID: organizerID, Name: in.Name, Venue: in.Venue, Description: in.Description, Currency: in.Currency}
 	var err error
 	if d.StartsAt, err = parseTime("starts_at", in.StartsAt); err != nil {
 		return d, err
 	}
 	if d.OnSaleAt, err = parseTime("on_sale_at", in.OnSaleAt); err != nil {
 		return d, err
+	}
+	until, err := parseTime("refunds_until", in.RefundsUntil)
+	if err != nil {
+		return d, err
+	}
+	if !until.IsZero() {
+		d.RefundsUntil = &until
 	}
 	for i, sec := range in.Sections {
 		if sec.PriceCents == nil {
@@ -83,8 +92,11 @@ type eventJSON struct {
 	ID             string           `json:"id"`
 	Name           string           `json:"name"`
 	Venue          string           `json:"venue"`
+	Description    string           `json:"description"`
+	Status         string           `json:"status"`
 	StartsAt       time.Time        `json:"starts_at"`
 	OnSaleAt       time.Time        `json:"on_sale_at"`
+	RefundsUntil   *time.Time       `json:"refunds_until"`
 	OrganizerID    string           `json:"organizer_id"`
 	Currency       string           `json:"currency"`
 	WaitingRoom    *waitingRoomJSON `json:"waiting_room"`
@@ -99,12 +111,23 @@ type organizerEventJSON struct {
 	eventJSON
 	SeatsHeld    int   `json:"seats_held"`
 	SeatsSold    int   `json:"seats_sold"`
-	RevenueCents int64 `json:"revenue_cents"` // the confirmed orders' totals
+	RevenueCents int64 `json:"revenue_cents"` // what its orders took and kept
+	// Cancellation is the progress of its refunds once it is cancelled.
+	Cancellation *cancellationJSON `json:"cancellation"`
+}
+
+// cancellationJSON is the progress of a cancelled event's refunds.
+type cancellationJSON struct {
+	Orders   int  `json:"orders"`
+	Refunded int  `json:"refunded"`
+	Pending  int  `json:"pending"`
+	Done     bool `json:"done"`
 }
 
 func eventJSONOf(e event.Event) eventJSON {
 	out := eventJSON{
-		ID: e.ID, Name: e.Name, Venue: e.Venue, StartsAt: e.StartsAt, OnSaleAt: e.OnSaleAt,
+		ID: e.ID, Name: e.Name, Venue: e.Venue, Description: e.Description, Status: e.Status,
+		StartsAt: e.StartsAt, OnSaleAt: e.OnSaleAt, RefundsUntil: e.RefundsUntil,
 		OrganizerID: e.OrganizerID, Currency: e.Currency, CreatedAt: e.CreatedAt,
 		SeatsTotal: e.SeatsTotal, SeatsAvailable: e.SeatsAvailable,
 	}
@@ -173,24 +196,16 @@ func (s *Server) getEvent(c echo.Context) error {
 }
 
 // organizerEvents serves GET /v1/organizer/events: the organizer's own events
-// with their seats held and sold and their revenue.
+// with their seats held and sold, their revenue, and their cancellation's
+// progress.
 func (s *Server) organizerEvents(c echo.Context) error {
 	events, err := s.events.ListByOrganizer(c.Request().Context(), principalOf(c).AccountID)
 	if err != nil {
 		return err
 	}
-	eventIDs := make([]string, len(events))
-	for i, e := range events {
-		eventIDs[i] = e.ID
-	}
-	revenue, err := s.checkout.Revenue(c.Request().Context(), eventIDs)
+	out, err := s.organizerView(c, events)
 	if err != nil {
 		return err
-	}
-	out := make([]organizerEventJSON, 0, len(events))
-	for _, e := range events {
-		out = append(out, organizerEventJSON{eventJSON: eventJSONOf(e), SeatsHeld: e.SeatsHeld, SeatsSold: e.SeatsSold,
-			RevenueCents: revenue[e.ID]})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"events": out})
 }

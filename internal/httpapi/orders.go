@@ -34,9 +34,22 @@ type orderJSON struct {
 	Currency   string    `json:"currency"`
 	CreatedAt  time.Time `json:"created_at"`
 	// RefundedAt is set when a charge that reached Payrail late, for an order
-	// that was not confirmed, was refunded.
-	RefundedAt *time.Time   `json:"refunded_at,omitempty"`
-	Tickets    []ticketJSON `json:"tickets"`
+	// that was not confirmed, was refunded, or since when a refunded order is.
+	RefundedAt    *time.Time   `json:"refunded_at,omitempty"`
+	RefundedCents int64        `json:"refunded_cents"`
+	Refunds       []refundJSON `json:"refunds"`
+	Tickets       []ticketJSON `json:"tickets"`
+}
+
+// refundJSON is a refund of an order.
+type refundJSON struct {
+	ID          string     `json:"id"`
+	Status      string     `json:"status"`
+	Reason      string     `json:"reason"`
+	AmountCents int64      `json:"amount_cents"`
+	TicketIDs   []string   `json:"ticket_ids"`
+	CreatedAt   time.Time  `json:"created_at"`
+	SettledAt   *time.Time `json:"settled_at,omitempty"`
 }
 
 func ticketsJSON(ts []checkout.Ticket) []ticketJSON {
@@ -48,9 +61,14 @@ func ticketsJSON(ts []checkout.Ticket) []ticketJSON {
 }
 
 func orderOut(o checkout.Order) orderJSON {
+	refunds := make([]refundJSON, 0, len(o.Refunds))
+	for _, r := range o.Refunds {
+		refunds = append(refunds, refundJSON{ID: r.ID, Status: r.Status, Reason: r.Reason, AmountCents: r.AmountCents,
+			TicketIDs: r.TicketIDs, CreatedAt: r.CreatedAt.UTC(), SettledAt: utc(r.SettledAt)})
+	}
 	return orderJSON{ID: o.ID, Status: o.Status, HoldID: o.HoldID, EventID: o.EventID,
 		TotalCents: o.TotalCents, Currency: o.Currency, CreatedAt: o.CreatedAt.UTC(), RefundedAt: utc(o.RefundedAt),
-		Tickets: ticketsJSON(o.Tickets)}
+		RefundedCents: o.RefundedCents, Refunds: refunds, Tickets: ticketsJSON(o.Tickets)}
 }
 
 // utc is t in UTC, or nil.

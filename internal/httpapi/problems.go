@@ -21,6 +21,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/checkout"
 	"github.com/stagedoor/stagedoor/internal/conn"
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/queuetoken"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
@@ -87,6 +88,8 @@ var errorProblems = []struct {
 	{err: hold.ErrTooManyHeld, slug: "too-many-seats-held"},    // + max_held_seats, seats_held
 	{err: hold.ErrNotOnSale, slug: "not-on-sale"},
 	{err: hold.ErrEventStarted, slug: "event-started"},
+	{err: event.ErrCancelled, slug: "event-cancelled"},
+	{err: event.ErrBreaksTickets, slug: "change-breaks-tickets"},
 	{err: hold.ErrReholdCooldown, slug: "rehold-cooldown"}, // + cooldown_seat_ids, Retry-After
 	{err: hold.ErrNotActive, slug: "hold-not-active"},
 	{err: waitroom.ErrNoRoom, slug: "no-waiting-room"},
@@ -97,6 +100,9 @@ var errorProblems = []struct {
 	{err: checkout.ErrPaymentUnavailable, slug: "payment-unavailable", retryAfter: checkout.PaymentRetryAfter},
 	{err: checkout.ErrOrderReleased, slug: "order-released"},
 	{err: checkout.ErrOrderRefunded, slug: "order-refunded"}, // + order_id
+	{err: checkout.ErrRefundWindowClosed, slug: "refund-window-closed"},
+	{err: checkout.ErrRefundRefused, slug: "refund-refused"},    // + order_id
+	{err: scan.ErrNotRefundable, slug: "ticket-not-refundable"}, // + not_refundable_ticket_ids
 	{err: checkout.ErrIdempotencyInProgress, slug: "idempotency-in-progress"},
 	{err: checkout.ErrIdempotencyMismatch, slug: "idempotency-mismatch"},
 	{err: scan.ErrAlreadyScanned, slug: "scan-rejected"},                       // + result, first_scanned_at
@@ -132,6 +138,10 @@ func problemExtensions(err error) map[string]any {
 	var cooling *hold.CooldownError
 	if errors.As(err, &cooling) {
 		return map[string]any{"cooldown_seat_ids": cooling.SeatIDs}
+	}
+	var refused *scan.NotRefundableError
+	if errors.As(err, &refused) && len(refused.TicketIDs) > 0 {
+		return map[string]any{"not_refundable_ticket_ids": refused.TicketIDs}
 	}
 	var order *checkout.OrderError
 	if errors.As(err, &order) {

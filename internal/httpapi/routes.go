@@ -73,6 +73,11 @@ func (s *Server) routes() {
 	r(sheddable, get, "/v1/events/:id/seats", s.seatMap)
 	r(sheddable, get, "/v1/events/:id/seats/stream", s.streamSeats, boundedApart(limits.Streams))
 	r(sheddable, get, "/v1/organizer/events", s.organizerEvents, as(auth.Organizer), organizerLease)
+	// An organizer's own event, read now; its changes; its cancellation, whose
+	// refunds run in the background (critical: it is money).
+	r(normal, get, "/v1/organizer/events/:id", s.organizerEvent, as(auth.Organizer), organizerLease)
+	r(normal, patch, "/v1/organizer/events/:id", s.changeEvent, as(auth.Organizer), organizerLease)
+	r(critical, post, "/v1/organizer/events/:id/cancel", s.cancelEvent, as(auth.Organizer), organizerLease)
 
 	// Waiting room (events created with one; others answer 404 no-waiting-room
 	// before any token is spent). Polling is neither limited nor counted in
@@ -104,6 +109,10 @@ func (s *Server) routes() {
 		inHandler(limits.PaymentBreaker, limits.CheckoutSlots, limits.CheckoutBuyer, limits.CheckoutHold))
 	r(normal, get, "/v1/orders", s.listOrders, as(auth.Buyer), buyerLease)
 	r(critical, get, "/v1/orders/:id", s.getOrder, as(auth.Buyer), buyerLease)
+	// Refunds: the buyer within the event's refund window, its organizer at
+	// any time; each ticket refunds once, so neither is rate-limited.
+	r(critical, post, "/v1/orders/:id/refund", s.refundOrder, as(auth.Buyer), buyerLease)
+	r(critical, post, "/v1/organizer/orders/:id/refund", s.organizerRefundOrder, as(auth.Organizer), organizerLease)
 	r(normal, get, "/v1/tickets", s.listTickets, as(auth.Buyer), buyerLease)
 	r(normal, get, "/v1/tickets/:id/qr", s.ticketQR, as(auth.Buyer)) // immutable images: not counted in flight
 
