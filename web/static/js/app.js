@@ -12,6 +12,7 @@ import { eventPage } from "./pages/event.js";
 import { holdPage } from "./pages/hold.js";
 import { ticketsPage } from "./pages/tickets.js";
 import { organizerEventsPage, newEventPage } from "./pages/organizer-events.js";
+import { organizerEventPage } from "./pages/organizer-event.js";
 import { keysPage } from "./pages/organizer-keys.js";
 import { scansPage } from "./pages/organizer-scans.js";
 
@@ -23,6 +24,7 @@ route("/login", loginPage);
 route("/signup", signupPage);
 route("/organizer", organizerEventsPage);
 route("/organizer/events/new", newEventPage);
+route("/organizer/events/:id", organizerEventPage);
 route("/organizer/events/:id/scans", scansPage);
 route("/organizer/keys", keysPage);
 

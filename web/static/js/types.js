@@ -17,6 +17,7 @@
  * @property {string[]} [unavailable_seat_ids] seats-unavailable: the seats held or sold
  * @property {ScanResult} [result] scan-rejected: why
  * @property {string} [first_scanned_at] scan-rejected, already_scanned: the admission
+ * @property {string[]} [not_refundable_ticket_ids] ticket-not-refundable: the tickets named that cannot be
  */
 
 /**
@@ -47,11 +48,24 @@
  * @typedef {object} EventRequest
  * @property {string} name
  * @property {string} venue
+ * @property {string} [description]
  * @property {string} starts_at
  * @property {string} [on_sale_at]
+ * @property {string} [refunds_until]
  * @property {string} [currency]
  * @property {Section[]} sections
  * @property {{admit_per_second: number} | null} [waiting_room]
+ */
+
+/**
+ * PATCH /v1/organizer/events/{id} (EventChange): each member sent is changed;
+ * refunds_until null removes the refund window.
+ * @typedef {object} EventChange
+ * @property {string} [name]
+ * @property {string} [venue]
+ * @property {string} [description]
+ * @property {string} [starts_at]
+ * @property {string | null} [refunds_until]
  */
 
 /**
@@ -60,8 +74,11 @@
  * @property {string} id
  * @property {string} name
  * @property {string} venue
+ * @property {string} description "" for none
+ * @property {"scheduled" | "cancelled"} status
  * @property {string} starts_at
  * @property {string} on_sale_at
+ * @property {string | null} refunds_until buyers may refund until then; null: they cannot
  * @property {string} organizer_id
  * @property {string} currency
  * @property {{admit_per_second: number} | null} waiting_room
@@ -72,8 +89,17 @@
  */
 
 /**
+ * The progress of a cancelled event's refunds (Cancellation).
+ * @typedef {object} Cancellation
+ * @property {number} orders
+ * @property {number} refunded
+ * @property {number} pending
+ * @property {boolean} done
+ */
+
+/**
  * An organizer's event with its sales (OrganizerEvent).
- * @typedef {Event & {seats_held: number, seats_sold: number, revenue_cents: number}} OrganizerEvent
+ * @typedef {Event & {seats_held: number, seats_sold: number, revenue_cents: number, cancellation: Cancellation | null}} OrganizerEvent
  */
 
 /**
@@ -155,20 +181,34 @@
  * @property {string} event_id
  * @property {string} seat_id
  * @property {string} code
- * @property {"valid" | "scanned" | "refunded"} status
+ * @property {"valid" | "scanned" | "refund_pending" | "refunded"} status
+ */
+
+/**
+ * A refund of an order (Refund).
+ * @typedef {object} Refund
+ * @property {string} id
+ * @property {"pending" | "succeeded" | "failed"} status
+ * @property {"buyer" | "organizer" | "cancellation" | "payrail"} reason
+ * @property {number} amount_cents
+ * @property {string[]} ticket_ids
+ * @property {string} created_at
+ * @property {string} [settled_at]
  */
 
 /**
  * An order (Order).
  * @typedef {object} Order
  * @property {string} id
- * @property {"pending" | "confirmed" | "declined" | "failed" | "released" | "refunded"} status
+ * @property {"pending" | "confirmed" | "partially_refunded" | "refunded" | "declined" | "failed" | "released"} status
  * @property {string} hold_id
  * @property {string} event_id
  * @property {number} total_cents
  * @property {string} currency
  * @property {string} created_at
  * @property {string} [refunded_at]
+ * @property {number} refunded_cents
+ * @property {Refund[]} refunds
  * @property {Ticket[]} tickets
  */
 

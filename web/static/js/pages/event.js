@@ -28,7 +28,15 @@ export async function eventPage({ main, params, signal }) {
   const onSaleLater = new Date(event.on_sale_at) > new Date();
   main.append(h("p", { class: "lead" }, event.venue, " · ",
     h("time", { datetime: event.starts_at }, formatDateTime(event.starts_at))));
-  if (onSaleLater) main.append(h("p", { class: "badge" }, `On sale from ${formatDateTime(event.on_sale_at)}`));
+  if (event.status === "cancelled") {
+    main.append(h("p", { class: "status-cancelled" }, "This event is cancelled: nothing more is sold, and every buyer is refunded."));
+  } else if (onSaleLater) main.append(h("p", { class: "badge" }, `On sale from ${formatDateTime(event.on_sale_at)}`));
+  if (event.description) main.append(h("p", { class: "description" }, event.description));
+  if (event.status !== "cancelled") {
+    main.append(h("p", { class: "muted" }, event.refunds_until
+      ? `Tickets can be refunded until ${formatDateTime(event.refunds_until)}.`
+      : "This event does not offer refunds."));
+  }
 
   // The buyer's current hold of this event, if this browser remembers one.
   const myHold = buyer ? await currentHold(user, id, signal) : null;

@@ -1,5 +1,6 @@
 // An organizer's events: the list with seats held and sold and the revenue
-// (GET /v1/organizer/events), and the form that creates one (POST /v1/events).
+// (GET /v1/organizer/events), each linked to its page (organizer-event.js:
+// change, cancel), and the form that creates one (POST /v1/events).
 
 import { api, get, retrying } from "../api.js";
 import { field, h, onSubmit } from "../dom.js";
@@ -24,7 +25,9 @@ export async function organizerEventsPage({ main, signal }) {
       h("thead", {}, h("tr", {},
         ["Event", "Starts", "Sold", "Held", "Available", "Revenue", "Door"].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, events.map((e) => h("tr", {},
-        h("th", { scope: "row" }, h("a", { href: `#/events/${e.id}` }, e.name), h("br"), h("span", { class: "muted" }, e.venue)),
+        h("th", { scope: "row" }, h("a", { href: `#/organizer/events/${e.id}` }, e.name), h("br"),
+          e.status === "cancelled" ? h("span", { class: "status-cancelled" }, "Cancelled ") : null,
+          h("span", { class: "muted" }, e.venue)),
         h("td", {}, formatDateTime(e.starts_at)),
         h("td", { class: "num" }, `${e.seats_sold} of ${e.seats_total}`),
         h("td", { class: "num" }, String(e.seats_held)),
@@ -42,6 +45,8 @@ export async function newEventPage({ main, signal }) {
   const venue = field("Venue", { required: true, maxlength: 200 });
   const startsAt = field("Starts at", { type: "datetime-local", required: true }, "In your local time.");
   const onSaleAt = field("On sale from", { type: "datetime-local" }, "Optional: leave empty to put it on sale now.");
+  const refundsUntil = field("Buyers may refund until", { type: "datetime-local" },
+    "Optional: leave empty for no refunds. Before the start.");
   const currency = field("Currency", {
     required: true, value: "USD", maxlength: 3, pattern: "[A-Z]{3}", autocapitalize: "characters", class: "short",
   }, "Three capital letters, such as USD or EUR.");
@@ -54,7 +59,7 @@ export async function newEventPage({ main, signal }) {
   roomOn.addEventListener("change", () => { admit.field.hidden = !roomOn.checked; });
 
   const form = h("form", { class: "form" },
-    name.field, venue.field, startsAt.field, onSaleAt.field, currency.field,
+    name.field, venue.field, startsAt.field, onSaleAt.field, refundsUntil.field, currency.field,
     h("h2", {}, "Sections"),
     h("p", { class: "hint" }, "Seats are made row by row: rows A, B, C… numbered from 1. Prices are in the currency's units, such as 45.50."),
     sections, addSection,
@@ -94,6 +99,7 @@ export async function newEventPage({ main, signal }) {
       })),
     };
     if (onSaleAt.input.value) body.on_sale_at = localInputToISO(onSaleAt.input.value);
+    if (refundsUntil.input.value) body.refunds_until = localInputToISO(refundsUntil.input.value);
     if (roomOn.checked) body.waiting_room = { admit_per_second: Number(admit.input.value) };
     try {
       /** @type {import("../api.js").Answer<import("../types.js").Event>} */
