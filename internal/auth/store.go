@@ -44,6 +44,19 @@ func (s store) accountByEmail(ctx context.Context, email string) (Account, []byt
 	return a, []byte(hash), nil
 }
 
+// Querier is a pool or a transaction.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// accountIn reads the account with this email with q, or pgx.ErrNoRows.
+func accountIn(ctx context.Context, q Querier, email string) (Account, error) {
+	var a Account
+	err := q.QueryRow(ctx, `SELECT id::text, kind, email, name FROM accounts WHERE email = $1`, email).
+		Scan(&a.ID, &a.Kind, &a.Email, &a.Name)
+	return a, err
+}
+
 // replacePasswordHash stores fresh as the account's password hash, if old is
 // still the one stored.
 func (s store) replacePasswordHash(ctx context.Context, accountID string, old, fresh []byte) error {

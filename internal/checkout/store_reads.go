@@ -47,7 +47,7 @@ func (s store) orders(ctx context.Context, buyerID, orderID string) ([]Order, er
 
 // tickets returns the buyer's tickets, oldest first; only those of orderID when
 // it is not empty. refunded says whether an order was refunded; nil reads the
-// buyer's refunded orders, only when one of the tickets is revoked: a refund
+// tickets' refunded orders, only when one of the tickets is revoked: a refund
 // revokes its order's tickets in its own transaction, so a ticket not revoked
 // is of no refunded order.
 func (s store) tickets(ctx context.Context, buyerID, orderID string, refunded func(orderID string) bool) ([]Ticket, error) {
@@ -56,7 +56,11 @@ func (s store) tickets(ctx context.Context, buyerID, orderID string, refunded fu
 		return nil, fmt.Errorf("checkout: list tickets: %w", err)
 	}
 	if refunded == nil && slices.ContainsFunc(issued, func(t scan.Ticket) bool { return t.Revoked }) {
-		ids, err := s.refundedOrders(ctx, buyerID)
+		orderIDs := make([]string, len(issued))
+		for i, t := range issued {
+			orderIDs[i] = t.OrderID
+		}
+		ids, err := s.refundedOrders(ctx, orderIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -69,9 +73,10 @@ func (s store) tickets(ctx context.Context, buyerID, orderID string, refunded fu
 	return tickets, nil
 }
 
-// refundedOrders lists the ids of the buyer's refunded orders.
-func (s store) refundedOrders(ctx context.Context, buyerID string) ([]string, error) {
-	rows, err := s.db.Query(ctx, `SELECT id::text FROM orders WHERE buyer_id = $1 AND status = 'refunded'`, buyerID)
+// refundedOrders lists those of orderIDs that were refunded: a ticket
+// transferred to a buyer is of another buyer's order.
+func (s store) refundedOrders(ctx context.Context, orderIDs []string) ([]string, error) {
+	rows, err := s.db.Query(ctx, `SELECT id::text FROM orders WHERE id = ANY($1::uuid[]) AND status = 'refunded'`, orderIDs)
 	if err != nil {
 		return nil, fmt.Errorf("checkout: list refunded orders: %w", err)
 	}

@@ -28,7 +28,8 @@ func issueTickets(ctx context.Context, tx pgx.Tx, orderID, buyerID, eventID stri
 // when it is not empty.
 func ticketsOf(ctx context.Context, q Querier, buyerID, orderID string) ([]Ticket, error) {
 	rows, err := q.Query(ctx, `
-		SELECT id::text, order_id::text, event_id::text, seat_id::text, code, scanned_at, revoked_at IS NOT NULL
+		SELECT id::text, order_id::text, event_id::text, seat_id::text, code, scanned_at, revoked_at IS NOT NULL,
+		       transferred_at IS NOT NULL
 		FROM tickets
 		WHERE buyer_id = $1 AND ($2 = '' OR order_id::text = $2)
 		ORDER BY created_at, id`, buyerID, orderID)
@@ -37,7 +38,7 @@ func ticketsOf(ctx context.Context, q Querier, buyerID, orderID string) ([]Ticke
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Ticket, error) {
 		var t Ticket
-		err := row.Scan(&t.ID, &t.OrderID, &t.EventID, &t.SeatID, &t.Code, &t.ScannedAt, &t.Revoked)
+		err := row.Scan(&t.ID, &t.OrderID, &t.EventID, &t.SeatID, &t.Code, &t.ScannedAt, &t.Revoked, &t.Transferred)
 		return t, err
 	})
 }

@@ -20,7 +20,7 @@ type NewTicket struct {
 	Code   string // its door code: signed (ticketsign) or 160 random bits
 }
 
-// Ticket is an issued ticket, as its buyer lists it.
+// Ticket is an issued ticket, as its holder lists it.
 type Ticket struct {
 	ID        string
 	OrderID   string
@@ -28,7 +28,10 @@ type Ticket struct {
 	SeatID    string
 	Code      string
 	ScannedAt *time.Time
-	Revoked   bool // by its organizer, or because its order was refunded
+	Revoked   bool // by its organizer, because its order was refunded, or transferred
+	// Transferred: its holder gave it to another buyer (Transfer), who holds
+	// a new ticket for its seat; it admits no one and its code is void.
+	Transferred bool
 }
 
 // IssueTickets issues the tickets of the order, one statement in tx, the
