@@ -51,6 +51,7 @@ const (
 	LimitNameQueueJoin            LimitName = "queue-join"
 	LimitNameScannerKey           LimitName = "scanner-key"
 	LimitNameSignupAddress        LimitName = "signup-address"
+	LimitNameTransferBuyer        LimitName = "transfer-buyer"
 	LimitNameWorkerUtilization    LimitName = "worker-utilization"
 )
 
@@ -93,6 +94,13 @@ const (
 	ProblemBoundStream            ProblemBound = "stream"
 	ProblemBoundWaitingRoom       ProblemBound = "waiting_room"
 	ProblemBoundWorkerUtilization ProblemBound = "worker-utilization"
+)
+
+// Defines values for ProblemTicketStatus.
+const (
+	ProblemTicketStatusRevoked     ProblemTicketStatus = "revoked"
+	ProblemTicketStatusScanned     ProblemTicketStatus = "scanned"
+	ProblemTicketStatusTransferred ProblemTicketStatus = "transferred"
 )
 
 // Defines values for QueueStatusClosedReason.
@@ -158,9 +166,10 @@ const (
 
 // Defines values for TicketStatus.
 const (
-	TicketStatusRefunded TicketStatus = "refunded"
-	TicketStatusScanned  TicketStatus = "scanned"
-	TicketStatusValid    TicketStatus = "valid"
+	TicketStatusRefunded    TicketStatus = "refunded"
+	TicketStatusScanned     TicketStatus = "scanned"
+	TicketStatusTransferred TicketStatus = "transferred"
+	TicketStatusValid       TicketStatus = "valid"
 )
 
 // Account defines model for Account.
@@ -453,7 +462,10 @@ type Problem struct {
 
 	// TicketId scan-rejected: the organizer's own ticket.
 	TicketId *openapi_types.UUID `json:"ticket_id,omitempty"`
-	Title    string              `json:"title"`
+
+	// TicketStatus ticket-not-transferable: why. revoked: its order was refunded, or its organizer revoked it.
+	TicketStatus *ProblemTicketStatus `json:"ticket_status,omitempty"`
+	Title        string               `json:"title"`
 
 	// Type `/problems/{slug}`; see `components.x-problem-types`.
 	Type string `json:"type"`
@@ -467,6 +479,9 @@ type Problem struct {
 
 // ProblemBound service-overloaded: what refused. in_flight: the instance's STAGEDOOR_MAX_IN_FLIGHT; stream: its live seat maps; checkout: its checkout slots; connections: STAGEDOOR_MAX_CONNECTIONS; waiting_room: the room's store cannot be reached (it fails closed); fleet-usage or worker-utilization: a load shedder (as shedder).
 type ProblemBound string
+
+// ProblemTicketStatus ticket-not-transferable: why. revoked: its order was refunded, or its organizer revoked it.
+type ProblemTicketStatus string
 
 // QueueStatus defines model for QueueStatus.
 type QueueStatus struct {
@@ -671,18 +686,24 @@ type SignupRequest struct {
 
 // Ticket defines model for Ticket.
 type Ticket struct {
-	// Code What the door scans: `SD1` and 156 base32 characters, signed (a ticket issued before codes were signed: 32 random base32 characters).
-	Code    string             `json:"code"`
+	// Code What the door scans: `SD1` and 156 base32 characters, signed (a ticket issued before codes were signed: 32 random base32 characters). Left out of a ticket its holder transferred: it admits no one.
+	Code    *string            `json:"code,omitempty"`
 	EventId openapi_types.UUID `json:"event_id"`
 	Id      openapi_types.UUID `json:"id"`
 	SeatId  openapi_types.UUID `json:"seat_id"`
 
-	// Status `refunded`: its order was refunded; it admits no one.
+	// Status `refunded`: its order was refunded; it admits no one. `transferred`: its holder gave it to another buyer, who holds a new ticket for its seat; it admits no one. Only a `valid` ticket admits or can be transferred.
 	Status TicketStatus `json:"status"`
 }
 
-// TicketStatus `refunded`: its order was refunded; it admits no one.
+// TicketStatus `refunded`: its order was refunded; it admits no one. `transferred`: its holder gave it to another buyer, who holds a new ticket for its seat; it admits no one. Only a `valid` ticket admits or can be transferred.
 type TicketStatus string
+
+// TransferRequest defines model for TransferRequest.
+type TransferRequest struct {
+	// Email The email of the buyer account the ticket goes to.
+	Email openapi_types.Email `json:"email"`
+}
 
 // WaitingRoom An event with a waiting room admits buyers at this rate (the rate its room opens at; its organizer may change the live room's, `PATCH /v1/organizer/events/{id}/waiting-room`); its holds need an admission.
 type WaitingRoom struct {
@@ -767,6 +788,12 @@ type RequestTimeout = Problem
 
 // ScanRejected An RFC 9457 problem. Members beyond the first four appear on the types named.
 type ScanRejected = Problem
+
+// TicketNotTransferable An RFC 9457 problem. Members beyond the first four appear on the types named.
+type TicketNotTransferable = Problem
+
+// TransferNotFound An RFC 9457 problem. Members beyond the first four appear on the types named.
+type TransferNotFound = Problem
 
 // Unauthorized An RFC 9457 problem. Members beyond the first four appear on the types named.
 type Unauthorized = Problem
@@ -881,6 +908,9 @@ type ScanJSONRequestBody = ScanRequest
 
 // UploadScansJSONRequestBody defines body for UploadScans for application/json ContentType.
 type UploadScansJSONRequestBody UploadScansJSONBody
+
+// TransferTicketJSONRequestBody defines body for TransferTicket for application/json ContentType.
+type TransferTicketJSONRequestBody = TransferRequest
 
 // WebLoginJSONRequestBody defines body for WebLogin for application/json ContentType.
 type WebLoginJSONRequestBody WebLoginJSONBody
@@ -1662,7 +1692,9 @@ type ClientInterface interface {
 
 	// ListTickets The buyer's tickets
 	//
-	// Every ticket of the buyer's confirmed orders.
+	// Every ticket the buyer holds or held: those of their confirmed orders, and those
+	// other buyers transferred to them. A ticket the buyer gave away reads `transferred`,
+	// without its code (the receiver holds a new one).
 	//
 	// Corresponds with GET /v1/tickets (the `ListTickets` operationId).
 	ListTickets(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1677,6 +1709,54 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/tickets/{id}/qr (the `TicketQR` operationId).
 	TicketQR(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TransferTicketWithBody Give a ticket to another buyer (its holder)
+	//
+	// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+	// (case, Unicode form and full-width letters do not matter). In one transaction the
+	// ticket is revoked (its code admits no one: online at once, offline once a door has
+	// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+	// and the receiver gets a new ticket for the same seat and order, with a new id and
+	// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+	// scans of one ticket at once, exactly one succeeds.
+	//
+	// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+	// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+	// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+	// organizer's too (the two are not told apart): that tells no more than signing up
+	// with the email would (409 `email-taken` for an account of either kind). The
+	// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+	// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+	// nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+	TransferTicketWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TransferTicket Give a ticket to another buyer (its holder)
+	//
+	// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+	// (case, Unicode form and full-width letters do not matter). In one transaction the
+	// ticket is revoked (its code admits no one: online at once, offline once a door has
+	// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+	// and the receiver gets a new ticket for the same seat and order, with a new id and
+	// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+	// scans of one ticket at once, exactly one succeeds.
+	//
+	// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+	// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+	// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+	// organizer's too (the two are not told apart): that tells no more than signing up
+	// with the email would (409 `email-taken` for an account of either kind). The
+	// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+	// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+	// nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+	TransferTicket(ctx context.Context, id ID, body TransferTicketJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WebLogout Log out, for the browser
 	//
@@ -2915,7 +2995,9 @@ func (c *Client) UploadScans(ctx context.Context, body UploadScansJSONRequestBod
 
 // ListTickets The buyer's tickets
 //
-// Every ticket of the buyer's confirmed orders.
+// Every ticket the buyer holds or held: those of their confirmed orders, and those
+// other buyers transferred to them. A ticket the buyer gave away reads `transferred`,
+// without its code (the receiver holds a new one).
 //
 // Corresponds with GET /v1/tickets (the `ListTickets` operationId).
 func (c *Client) ListTickets(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2941,6 +3023,74 @@ func (c *Client) ListTickets(ctx context.Context, reqEditors ...RequestEditorFn)
 // Corresponds with GET /v1/tickets/{id}/qr (the `TicketQR` operationId).
 func (c *Client) TicketQR(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTicketQRRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TransferTicketWithBody Give a ticket to another buyer (its holder)
+//
+// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+// (case, Unicode form and full-width letters do not matter). In one transaction the
+// ticket is revoked (its code admits no one: online at once, offline once a door has
+// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+// and the receiver gets a new ticket for the same seat and order, with a new id and
+// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+// scans of one ticket at once, exactly one succeeds.
+//
+// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+// organizer's too (the two are not told apart): that tells no more than signing up
+// with the email would (409 `email-taken` for an account of either kind). The
+// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+// nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+func (c *Client) TransferTicketWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTransferTicketRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TransferTicket Give a ticket to another buyer (its holder)
+//
+// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+// (case, Unicode form and full-width letters do not matter). In one transaction the
+// ticket is revoked (its code admits no one: online at once, offline once a door has
+// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+// and the receiver gets a new ticket for the same seat and order, with a new id and
+// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+// scans of one ticket at once, exactly one succeeds.
+//
+// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+// organizer's too (the two are not told apart): that tells no more than signing up
+// with the email would (409 `email-taken` for an account of either kind). The
+// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+// nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+func (c *Client) TransferTicket(ctx context.Context, id ID, body TransferTicketJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTransferTicketRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4701,6 +4851,53 @@ func NewTicketQRRequest(server string, id ID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewTransferTicketRequest calls the generic TransferTicket builder with application/json body
+func NewTransferTicketRequest(server string, id ID, body TransferTicketJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewTransferTicketRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewTransferTicketRequestWithBody constructs an http.Request for the TransferTicket method, with any body, and a specified content type
+func NewTransferTicketRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/tickets/%s/transfer", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewWebLogoutRequest constructs an http.Request for the WebLogout method
 func NewWebLogoutRequest(server string) (*http.Request, error) {
 	var err error
@@ -5517,7 +5714,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListTicketsWithResponse The buyer's tickets
 	//
-	// Every ticket of the buyer's confirmed orders.
+	// Every ticket the buyer holds or held: those of their confirmed orders, and those
+	// other buyers transferred to them. A ticket the buyer gave away reads `transferred`,
+	// without its code (the receiver holds a new one).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5536,6 +5735,54 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/tickets/{id}/qr (the `TicketQR` operationId).
 	TicketQRWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*TicketQRResponse, error)
+
+	// TransferTicketWithBodyWithResponse Give a ticket to another buyer (its holder)
+	//
+	// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+	// (case, Unicode form and full-width letters do not matter). In one transaction the
+	// ticket is revoked (its code admits no one: online at once, offline once a door has
+	// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+	// and the receiver gets a new ticket for the same seat and order, with a new id and
+	// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+	// scans of one ticket at once, exactly one succeeds.
+	//
+	// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+	// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+	// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+	// organizer's too (the two are not told apart): that tells no more than signing up
+	// with the email would (409 `email-taken` for an account of either kind). The
+	// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+	// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+	// nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+	TransferTicketWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TransferTicketResponse, error)
+
+	// TransferTicketWithResponse Give a ticket to another buyer (its holder)
+	//
+	// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+	// (case, Unicode form and full-width letters do not matter). In one transaction the
+	// ticket is revoked (its code admits no one: online at once, offline once a door has
+	// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+	// and the receiver gets a new ticket for the same seat and order, with a new id and
+	// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+	// scans of one ticket at once, exactly one succeeds.
+	//
+	// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+	// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+	// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+	// organizer's too (the two are not told apart): that tells no more than signing up
+	// with the email would (409 `email-taken` for an account of either kind). The
+	// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+	// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+	// nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+	TransferTicketWithResponse(ctx context.Context, id ID, body TransferTicketJSONRequestBody, reqEditors ...RequestEditorFn) (*TransferTicketResponse, error)
 
 	// WebLogoutWithResponse Log out, for the browser
 	//
@@ -8923,6 +9170,102 @@ func (r TicketQRResponse) StatusCode() int {
 	return 0
 }
 
+type TransferTicketResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Ticket
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *TransferNotFound
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *RequestTimeout
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *TicketNotTransferable
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TransferTicketResponse) GetJSON200() *Ticket {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON404() *TransferNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON408() *RequestTimeout {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON409() *TicketNotTransferable {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r TransferTicketResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TransferTicketResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TransferTicketResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
 type WebLogoutResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10106,7 +10449,9 @@ func (c *ClientWithResponses) UploadScansWithResponse(ctx context.Context, body 
 
 // ListTicketsWithResponse The buyer's tickets
 //
-// Every ticket of the buyer's confirmed orders.
+// Every ticket the buyer holds or held: those of their confirmed orders, and those
+// other buyers transferred to them. A ticket the buyer gave away reads `transferred`,
+// without its code (the receiver holds a new one).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10136,6 +10481,66 @@ func (c *ClientWithResponses) TicketQRWithResponse(ctx context.Context, id ID, r
 		return nil, err
 	}
 	return ParseTicketQRResponse(rsp)
+}
+
+// TransferTicketWithBodyWithResponse Give a ticket to another buyer (its holder)
+//
+// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+// (case, Unicode form and full-width letters do not matter). In one transaction the
+// ticket is revoked (its code admits no one: online at once, offline once a door has
+// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+// and the receiver gets a new ticket for the same seat and order, with a new id and
+// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+// scans of one ticket at once, exactly one succeeds.
+//
+// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+// organizer's too (the two are not told apart): that tells no more than signing up
+// with the email would (409 `email-taken` for an account of either kind). The
+// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+// nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+func (c *ClientWithResponses) TransferTicketWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TransferTicketResponse, error) {
+	rsp, err := c.TransferTicketWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTransferTicketResponse(rsp)
+}
+
+// TransferTicketWithResponse Give a ticket to another buyer (its holder)
+//
+// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+// (case, Unicode form and full-width letters do not matter). In one transaction the
+// ticket is revoked (its code admits no one: online at once, offline once a door has
+// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+// and the receiver gets a new ticket for the same seat and order, with a new id and
+// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+// scans of one ticket at once, exactly one succeeds.
+//
+// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+// organizer's too (the two are not told apart): that tells no more than signing up
+// with the email would (409 `email-taken` for an account of either kind). The
+// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+// nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+func (c *ClientWithResponses) TransferTicketWithResponse(ctx context.Context, id ID, body TransferTicketJSONRequestBody, reqEditors ...RequestEditorFn) (*TransferTicketResponse, error) {
+	rsp, err := c.TransferTicket(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTransferTicketResponse(rsp)
 }
 
 // WebLogoutWithResponse Log out, for the browser
@@ -13195,6 +13600,95 @@ func ParseTicketQRResponse(rsp *http.Response) (*TicketQRResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseTransferTicketResponse parses an HTTP response from a TransferTicketWithResponse call
+func ParseTransferTicketResponse(rsp *http.Response) (*TransferTicketResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TransferTicketResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Ticket
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest TransferNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest TicketNotTransferable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

@@ -106,6 +106,9 @@ func (s *Server) routes() {
 	r(critical, get, "/v1/orders/:id", s.getOrder, as(auth.Buyer), buyerLease)
 	r(normal, get, "/v1/tickets", s.listTickets, as(auth.Buyer), buyerLease)
 	r(normal, get, "/v1/tickets/:id/qr", s.ticketQR, as(auth.Buyer)) // immutable images: not counted in flight
+	// A transfer gives the ticket to another buyer, named by email; every
+	// attempt spends a transfer-buyer token, so that trying emails is slow.
+	r(normal, post, "/v1/tickets/:id/transfer", s.transferTicket, as(auth.Buyer), s.limited(limits.TransferBuyer), buyerLease)
 
 	// Scanning. Organizers manage their scanner keys and read the audit; a
 	// door device scans with X-Api-Key, limited by scanner-key on the key's id
