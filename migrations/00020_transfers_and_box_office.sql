@@ -15,7 +15,7 @@ ALTER TABLE tickets
 -- The organizer's box office: an event's orders newest first, a page at a time
 -- (owner: internal/checkout), and its attendees, the tickets that admit
 -- (owner: internal/scan).
-CREATE INDEX orders_event_id_created_at ON orders (event_id, created_at DESC, id DESC);
+CREATE INDEX orders_event_id_created_at ON orders (event_id, created_at, id);
 CREATE INDEX tickets_event_id_live ON tickets (event_id) WHERE revoked_at IS NULL;
 
 -- +goose Down

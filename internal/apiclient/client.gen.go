@@ -79,6 +79,21 @@ const (
 	OrderStatusReleased  OrderStatus = "released"
 )
 
+// Defines values for OrganizerOrderStatus.
+const (
+	OrganizerOrderStatusConfirmed OrganizerOrderStatus = "confirmed"
+	OrganizerOrderStatusPending   OrganizerOrderStatus = "pending"
+	OrganizerOrderStatusRefunded  OrganizerOrderStatus = "refunded"
+)
+
+// Defines values for OrganizerTicketStatus.
+const (
+	OrganizerTicketStatusRefunded    OrganizerTicketStatus = "refunded"
+	OrganizerTicketStatusScanned     OrganizerTicketStatus = "scanned"
+	OrganizerTicketStatusTransferred OrganizerTicketStatus = "transferred"
+	OrganizerTicketStatusValid       OrganizerTicketStatus = "valid"
+)
+
 // Defines values for PrincipalKind.
 const (
 	PrincipalKindBuyer     PrincipalKind = "buyer"
@@ -408,6 +423,38 @@ type OrganizerEvent struct {
 	WaitingRoom *WaitingRoom `json:"waiting_room"`
 }
 
+// OrganizerOrder defines model for OrganizerOrder.
+type OrganizerOrder struct {
+	BuyerEmail openapi_types.Email `json:"buyer_email"`
+	CreatedAt  time.Time           `json:"created_at"`
+	Currency   string              `json:"currency"`
+	Id         openapi_types.UUID  `json:"id"`
+
+	// Status `pending`: the payment's outcome is not known yet.
+	Status OrganizerOrderStatus `json:"status"`
+
+	// Tickets By seat, a ticket transferred before the one that replaced it.
+	Tickets    []OrganizerTicket `json:"tickets"`
+	TotalCents int64             `json:"total_cents"`
+}
+
+// OrganizerOrderStatus `pending`: the payment's outcome is not known yet.
+type OrganizerOrderStatus string
+
+// OrganizerTicket defines model for OrganizerTicket.
+type OrganizerTicket struct {
+	// HolderEmail Who holds it: the order's buyer, or whom it was transferred to.
+	HolderEmail openapi_types.Email `json:"holder_email"`
+	Id          openapi_types.UUID  `json:"id"`
+
+	// Seat Where a ticket admits; a place of general admission has no row.
+	Seat   TicketSeat            `json:"seat"`
+	Status OrganizerTicketStatus `json:"status"`
+}
+
+// OrganizerTicketStatus defines model for OrganizerTicket.Status.
+type OrganizerTicketStatus string
+
 // Principal defines model for Principal.
 type Principal struct {
 	Email openapi_types.Email `json:"email"`
@@ -699,6 +746,13 @@ type Ticket struct {
 // TicketStatus `refunded`: its order was refunded; it admits no one. `transferred`: its holder gave it to another buyer, who holds a new ticket for its seat; it admits no one. Only a `valid` ticket admits or can be transferred.
 type TicketStatus string
 
+// TicketSeat Where a ticket admits; a place of general admission has no row.
+type TicketSeat struct {
+	Number  int32  `json:"number"`
+	Row     string `json:"row"`
+	Section string `json:"section"`
+}
+
 // TransferRequest defines model for TransferRequest.
 type TransferRequest struct {
 	// Email The email of the buyer account the ticket goes to.
@@ -740,6 +794,9 @@ type WaitingRoomState struct {
 	// Waiting Buyers in the queue not admitted yet.
 	Waiting int64 `json:"waiting"`
 }
+
+// After defines model for After.
+type After = string
 
 // File defines model for File.
 type File = string
@@ -809,8 +866,8 @@ type ListEventsParams struct {
 	// Limit Items on the page (50 by default).
 	Limit *Limit100 `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// After The `next_after` of the page before.
-	After *string `form:"after,omitempty" json:"after,omitempty"`
+	// After The `next_after` of the page before; one this list did not give is 400.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
 
 	// IncludePast List events that have started too.
 	IncludePast *bool `form:"include_past,omitempty" json:"include_past,omitempty"`
@@ -838,6 +895,15 @@ type CheckoutParams struct {
 	// no control characters. Optional, but every client should send one, new for
 	// each attempt to pay and the same for each retry of that attempt.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EventOrdersParams defines parameters for EventOrders.
+type EventOrdersParams struct {
+	// Limit Items on the page (50 by default).
+	Limit *Limit100 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// After The `next_after` of the page before; one this list did not give is 400.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
 }
 
 // ScannerRevocationsParams defines parameters for ScannerRevocations.
@@ -1478,6 +1544,38 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/organizer/events (the `OrganizerEvents` operationId).
 	OrganizerEvents(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EventAttendees An event's attendee list, as CSV (its organizer)
+	//
+	// A download (`Content-Disposition: attachment`) in UTF-8: a header row
+	// `ticket_id,order_id,email,section,row,seat,status,scanned_at`, then one row per
+	// ticket that admits, in seat order: `valid` ones, and `scanned` ones (someone who
+	// came in is an attendee; `scanned_at` says when, RFC 3339). A ticket refunded,
+	// revoked or transferred is not in it; the one its receiver holds is, under their
+	// email. `row` and `seat` are empty for a place of general admission. Tickets are
+	// named by id (what the organizer's revocation and the door's audit name), never by
+	// code, which admits. A cell that begins with `=`, `+`, `-`, `@`, a tab, a carriage
+	// return or a line feed begins with `'` instead, so that a spreadsheet shows it as
+	// text rather than running it (OWASP, CSV injection). The list is one snapshot,
+	// streamed as the database sends it; should the database fail midway, the
+	// connection is cut rather than the file ended early. Another organizer's event,
+	// or an unknown one, is 404.
+	//
+	// Corresponds with GET /v1/organizer/events/{id}/attendees.csv (the `EventAttendees` operationId).
+	EventAttendees(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EventOrders An event's orders, newest first, a page at a time (its organizer)
+	//
+	// The orders that sold the event's seats or may yet (`confirmed`, `refunded`, and
+	// `pending` while a payment's outcome is unknown; those that sold nothing, declined,
+	// failed or released, are left out), newest first, paged as `GET /v1/events` is:
+	// `next_after`, when not null, is the `after` of the next (older) page. Each names
+	// its buyer's email, its total and its tickets by seat, those transferred too, each
+	// with its status and its holder's email, never its code. Another organizer's
+	// event, or an unknown one, is 404.
+	//
+	// Corresponds with GET /v1/organizer/events/{id}/orders (the `EventOrders` operationId).
+	EventOrders(ctx context.Context, id ID, params *EventOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// OrganizerWaitingRoom The event's live waiting room (its organizer)
 	//
@@ -2612,6 +2710,58 @@ func (c *Client) GetOrder(ctx context.Context, id ID, reqEditors ...RequestEdito
 // Corresponds with GET /v1/organizer/events (the `OrganizerEvents` operationId).
 func (c *Client) OrganizerEvents(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewOrganizerEventsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EventAttendees An event's attendee list, as CSV (its organizer)
+//
+// A download (`Content-Disposition: attachment`) in UTF-8: a header row
+// `ticket_id,order_id,email,section,row,seat,status,scanned_at`, then one row per
+// ticket that admits, in seat order: `valid` ones, and `scanned` ones (someone who
+// came in is an attendee; `scanned_at` says when, RFC 3339). A ticket refunded,
+// revoked or transferred is not in it; the one its receiver holds is, under their
+// email. `row` and `seat` are empty for a place of general admission. Tickets are
+// named by id (what the organizer's revocation and the door's audit name), never by
+// code, which admits. A cell that begins with `=`, `+`, `-`, `@`, a tab, a carriage
+// return or a line feed begins with `'` instead, so that a spreadsheet shows it as
+// text rather than running it (OWASP, CSV injection). The list is one snapshot,
+// streamed as the database sends it; should the database fail midway, the
+// connection is cut rather than the file ended early. Another organizer's event,
+// or an unknown one, is 404.
+//
+// Corresponds with GET /v1/organizer/events/{id}/attendees.csv (the `EventAttendees` operationId).
+func (c *Client) EventAttendees(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEventAttendeesRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EventOrders An event's orders, newest first, a page at a time (its organizer)
+//
+// The orders that sold the event's seats or may yet (`confirmed`, `refunded`, and
+// `pending` while a payment's outcome is unknown; those that sold nothing, declined,
+// failed or released, are left out), newest first, paged as `GET /v1/events` is:
+// `next_after`, when not null, is the `after` of the next (older) page. Each names
+// its buyer's email, its total and its tickets by seat, those transferred too, each
+// with its status and its holder's email, never its code. Another organizer's
+// event, or an unknown one, is 404.
+//
+// Corresponds with GET /v1/organizer/events/{id}/orders (the `EventOrders` operationId).
+func (c *Client) EventOrders(ctx context.Context, id ID, params *EventOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEventOrdersRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4373,6 +4523,113 @@ func NewOrganizerEventsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewEventAttendeesRequest constructs an http.Request for the EventAttendees method
+func NewEventAttendeesRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizer/events/%s/attendees.csv", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewEventOrdersRequest constructs an http.Request for the EventOrders method
+func NewEventOrdersRequest(server string, id ID, params *EventOrdersParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizer/events/%s/orders", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewOrganizerWaitingRoomRequest constructs an http.Request for the OrganizerWaitingRoom method
 func NewOrganizerWaitingRoomRequest(server string, id ID) (*http.Request, error) {
 	var err error
@@ -5488,6 +5745,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/organizer/events (the `OrganizerEvents` operationId).
 	OrganizerEventsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OrganizerEventsResponse, error)
+
+	// EventAttendeesWithResponse An event's attendee list, as CSV (its organizer)
+	//
+	// A download (`Content-Disposition: attachment`) in UTF-8: a header row
+	// `ticket_id,order_id,email,section,row,seat,status,scanned_at`, then one row per
+	// ticket that admits, in seat order: `valid` ones, and `scanned` ones (someone who
+	// came in is an attendee; `scanned_at` says when, RFC 3339). A ticket refunded,
+	// revoked or transferred is not in it; the one its receiver holds is, under their
+	// email. `row` and `seat` are empty for a place of general admission. Tickets are
+	// named by id (what the organizer's revocation and the door's audit name), never by
+	// code, which admits. A cell that begins with `=`, `+`, `-`, `@`, a tab, a carriage
+	// return or a line feed begins with `'` instead, so that a spreadsheet shows it as
+	// text rather than running it (OWASP, CSV injection). The list is one snapshot,
+	// streamed as the database sends it; should the database fail midway, the
+	// connection is cut rather than the file ended early. Another organizer's event,
+	// or an unknown one, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/organizer/events/{id}/attendees.csv (the `EventAttendees` operationId).
+	EventAttendeesWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*EventAttendeesResponse, error)
+
+	// EventOrdersWithResponse An event's orders, newest first, a page at a time (its organizer)
+	//
+	// The orders that sold the event's seats or may yet (`confirmed`, `refunded`, and
+	// `pending` while a payment's outcome is unknown; those that sold nothing, declined,
+	// failed or released, are left out), newest first, paged as `GET /v1/events` is:
+	// `next_after`, when not null, is the `after` of the next (older) page. Each names
+	// its buyer's email, its total and its tickets by seat, those transferred too, each
+	// with its status and its holder's email, never its code. Another organizer's
+	// event, or an unknown one, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/organizer/events/{id}/orders (the `EventOrders` operationId).
+	EventOrdersWithResponse(ctx context.Context, id ID, params *EventOrdersParams, reqEditors ...RequestEditorFn) (*EventOrdersResponse, error)
 
 	// OrganizerWaitingRoomWithResponse The event's live waiting room (its organizer)
 	//
@@ -8092,6 +8385,171 @@ func (r OrganizerEventsResponse) StatusCode() int {
 	return 0
 }
 
+type EventAttendeesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r EventAttendeesResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r EventAttendeesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r EventAttendeesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r EventAttendeesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r EventAttendeesResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r EventAttendeesResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r EventAttendeesResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EventAttendeesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EventAttendeesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EventAttendeesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+type EventOrdersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// NextAfter The `after` of the next page; null on the last.
+		NextAfter *string          `json:"next_after"`
+		Orders    []OrganizerOrder `json:"orders"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EventOrdersResponse) GetJSON200() *struct {
+	// NextAfter The `after` of the next page; null on the last.
+	NextAfter *string          `json:"next_after"`
+	Orders    []OrganizerOrder `json:"orders"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r EventOrdersResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r EventOrdersResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r EventOrdersResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r EventOrdersResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r EventOrdersResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r EventOrdersResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r EventOrdersResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EventOrdersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EventOrdersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EventOrdersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
 type OrganizerWaitingRoomResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10126,6 +10584,54 @@ func (c *ClientWithResponses) OrganizerEventsWithResponse(ctx context.Context, r
 		return nil, err
 	}
 	return ParseOrganizerEventsResponse(rsp)
+}
+
+// EventAttendeesWithResponse An event's attendee list, as CSV (its organizer)
+//
+// A download (`Content-Disposition: attachment`) in UTF-8: a header row
+// `ticket_id,order_id,email,section,row,seat,status,scanned_at`, then one row per
+// ticket that admits, in seat order: `valid` ones, and `scanned` ones (someone who
+// came in is an attendee; `scanned_at` says when, RFC 3339). A ticket refunded,
+// revoked or transferred is not in it; the one its receiver holds is, under their
+// email. `row` and `seat` are empty for a place of general admission. Tickets are
+// named by id (what the organizer's revocation and the door's audit name), never by
+// code, which admits. A cell that begins with `=`, `+`, `-`, `@`, a tab, a carriage
+// return or a line feed begins with `'` instead, so that a spreadsheet shows it as
+// text rather than running it (OWASP, CSV injection). The list is one snapshot,
+// streamed as the database sends it; should the database fail midway, the
+// connection is cut rather than the file ended early. Another organizer's event,
+// or an unknown one, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/organizer/events/{id}/attendees.csv (the `EventAttendees` operationId).
+func (c *ClientWithResponses) EventAttendeesWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*EventAttendeesResponse, error) {
+	rsp, err := c.EventAttendees(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEventAttendeesResponse(rsp)
+}
+
+// EventOrdersWithResponse An event's orders, newest first, a page at a time (its organizer)
+//
+// The orders that sold the event's seats or may yet (`confirmed`, `refunded`, and
+// `pending` while a payment's outcome is unknown; those that sold nothing, declined,
+// failed or released, are left out), newest first, paged as `GET /v1/events` is:
+// `next_after`, when not null, is the `after` of the next (older) page. Each names
+// its buyer's email, its total and its tickets by seat, those transferred too, each
+// with its status and its holder's email, never its code. Another organizer's
+// event, or an unknown one, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/organizer/events/{id}/orders (the `EventOrders` operationId).
+func (c *ClientWithResponses) EventOrdersWithResponse(ctx context.Context, id ID, params *EventOrdersParams, reqEditors ...RequestEditorFn) (*EventOrdersResponse, error) {
+	rsp, err := c.EventOrders(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEventOrdersResponse(rsp)
 }
 
 // OrganizerWaitingRoomWithResponse The event's live waiting room (its organizer)
@@ -12631,6 +13137,153 @@ func ParseOrganizerEventsResponse(rsp *http.Response) (*OrganizerEventsResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseEventAttendeesResponse parses an HTTP response from a EventAttendeesWithResponse call
+func ParseEventAttendeesResponse(rsp *http.Response) (*EventAttendeesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EventAttendeesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseEventOrdersResponse parses an HTTP response from a EventOrdersWithResponse call
+func ParseEventOrdersResponse(rsp *http.Response) (*EventOrdersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EventOrdersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// NextAfter The `after` of the next page; null on the last.
+			NextAfter *string          `json:"next_after"`
+			Orders    []OrganizerOrder `json:"orders"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited

@@ -180,6 +180,16 @@ func BuyerByEmail(ctx context.Context, q Querier, email string) (Account, error)
 	return a, nil
 }
 
+// Emails returns the email of each of the accounts with these ids, by id;
+// ids of no account are left out.
+func (s *Service) Emails(ctx context.Context, accountIDs []string) (map[string]string, error) {
+	emails, err := s.store.emails(ctx, accountIDs)
+	if err != nil {
+		return nil, fmt.Errorf("auth: read the accounts' emails: %w", err)
+	}
+	return emails, nil
+}
+
 // Authenticate returns the principal of a live session token, or an
 // errkind.Unauthorized error. A session verified in the last CredentialTTL is
 // trusted without a query (see Watch for how a logout reaches every instance).

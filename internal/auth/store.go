@@ -57,6 +57,21 @@ func accountIn(ctx context.Context, q Querier, email string) (Account, error) {
 	return a, err
 }
 
+// emails reads the emails of the accounts with these ids.
+func (s store) emails(ctx context.Context, accountIDs []string) (map[string]string, error) {
+	rows, err := s.db.Query(ctx, `SELECT id::text, email FROM accounts WHERE id = ANY($1::uuid[])`, accountIDs)
+	if err != nil {
+		return nil, err
+	}
+	emails := make(map[string]string, len(accountIDs))
+	var id, email string
+	_, err = pgx.ForEachRow(rows, []any{&id, &email}, func() error {
+		emails[id] = email
+		return nil
+	})
+	return emails, err
+}
+
 // replacePasswordHash stores fresh as the account's password hash, if old is
 // still the one stored.
 func (s store) replacePasswordHash(ctx context.Context, accountID string, old, fresh []byte) error {

@@ -73,6 +73,10 @@ func (s *Server) routes() {
 	r(sheddable, get, "/v1/events/:id/seats", s.seatMap)
 	r(sheddable, get, "/v1/events/:id/seats/stream", s.streamSeats, boundedApart(limits.Streams))
 	r(sheddable, get, "/v1/organizer/events", s.organizerEvents, as(auth.Organizer), organizerLease)
+	// The box office: an event's orders a page at a time, and its attendee
+	// list, streamed as CSV (sheddable: a large read that can wait).
+	r(normal, get, "/v1/organizer/events/:id/orders", s.eventOrders, as(auth.Organizer), organizerLease)
+	r(sheddable, get, "/v1/organizer/events/:id/attendees.csv", s.attendeesCSV, as(auth.Organizer), organizerLease)
 
 	// Waiting room (events created with one; others answer 404 no-waiting-room
 	// before any token is spent). Polling is neither limited nor counted in
