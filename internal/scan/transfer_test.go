@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
@@ -49,14 +50,9 @@ func (d *door) twoLiveTickets(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	var seats []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		seats = append(seats, s)
+	seats, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
 	}
 	return seats
 }

@@ -7,7 +7,7 @@ import { get, readEvent, retrying } from "../api.js";
 import { h } from "../dom.js";
 import { formatDateTime, formatMoney, plural } from "../format.js";
 import { organizerTicketWords, placeName } from "../boxoffice-words.js";
-import { report } from "../notice.js";
+import { pager } from "../pager.js";
 import { requireUser, setTitle } from "../router.js";
 
 const PAGE_SIZE = 50;
@@ -73,26 +73,16 @@ export async function ordersPage({ main, params, signal }) {
         body)),
     status, older);
 
-  /** @type {string | null} */
-  let after = null;
-  async function loadPage() {
-    older.disabled = true;
-    const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
-    if (after) query.set("after", after);
-    /** @type {import("../types.js").OrganizerOrderPage} */
-    const page = await retrying(() => get(`/v1/organizer/events/${id}/orders?${query}`, { signal }), signal);
-    body.append(...page.orders.map(orderRow));
-    after = page.next_after;
-    older.hidden = !after;
-    older.disabled = false;
-    const n = body.children.length;
-    status.textContent = n === 0 ? "No orders yet." : `${plural(n, "order")} shown${after ? "; older ones follow" : ""}.`;
-  }
-  older.addEventListener("click", () => loadPage().catch(report));
-  refresh.addEventListener("click", () => {
-    body.replaceChildren();
-    after = null;
-    loadPage().catch(report);
+  const first = pager({
+    body, older, refresh, status, row: orderRow,
+    read: async (after) => {
+      const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+      if (after) query.set("after", after);
+      /** @type {import("../types.js").OrganizerOrderPage} */
+      const page = await retrying(() => get(`/v1/organizer/events/${id}/orders?${query}`, { signal }), signal);
+      return { items: page.orders, next: page.next_after };
+    },
+    says: (n, more) => (n === 0 ? "No orders yet." : `${plural(n, "order")} shown${more ? "; older ones follow" : ""}.`),
   });
-  await loadPage();
+  await first();
 }
