@@ -7,6 +7,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // transferBody is a transfer's request body.
@@ -58,7 +59,7 @@ func TestATransferredTicketAdmitsOnlyItsNewHolder(t *testing.T) {
 		t.Fatalf("the receiver's tickets = %+v, want a new valid one of seat %s", theirs, gift.SeatID)
 	}
 	received := theirs[0]
-	if a := s.request(t, "GET", "/v1/tickets/"+received.ID+"/qr", "", bea.bearer()...); a.StatusCode != 200 || decodeQR(t, a.raw) != received.Code {
+	if a := s.request(t, "GET", "/v1/tickets/"+received.ID+"/qr", "", bea.bearer()...); a.StatusCode != 200 || testenv.DecodeQR(t, a.raw) != received.Code {
 		t.Errorf("the receiver's QR = %d, want its new code", a.StatusCode)
 	}
 

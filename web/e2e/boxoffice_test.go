@@ -14,6 +14,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/apiclient/apitest"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // transfer gives the client's ticket to the buyer with email, through the API.
@@ -92,7 +93,7 @@ func TestABuyerGivesATicketToAFriend(t *testing.T) {
 	b.logIn(friend.Email)
 	b.goTo("/tickets")
 	b.waitJS("the ticket received", `document.querySelectorAll(".ticket img.qr").length === 1`)
-	if got := decodeQR(t, b.imageBytes("img.qr")[0]); got != received {
+	if got := testenv.DecodeQR(t, b.imageBytes("img.qr")[0]); got != received {
 		t.Errorf("the friend's QR code reads %q, want the new code %q", got, received)
 	}
 	b.noSidewaysScroll("tickets")
