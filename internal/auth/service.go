@@ -170,12 +170,25 @@ func BuyerByEmail(ctx context.Context, q Querier, email string) (Account, error)
 	if err != nil {
 		return Account{}, err
 	}
-	a, err := accountIn(ctx, q, email)
+	a, err := accountWhere(ctx, q, whereEmail, email)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && a.Kind != Buyer {
 		return Account{}, ErrNoSuchBuyer
 	}
 	if err != nil {
 		return Account{}, fmt.Errorf("auth: look up the buyer: %w", err)
+	}
+	return a, nil
+}
+
+// AccountByID returns the account with this id, read with q (the caller's
+// transaction when the lookup is part of it), or an errkind.NotFound error.
+func AccountByID(ctx context.Context, q Querier, id string) (Account, error) {
+	a, err := accountWhere(ctx, q, whereID, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Account{}, errkind.NotFoundf("no account %s", id)
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("auth: look up account %s: %w", id, err)
 	}
 	return a, nil
 }

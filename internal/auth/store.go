@@ -49,10 +49,17 @@ type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// accountIn reads the account with this email with q, or pgx.ErrNoRows.
-func accountIn(ctx context.Context, q Querier, email string) (Account, error) {
+// The conditions accountWhere finds an account by.
+const (
+	whereID    = `id = $1::uuid`
+	whereEmail = `email = $1`
+)
+
+// accountWhere reads, with q, the account that meets cond (whereID, whereEmail)
+// for value, or pgx.ErrNoRows.
+func accountWhere(ctx context.Context, q Querier, cond, value string) (Account, error) {
 	var a Account
-	err := q.QueryRow(ctx, `SELECT id::text, kind, email, name FROM accounts WHERE email = $1`, email).
+	err := q.QueryRow(ctx, `SELECT id::text, kind, email, name FROM accounts WHERE `+cond, value).
 		Scan(&a.ID, &a.Kind, &a.Email, &a.Name)
 	return a, err
 }

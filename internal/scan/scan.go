@@ -14,7 +14,8 @@
 // RevokeOrder, both in its own transaction, and lists a buyer's through
 // TicketsOf. A holder transfers a ticket to another buyer (Transfer): the
 // ticket is revoked and a new one issued for its seat, in one transaction that
-// finds the receiver through internal/auth. Its SQL reads events (the
+// finds the receiver through internal/auth and writes the notices to both
+// through internal/mail. Its SQL reads events (the
 // organizer of a ticket's event), seats (a ticket's seat), scanner keys (a
 // key's label and life) and accounts (an attendee's email), each in the
 // statement that needs it, and writes none of them (docs/design.md, "Where

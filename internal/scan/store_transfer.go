@@ -10,6 +10,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/mail"
 )
 
 // The SQL of transfers (transfer.go has the rules).
@@ -30,16 +31,24 @@ func (s store) eventOfTicket(ctx context.Context, holderID, ticketID string) (st
 }
 
 // transfer moves the holder's ticket to the buyer with email in one
-// transaction, issuing next (its id and code) for the ticket's seat and order.
+// transaction, issuing next (its id and code) for the ticket's seat and order,
+// and writes the notices to the giver and the receiver (internal/mail) in it.
+// The ticket's row is locked by the first statement, which reads its event
+// and seat for the notices too.
 func (s store) transfer(ctx context.Context, holderID, ticketID, email string, next NewTicket) (Transferred, error) {
 	var out Transferred
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
 		old := Ticket{ID: ticketID}
 		var transferred bool
+		var ev mail.Event
+		var seat Seat
 		err := tx.QueryRow(ctx, `
-			SELECT order_id::text, event_id::text, seat_id::text, scanned_at, revoked_at IS NOT NULL, transferred_at IS NOT NULL
-			FROM tickets WHERE id = $1 AND buyer_id = $2 FOR UPDATE`, ticketID, holderID).
-			Scan(&old.OrderID, &old.EventID, &old.SeatID, &old.ScannedAt, &old.Revoked, &transferred)
+			SELECT t.order_id::text, t.event_id::text, t.seat_id::text, t.scanned_at, t.revoked_at IS NOT NULL,
+			       t.transferred_at IS NOT NULL, e.name, e.venue, e.starts_at, s.section, s.row_label, s.number
+			FROM tickets t JOIN events e ON e.id = t.event_id JOIN seats s ON s.id = t.seat_id
+			WHERE t.id = $1 AND t.buyer_id = $2 FOR UPDATE OF t`, ticketID, holderID).
+			Scan(&old.OrderID, &old.EventID, &old.SeatID, &old.ScannedAt, &old.Revoked, &transferred,
+				&ev.Name, &ev.Venue, &ev.StartsAt, &seat.Section, &seat.Row, &seat.Number)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errNoTicket
 		}
@@ -75,6 +84,18 @@ func (s store) transfer(ctx context.Context, holderID, ticketID, email string, n
 			INSERT INTO tickets (id, order_id, buyer_id, event_id, seat_id, code, transferred_from)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			next.ID, old.OrderID, receiver.ID, old.EventID, old.SeatID, next.Code, ticketID); err != nil {
+			return err
+		}
+		giver, err := auth.AccountByID(ctx, tx, holderID)
+		if err != nil {
+			return err
+		}
+		ev.ID = old.EventID
+		if err := mail.Enqueue(ctx, tx, mail.TicketTransferred{
+			From: mail.Recipient{Name: giver.Name, Email: giver.Email}, To: mail.Recipient{Name: receiver.Name, Email: receiver.Email},
+			Event: ev, Ticket: mail.Ticket{ID: next.ID, Section: seat.Section, Row: seat.Row, Number: seat.Number,
+				GeneralAdmission: seat.Row == "", Code: next.Code},
+		}); err != nil {
 			return err
 		}
 		old.Revoked, old.Transferred = true, true

@@ -80,7 +80,8 @@ var errNoTicket = errkind.NotFoundf("no such ticket")
 // transaction: the ticket row locked and checked (valid: not scanned, not
 // revoked, not transferred), the receiver looked up through internal/auth in
 // the same transaction, the old ticket revoked and marked transferred, its
-// revocation listed, and the new ticket issued. Of many transfers and scans of
+// revocation listed, the new ticket issued, and the notices to the giver and
+// the receiver written to the outbox (internal/mail). Of many transfers and scans of
 // one ticket at once, exactly one succeeds: each waits for the row's lock and
 // reads it again.
 //

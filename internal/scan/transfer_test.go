@@ -2,6 +2,7 @@ package scan
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/mail"
 	"github.com/stagedoor/stagedoor/internal/ticketsign"
 )
 
@@ -62,6 +64,7 @@ func (d *door) twoLiveTickets(t *testing.T) []string {
 // holds a new ticket of the same seat, order and event, with a new id and a
 // code signed by the event's key that names the new ticket. At the door the
 // old code is revoked and on the revocations list; the new one admits once.
+// The transfer's notices, to both, are in the outbox.
 func TestATransferMovesTheTicketWithANewSignedCode(t *testing.T) {
 	t.Parallel()
 	d := newDoor(t)
@@ -114,6 +117,34 @@ func TestATransferMovesTheTicketWithANewSignedCode(t *testing.T) {
 	if seats := d.twoLiveTickets(t); len(seats) > 0 {
 		t.Errorf("seats with two live tickets: %v", seats)
 	}
+	d.wantNotices(t, got, friend)
+}
+
+// wantNotices checks the outbox after the transfer: one message to its giver
+// (ticket_given) and one to its receiver (ticket_received), the notice naming
+// the new ticket with its new code, its seat and event, and both people.
+func (d *door) wantNotices(t *testing.T, tr Transferred, receiver auth.Account) {
+	t.Helper()
+	ctx := context.Background()
+	giver, err := auth.AccountByID(ctx, d.db, tr.GiverID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct{ to, kind string }{{giver.Email, mail.KindTicketGiven}, {receiver.Email, mail.KindTicketReceived}} {
+		got, err := mail.Outbox(ctx, d.db, w.to)
+		if err != nil || len(got) != 1 || got[0].Kind != w.kind {
+			t.Fatalf("the outbox to %s = %+v, %v; want one %s", w.to, got, err, w.kind)
+		}
+		var n mail.TicketTransferred
+		if err := json.Unmarshal(got[0].Notice, &n); err != nil {
+			t.Fatal(err)
+		}
+		if n.From.Email != giver.Email || n.From.Name != giver.Name || n.To.Email != receiver.Email ||
+			n.Ticket.ID != tr.New.ID || n.Ticket.Code != tr.New.Code || n.Ticket.Section != "Floor" || n.Ticket.Row != "A" ||
+			n.Ticket.Number < 1 || n.Event.ID != tr.New.EventID || n.Event.Name != "Night" || n.Event.Venue != "Hall" {
+			t.Errorf("the notice to %s = %+v", w.to, n)
+		}
+	}
 }
 
 // upper is s in capitals (ASCII), as a friend might type an email.
@@ -128,7 +159,7 @@ func upper(s string) string {
 }
 
 // TestTransfersThatCannotBeMadeChangeNothing: each refusal is the error its
-// caller maps, and no ticket, revocation or transfer is written.
+// caller maps, and no ticket, revocation, transfer or notice is written.
 func TestTransfersThatCannotBeMadeChangeNothing(t *testing.T) {
 	t.Parallel()
 	d := newDoor(t)
@@ -189,13 +220,14 @@ func TestTransfersThatCannotBeMadeChangeNothing(t *testing.T) {
 	}
 }
 
-// counts is how many tickets, revoked tickets and revocations there are.
-func (d *door) counts(t *testing.T) [3]int {
+// counts is how many tickets, revoked tickets, revocations and messages in
+// the outbox there are.
+func (d *door) counts(t *testing.T) [4]int {
 	t.Helper()
-	var n [3]int
+	var n [4]int
 	if err := d.db.QueryRow(context.Background(), `
 		SELECT (SELECT count(*) FROM tickets), (SELECT count(*) FROM tickets WHERE revoked_at IS NOT NULL),
-		       (SELECT count(*) FROM ticket_revocations)`).Scan(&n[0], &n[1], &n[2]); err != nil {
+		       (SELECT count(*) FROM ticket_revocations), (SELECT count(*) FROM mail_outbox)`).Scan(&n[0], &n[1], &n[2], &n[3]); err != nil {
 		t.Fatal(err)
 	}
 	return n
