@@ -86,6 +86,16 @@ SELECT 'ticket refunded by its buyer or organizer after it was scanned', t.id::t
 FROM tickets t JOIN refunds r ON r.order_id = t.order_id AND t.id = ANY (r.ticket_ids)
 WHERE r.reason IN ('buyer', 'organizer') AND r.status <> 'failed' AND t.scanned_at IS NOT NULL
 UNION ALL
+-- A ticket transferred admits no one (revoked, and on the revocations list) and
+-- was replaced by exactly one ticket of its seat and order, its receiver's.
+SELECT 'transferred ticket that admits, or without one successor', t.id::text
+FROM tickets t
+WHERE t.transferred_at IS NOT NULL
+  AND (t.revoked_at IS NULL OR NOT EXISTS (SELECT 1 FROM ticket_revocations r WHERE r.ticket_id = t.id)
+       OR (SELECT count(*) FROM tickets n
+           WHERE n.transferred_from = t.id AND n.seat_id = t.seat_id AND n.order_id = t.order_id
+             AND n.buyer_id = t.transferred_to) <> 1)
+UNION ALL
 -- A seat is sold exactly when its newest ticket is not refunded, and has at
 -- most one live ticket.
 SELECT 'seat sold without a ticket, or refunded and not back on sale', s.id::text

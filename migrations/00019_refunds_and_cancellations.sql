@@ -49,8 +49,6 @@ UPDATE orders SET refunded_cents = total_cents WHERE status = 'refunded';
 DROP INDEX orders_one_live_order_per_hold;
 CREATE UNIQUE INDEX orders_one_live_order_per_hold ON orders (hold_id)
     WHERE status IN ('pending', 'confirmed', 'partially_refunded', 'refunded');
--- An event's orders: its cancellation's work, its revenue.
-CREATE INDEX orders_event_id ON orders (event_id, status);
 
 -- Refunds of orders (owner: internal/checkout). id is Payrail's Idempotency-Key
 -- for the refund, so that a refund whose answer was lost is asked again and
@@ -116,7 +114,6 @@ FROM (SELECT DISTINCT ON (order_id) order_id, payrail_refund_id FROM refunds
       WHERE status = 'succeeded' AND payrail_refund_id IS NOT NULL ORDER BY order_id, settled_at DESC) r
 WHERE r.order_id = o.id AND o.status = 'refunded';
 DROP TABLE refunds;
-DROP INDEX orders_event_id;
 DROP INDEX orders_one_live_order_per_hold;
 CREATE UNIQUE INDEX orders_one_live_order_per_hold ON orders (hold_id) WHERE status IN ('pending', 'confirmed');
 -- Refused while an order is partially refunded: the old check does not admit it.

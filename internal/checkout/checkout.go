@@ -144,9 +144,12 @@ type Ticket struct {
 
 // Status is "valid" until the ticket is scanned, then "scanned";
 // "refund_pending" while a refund of it waits for Payrail, "refunded" once
-// refunded, scanned or not.
+// refunded, scanned or not; "transferred" once its holder gave it to another
+// buyer (who holds a new ticket for its seat).
 func (t Ticket) Status() string {
 	switch {
+	case t.Transferred:
+		return "transferred"
 	case t.RefundStatus == scan.Refunded:
 		return "refunded"
 	case t.RefundStatus == scan.RefundPending:

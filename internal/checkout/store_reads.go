@@ -3,11 +3,26 @@ package checkout
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/stagedoor/stagedoor/internal/paging"
 	"github.com/stagedoor/stagedoor/internal/scan"
 )
+
+// orderColumns are the columns of an Order a read selects, as scanOrder
+// reads them.
+const orderColumns = `id::text, buyer_id::text, hold_id::text, event_id::text, status, total_cents, currency, created_at,
+	refunded_at, refunded_cents`
+
+// scanOrder reads a row of orderColumns.
+func scanOrder(row pgx.CollectableRow) (Order, error) {
+	var o Order
+	err := row.Scan(&o.ID, &o.BuyerID, &o.HoldID, &o.EventID, &o.Status, &o.TotalCents, &o.Currency, &o.CreatedAt,
+		&o.RefundedAt, &o.RefundedCents)
+	return o, err
+}
 
 // orders returns the buyer's orders, newest first, with their refunds and
 // tickets; only the one with orderID when it is not empty.
@@ -32,19 +47,13 @@ func (s store) orderByID(ctx context.Context, orderID string) (Order, error) {
 // first, at most 500, each with its refunds and its buyer's tickets of it.
 func (s store) readOrders(ctx context.Context, where string, arg1, arg2 string) ([]Order, error) {
 	rows, err := s.db.Query(ctx, `
-		SELECT id::text, buyer_id::text, hold_id::text, event_id::text, status, total_cents, currency, created_at,
-		       refunded_at, refunded_cents
+		SELECT `+orderColumns+`
 		FROM orders WHERE `+where+`
 		ORDER BY created_at DESC, id LIMIT 500`, arg1, arg2)
 	if err != nil {
 		return nil, fmt.Errorf("checkout: list orders: %w", err)
 	}
-	orders, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Order, error) {
-		var o Order
-		err := row.Scan(&o.ID, &o.BuyerID, &o.HoldID, &o.EventID, &o.Status, &o.TotalCents, &o.Currency, &o.CreatedAt,
-			&o.RefundedAt, &o.RefundedCents)
-		return o, err
-	})
+	orders, err := pgx.CollectRows(rows, scanOrder)
 	if err != nil {
 		return nil, fmt.Errorf("checkout: list orders: %w", err)
 	}
@@ -73,6 +82,31 @@ func (s store) readOrders(ctx context.Context, where string, arg1, arg2 string) 
 	}
 	for i := range orders {
 		orders[i].Tickets, orders[i].Refunds = byOrder[orders[i].ID], refunds[orders[i].ID]
+	}
+	return orders, nil
+}
+
+// eventOrders reads at most n of the event's orders that sold something (or
+// may yet: pending), newest first, older than from when it is not nil. The
+// row comparison walks the index on (event_id, created_at, id) backwards.
+func (s store) eventOrders(ctx context.Context, eventID string, n int, from *paging.Cursor) ([]Order, error) {
+	var at time.Time
+	var id string
+	if from != nil {
+		at, id = from.At, from.ID
+	}
+	rows, err := s.db.Query(ctx, `
+		SELECT `+orderColumns+`
+		FROM orders
+		WHERE event_id = $1 AND status NOT IN ('declined', 'failed', 'released')
+		  AND ($2::text = '' OR (created_at, id) < ($3, NULLIF($2::text, '')::uuid))
+		ORDER BY created_at DESC, id DESC LIMIT $4`, eventID, id, at, n)
+	if err != nil {
+		return nil, fmt.Errorf("checkout: list the event's orders: %w", err)
+	}
+	orders, err := pgx.CollectRows(rows, scanOrder)
+	if err != nil {
+		return nil, fmt.Errorf("checkout: list the event's orders: %w", err)
 	}
 	return orders, nil
 }

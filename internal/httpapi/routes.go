@@ -78,6 +78,10 @@ func (s *Server) routes() {
 	r(normal, get, "/v1/organizer/events/:id", s.organizerEvent, as(auth.Organizer), organizerLease)
 	r(normal, patch, "/v1/organizer/events/:id", s.changeEvent, as(auth.Organizer), organizerLease)
 	r(critical, post, "/v1/organizer/events/:id/cancel", s.cancelEvent, as(auth.Organizer), organizerLease)
+	// The box office: an event's orders a page at a time, and its attendee
+	// list, streamed as CSV (sheddable: a large read that can wait).
+	r(normal, get, "/v1/organizer/events/:id/orders", s.eventOrders, as(auth.Organizer), organizerLease)
+	r(sheddable, get, "/v1/organizer/events/:id/attendees.csv", s.attendeesCSV, as(auth.Organizer), organizerLease)
 
 	// Waiting room (events created with one; others answer 404 no-waiting-room
 	// before any token is spent). Polling is neither limited nor counted in
@@ -115,6 +119,9 @@ func (s *Server) routes() {
 	r(critical, post, "/v1/organizer/orders/:id/refund", s.organizerRefundOrder, as(auth.Organizer), organizerLease)
 	r(normal, get, "/v1/tickets", s.listTickets, as(auth.Buyer), buyerLease)
 	r(normal, get, "/v1/tickets/:id/qr", s.ticketQR, as(auth.Buyer)) // immutable images: not counted in flight
+	// A transfer gives the ticket to another buyer, named by email; every
+	// attempt spends a transfer-buyer token, so that trying emails is slow.
+	r(normal, post, "/v1/tickets/:id/transfer", s.transferTicket, as(auth.Buyer), s.limited(limits.TransferBuyer), buyerLease)
 
 	// Scanning. Organizers manage their scanner keys and read the audit; a
 	// door device scans with X-Api-Key, limited by scanner-key on the key's id

@@ -57,19 +57,19 @@ func TestABuyerRefundsATicket(t *testing.T) {
 
 	refundFirst := `document.querySelector(".ticket button")`
 	b.eval(refundFirst + `.click()`)
-	b.waitJS("the dialog", `document.querySelector("dialog.confirm")?.open === true`)
-	b.waitText("dialog.confirm", "$45.00 will go back to the card you paid with")
-	b.waitText("dialog.confirm", "Stalls")
+	b.waitJS("the dialog", `document.querySelector("dialog.refund-dialog")?.open === true`)
+	b.waitText("dialog.refund-dialog", "$45.00 will go back to the card you paid with")
+	b.waitText("dialog.refund-dialog", "Stalls")
 	b.page("refund-dialog-1280px")
 	b.clickButton("Keep my tickets")
-	b.waitJS("the dialog closed", `!document.querySelector("dialog.confirm")`)
+	b.waitJS("the dialog closed", `!document.querySelector("dialog.refund-dialog")`)
 	if status, _ := buyer.orderStatus(t); status != "confirmed" {
 		t.Fatalf("keeping the tickets left the order %s, want confirmed", status)
 	}
 
 	b.viewport(390, 844)
 	b.eval(refundFirst + `.click()`)
-	b.waitJS("the dialog", `document.querySelector("dialog.confirm")?.open === true`)
+	b.waitJS("the dialog", `document.querySelector("dialog.refund-dialog")?.open === true`)
 	b.noSidewaysScroll("refund-dialog")
 	b.page("refund-dialog-390px")
 	b.clickButton("Refund $45.00")

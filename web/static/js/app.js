@@ -15,6 +15,7 @@ import { organizerEventsPage, newEventPage } from "./pages/organizer-events.js";
 import { organizerEventPage } from "./pages/organizer-event.js";
 import { keysPage } from "./pages/organizer-keys.js";
 import { scansPage } from "./pages/organizer-scans.js";
+import { ordersPage } from "./pages/organizer-orders.js";
 
 route("/events", eventsPage);
 route("/events/:id", eventPage);
@@ -26,6 +27,7 @@ route("/organizer", organizerEventsPage);
 route("/organizer/events/new", newEventPage);
 route("/organizer/events/:id", organizerEventPage);
 route("/organizer/events/:id/scans", scansPage);
+route("/organizer/events/:id/orders", ordersPage);
 route("/organizer/keys", keysPage);
 
 initNotice();

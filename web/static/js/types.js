@@ -18,6 +18,7 @@
  * @property {ScanResult} [result] scan-rejected: why
  * @property {string} [first_scanned_at] scan-rejected, already_scanned: the admission
  * @property {string[]} [not_refundable_ticket_ids] ticket-not-refundable: the tickets named that cannot be
+ * @property {"scanned" | "transferred" | "revoked"} [ticket_status] ticket-not-transferable: why
  */
 
 /**
@@ -180,8 +181,8 @@
  * @property {string} id
  * @property {string} event_id
  * @property {string} seat_id
- * @property {string} code
- * @property {"valid" | "scanned" | "refund_pending" | "refunded"} status
+ * @property {string} [code] left out once transferred
+ * @property {"valid" | "scanned" | "refund_pending" | "refunded" | "transferred"} status
  */
 
 /**
@@ -210,6 +211,34 @@
  * @property {number} refunded_cents
  * @property {Refund[]} refunds
  * @property {Ticket[]} tickets
+ */
+
+/**
+ * A ticket of an order, as its event's organizer reads it (OrganizerTicket).
+ * @typedef {object} OrganizerTicket
+ * @property {string} id
+ * @property {{section: string, row: string, number: number}} seat row "" for a place of general admission
+ * @property {"valid" | "scanned" | "refunded" | "transferred"} status
+ * @property {string} holder_email
+ */
+
+/**
+ * An order, as its event's organizer reads it (OrganizerOrder).
+ * @typedef {object} OrganizerOrder
+ * @property {string} id
+ * @property {"pending" | "confirmed" | "refunded"} status
+ * @property {string} buyer_email
+ * @property {number} total_cents
+ * @property {string} currency
+ * @property {string} created_at
+ * @property {OrganizerTicket[]} tickets
+ */
+
+/**
+ * A page of an event's orders (GET /v1/organizer/events/{id}/orders).
+ * @typedef {object} OrganizerOrderPage
+ * @property {OrganizerOrder[]} orders
+ * @property {string | null} next_after
  */
 
 /**

@@ -1,19 +1,23 @@
-// The buyer's tickets, by order (GET /v1/orders), each with its QR code
-// (GET /v1/tickets/{id}/qr, a PNG the door scans) and the code in text, and a
-// Refund action while the event allows it (POST /v1/orders/{id}/refund),
-// after a confirmation that says how much goes back. print.css prints one
-// ticket to a block, without the navigation or the buttons. Every QR image
-// loads at once; one that fails (no connection, a busy server) is asked for
-// again, waiting a little longer each time.
+// The buyer's tickets, by order (GET /v1/orders), then those friends gave
+// them (GET /v1/tickets: tickets of others' orders), each with its QR code
+// (GET /v1/tickets/{id}/qr, a PNG the door scans) and the code in text. While
+// the event allows it, a ticket of an order can be refunded (refund.js),
+// after a confirmation that says how much goes back; a valid ticket can be
+// given to a friend (transfer.js). print.css prints one ticket to a block,
+// without the navigation, the buttons or the tickets that admit no one.
+// Every QR image loads at once; one that fails (no connection, a busy
+// server) is asked for again, waiting a little longer each time.
 
-import { api, get, readEvent, readSeatMap, retrying } from "../api.js";
+import { get, readEvent, readSeatMap, retrying } from "../api.js";
 import { backoffMs } from "../retry.js";
 import { h, replace } from "../dom.js";
-import { formatDateTime, formatMoney, plural } from "../format.js";
-import { report, showMessage } from "../notice.js";
+import { formatDateTime, formatMoney } from "../format.js";
+import { report } from "../notice.js";
 import { refundAmount, refundableTickets, refundsOpen } from "../refunds.js";
 import { requireUser, setTitle } from "../router.js";
 import { seatName } from "../seatmap.js";
+import { confirmRefund } from "./refund.js";
+import { transferButton } from "./transfer.js";
 
 /**
  * @typedef {import("../types.js").Ticket} Ticket
@@ -36,16 +40,21 @@ export async function ticketsPage({ main, signal }) {
  * @param {AbortSignal} signal
  */
 async function drawOrders(list, signal) {
-  /** @type {{orders: Order[]}} */
-  const { orders } = await retrying(() => get("/v1/orders", { signal }), signal);
+  const [{ orders }, { tickets }] = await Promise.all([
+    /** @type {Promise<{orders: Order[]}>} */ (retrying(() => get("/v1/orders", { signal }), signal)),
+    /** @type {Promise<{tickets: Ticket[]}>} */ (retrying(() => get("/v1/tickets", { signal }), signal)),
+  ]);
   const withTickets = orders.filter((o) => o.tickets.length > 0);
-  if (withTickets.length === 0) {
+  // The tickets of others' orders: friends gave them.
+  const mine = new Set(withTickets.flatMap((o) => o.tickets.map((t) => t.id)));
+  const given = tickets.filter((t) => !mine.has(t.id));
+  if (withTickets.length === 0 && given.length === 0) {
     replace(list, h("p", {}, "You have no tickets yet. ", h("a", { href: "#/events" }, "Find an event.")));
     return;
   }
-  // Each order names its event and seats by id: read each event and its seat
-  // map once to name them.
-  const eventIds = [...new Set(withTickets.map((o) => o.event_id))];
+  // Each order and ticket names its event and seats by id: read each event
+  // and its seat map once to name them.
+  const eventIds = [...new Set([...withTickets.map((o) => o.event_id), ...given.map((t) => t.event_id)])];
   const events = new Map(await Promise.all(eventIds.map(async (id) => {
     const [event, map] = await Promise.all([readEvent(id, signal), readSeatMap(id, signal)]);
     /** @type {[string, EventSeats]} */
@@ -56,8 +65,15 @@ async function drawOrders(list, signal) {
   const printButton = h("button", { type: "button", class: "secondary no-print" }, "Print tickets");
   printButton.addEventListener("click", () => window.print());
   const redraw = () => drawOrders(list, signal).catch(report);
-  replace(list, printButton, withTickets.map((o) =>
-    orderSection(o, /** @type {EventSeats} */ (events.get(o.event_id)), redraw, signal)));
+  const seatsOf = (/** @type {string} */ eventId) => /** @type {EventSeats} */ (events.get(eventId));
+  replace(list, printButton, withTickets.map((o) => orderSection(o, seatsOf(o.event_id), redraw, signal)),
+    given.length === 0 ? null : h("section", { class: "order", "aria-labelledby": "given-heading" },
+      h("h2", { id: "given-heading" }, "Given to you by friends"),
+      h("ul", { class: "tickets", "aria-label": "Tickets given to you" }, given.map((t) => {
+        const { event, seats } = seatsOf(t.event_id);
+        const seat = seats.get(t.seat_id);
+        return ticketCard(t, event, seat ? seatName(seat) : "Seat", null, signal);
+      }))));
 }
 
 /**
@@ -128,6 +144,7 @@ const TICKET_STATUS = {
   scanned: "Used: scanned at the door",
   refund_pending: "Refund on its way: this ticket no longer admits anyone",
   refunded: "Refunded: this ticket no longer admits anyone",
+  transferred: "Given away: it belongs to someone else now, and no longer admits you",
 };
 
 /**
@@ -140,14 +157,18 @@ const TICKET_STATUS = {
  */
 function ticketCard(ticket, event, where, refund, signal) {
   const headingId = `ticket-${ticket.id}`;
+  // A ticket refunded, being refunded or given away admits no one: no code,
+  // and not printed.
   const admits = ticket.status === "valid" || ticket.status === "scanned";
-  return h("li", { class: "ticket", "aria-labelledby": headingId },
+  return h("li", { class: admits ? "ticket" : "ticket ticket-void no-print", "aria-labelledby": headingId },
     h("div", { class: "ticket-text" },
       h("h3", { id: headingId }, event.name),
       h("p", { class: "ticket-seat" }, where),
       h("p", { class: "ticket-status" }, TICKET_STATUS[ticket.status] || "Valid"),
       admits ? h("p", {}, "Code: ", h("code", { class: "ticket-code" }, ticket.code)) : null,
-      refund ? refundButton(refund.text, "link-button no-print", refund.ask, `${refund.text}: ${where}`) : null),
+      ticket.status === "valid" ? h("div", { class: "actions no-print" },
+        transferButton(ticket, `${where}, ${event.name}`),
+        refund ? refundButton(refund.text, "link-button", refund.ask, `${refund.text}: ${where}`) : null) : null),
     admits ? qrImage(ticket, where, signal) : null);
 }
 
@@ -162,86 +183,6 @@ function refundButton(text, className, onClick, label) {
   const button = h("button", { type: "button", class: className, "aria-label": label || null }, text);
   button.addEventListener("click", onClick);
   return button;
-}
-
-/**
- * What a refund's confirmation needs.
- * @typedef {object} RefundAsked
- * @property {Order} order
- * @property {import("../types.js").Event} event
- * @property {Ticket[]} tickets
- * @property {number} amount cents
- * @property {(t: Ticket) => string} where a ticket's seat in words
- * @property {() => void} redraw
- * @property {AbortSignal} signal
- */
-
-/**
- * Asks the buyer to confirm the refund, in a modal dialog that says how much
- * goes back and which tickets stop admitting; on confirmation sends it, with
- * an Idempotency-Key of its own (kept for a second press after a failure),
- * and says what became of it.
- * @param {RefundAsked} asked
- */
-function confirmRefund({ order, event, tickets, amount, where, redraw, signal }) {
-  const money = formatMoney(amount, order.currency);
-  const titleId = "refund-title";
-  const confirm = h("button", { type: "button", class: "primary" }, amount > 0 ? `Refund ${money}` : "Refund");
-  const keep = h("button", { type: "button", class: "secondary" }, "Keep my tickets");
-  const dialog = h("dialog", { class: "confirm", "aria-labelledby": titleId },
-    h("h2", { id: titleId }, `Refund ${plural(tickets.length, "ticket")}?`),
-    h("p", {}, amount > 0
-      ? `${money} will go back to the card you paid with for ${event.name}.`
-      : `Nothing is left to pay back for ${event.name}.`),
-    h("p", {}, tickets.length === 1 ? "This ticket will no longer admit anyone:" : "These tickets will no longer admit anyone:"),
-    h("ul", {}, tickets.map((t) => h("li", {}, where(t)))),
-    h("p", {}, "This cannot be undone."),
-    h("div", { class: "actions" }, keep, confirm));
-  document.body.append(dialog);
-  const close = () => { dialog.close(); dialog.remove(); };
-  keep.addEventListener("click", close);
-  dialog.addEventListener("cancel", () => dialog.remove());
-  const key = crypto.randomUUID();
-  confirm.addEventListener("click", async () => {
-    confirm.disabled = true;
-    try {
-      const { status } = await api("POST", `/v1/orders/${order.id}/refund`, {
-        body: { ticket_ids: tickets.map((t) => t.id) }, headers: { "Idempotency-Key": key }, signal,
-      });
-      close();
-      showMessage(status === 202
-        ? `Your refund of ${money} is on its way: the payment provider has not confirmed it yet. ${tickets.length === 1 ? "The ticket no longer admits" : "The tickets no longer admit"} anyone.`
-        : `Refunded: ${money} will be back on your card in a few days.`);
-      redraw();
-    } catch (err) {
-      close();
-      report(refundProblem(err));
-    } finally {
-      confirm.disabled = false;
-    }
-  });
-  dialog.showModal();
-  keep.focus();
-}
-
-/**
- * A refund's refusal in the buyer's words (the server's detail names tickets
- * by id).
- * @param {unknown} err
- * @returns {unknown}
- */
-function refundProblem(err) {
-  /** @type {Record<string, string>} */
-  const words = {
-    "refund-window-closed": "Refunds for this event have closed. The organizer may still help.",
-    "ticket-not-refundable": "A ticket you chose can no longer be refunded: it was used at the door, given away, or refunded already. Nothing was refunded.",
-    "refund-refused": "The payment provider refused the refund, so nothing was refunded. Your tickets still admit you.",
-    "event-cancelled": "This event was cancelled: your money is being returned.",
-  };
-  const slug = /** @type {{slug?: string}} */ (err).slug || "";
-  const problem = /** @type {{problem?: import("../types.js").Problem}} */ (err).problem;
-  if (!problem || !words[slug]) return err;
-  return { problem: { title: problem.title, detail: words[slug] } };
 }
 
 // How many times a QR image is asked for before the card says it did not load.
