@@ -131,7 +131,10 @@ func (s store) beginRefund(ctx context.Context, events EventInfo, r refundStart)
 			ref.AmountCents = o.total - o.refunded - o.pending // all the money left
 		}
 		chargeID = o.chargeID
-		return insertRefund(ctx, tx, &ref, r)
+		if err := insertRefund(ctx, tx, &ref, r); err != nil || ref.Reason != ByCancellation {
+			return err
+		}
+		return notifyCancelled(ctx, tx, ref.OrderID, ref.TicketIDs, ref.AmountCents)
 	})
 	return ref, chargeID, err
 }
@@ -244,12 +247,16 @@ func settleRefundIn(ctx context.Context, tx pgx.Tx, refundID, payrailID string, 
 
 // refunded records money and tickets given back on their order, in tx: the
 // seats of the tickets refunded go back on sale, refunded_cents grows by
-// amount, and the order is refunded once all its money is back and none of
-// its tickets admits (else partially_refunded).
+// amount, the order is refunded once all its money is back and none of its
+// tickets admits (else partially_refunded), and the buyer's notice is
+// written.
 func refunded(ctx context.Context, tx pgx.Tx, orderID string, amount int64, tickets []scan.Held) error {
-	seats := make([]string, len(tickets))
+	seats, ticketIDs := make([]string, len(tickets)), make([]string, len(tickets))
 	for i, t := range tickets {
-		seats[i] = t.SeatID
+		seats[i], ticketIDs[i] = t.SeatID, t.ID
+	}
+	if err := notifyRefunded(ctx, tx, orderID, ticketIDs, amount); err != nil {
+		return err
 	}
 	if _, err := hold.Resell(ctx, tx, seats); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/mail"
 )
 
 // A refund of tickets is internal/checkout's, run in its transactions; the
@@ -194,4 +195,38 @@ func LiveTickets(ctx context.Context, tx pgx.Tx, orderID string) (int, error) {
 		return 0, fmt.Errorf("scan: count the live tickets of order %s: %w", orderID, err)
 	}
 	return n, nil
+}
+
+// Described is what a message says of some tickets: their event and, for
+// each, its seat or place (no code: the tickets a message describes this way
+// admit no one any more).
+type Described struct {
+	Event   mail.Event
+	Tickets []mail.Ticket
+}
+
+// Describe reads the tickets' event and seats through q (a pool, or the
+// caller's transaction: internal/checkout writes a refund's notice in the
+// transaction that refunds it), in seat order. The tickets are of one event;
+// none is an empty Described.
+func Describe(ctx context.Context, q Querier, ticketIDs []string) (Described, error) {
+	var d Described
+	rows, err := q.Query(ctx, `
+		SELECT t.id::text, e.id::text, e.name, e.venue, e.starts_at, s.section, s.row_label, s.number
+		FROM tickets t JOIN events e ON e.id = t.event_id JOIN seats s ON s.id = t.seat_id
+		WHERE t.id = ANY($1::uuid[]) ORDER BY s.position, t.id`, ticketIDs)
+	if err != nil {
+		return d, fmt.Errorf("scan: describe tickets: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t mail.Ticket
+		if err := rows.Scan(&t.ID, &d.Event.ID, &d.Event.Name, &d.Event.Venue, &d.Event.StartsAt, &t.Section, &t.Row, &t.Number); err != nil {
+			return d, fmt.Errorf("scan: describe tickets: %w", err)
+		}
+		t.GeneralAdmission = t.Row == ""
+		d.Tickets = append(d.Tickets, t)
+	}
+	d.Event.StartsAt = d.Event.StartsAt.UTC()
+	return d, rows.Err()
 }
