@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -30,20 +31,11 @@ const cancelOrders = 40
 func TestACancelSurvivesKill(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dbURL := testenv.DatabaseURL(t)
-	db, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-
-	payrailAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	dbURL, db := ownDatabase(t)
 	const payrailKey = "prk_cancel_0123456789abcdef"
 	payrailLogs := &testenv.LogBuffer{}
-	payrail := &instance{addr: payrailAddr, command: "payrail", logs: payrailLogs}
-	payrailEnv := map[string]string{"PAYRAIL_ADDR": payrailAddr, "PAYRAIL_DATABASE_URL": dbURL, "PAYRAIL_API_KEY": payrailKey,
-		"PAYRAIL_LATENCY": "20ms"}
-	payrail.restart(t, payrailEnv)
+	payrail, payrailEnv := startPayrail(t, dbURL, payrailKey, payrailLogs, map[string]string{"PAYRAIL_LATENCY": "20ms"})
+	payrailAddr := payrail.addr
 
 	env := testEnv(t)
 	for k, v := range map[string]string{
@@ -132,4 +124,33 @@ func TestACancelSurvivesKill(t *testing.T) {
 		"%d refunds begun by the job (%d refused by Payrail and begun again); %d sends to Payrail, %d of them retries; "+
 		"Payrail answered 500 to %d, and was killed once with a refund unanswered; the instance that took the cancel was killed once",
 		refunded, took.Round(100*time.Millisecond), payrailRefunds, ours, failed, sends, sends-ours, injected)
+}
+
+// ownDatabase is a database of the test's own, migrated, and a pool on it,
+// closed when the test ends.
+func ownDatabase(t *testing.T) (string, *pgxpool.Pool) {
+	t.Helper()
+	url := testenv.DatabaseURL(t)
+	db, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return url, db
+}
+
+// startPayrail starts `stagedoor payrail` on a free port, its ledger in the
+// database at dbURL, asking for key, with env (its faults) beside, its log
+// written to logs (nil: discarded); it returns the process and its whole
+// environment, to start it again with.
+func startPayrail(t *testing.T, dbURL, key string, logs io.Writer, env map[string]string) (*instance, map[string]string) {
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	all := map[string]string{"PAYRAIL_ADDR": addr, "PAYRAIL_DATABASE_URL": dbURL, "PAYRAIL_API_KEY": key}
+	for k, v := range env {
+		all[k] = v
+	}
+	p := &instance{addr: addr, command: "payrail", logs: logs}
+	p.restart(t, all)
+	return p, all
 }

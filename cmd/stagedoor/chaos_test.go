@@ -40,22 +40,13 @@ const (
 func TestChaosCheckoutLosesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dbURL := testenv.DatabaseURL(t)
-	db, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-
-	payrailAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	dbURL, db := ownDatabase(t)
 	const payrailKey = "prk_chaos_0123456789abcdef"
-	payrail := &instance{addr: payrailAddr, command: "payrail"}
-	payrailEnv := map[string]string{
-		"PAYRAIL_ADDR": payrailAddr, "PAYRAIL_DATABASE_URL": dbURL, "PAYRAIL_API_KEY": payrailKey,
+	payrail, payrailEnv := startPayrail(t, dbURL, payrailKey, nil, map[string]string{
 		"PAYRAIL_LATENCY": "50ms", "PAYRAIL_LATENCY_JITTER": "750ms",
 		"PAYRAIL_FAILURE_RATE": "0.1", "PAYRAIL_RECORD_DELAY": "2s",
-	}
-	payrail.restart(t, payrailEnv)
+	})
+	payrailAddr := payrail.addr
 	// Payrail can prove "no charge" only for attempts made a clock-skew
 	// allowance after its ledger began: the run starts later than that.
 	ledgerBegan := time.Now()

@@ -184,7 +184,7 @@ func TestACancelRacingCheckouts(t *testing.T) {
 	var mu sync.Mutex
 	outcomes := map[string]int{}
 	const workers = 4
-	race(workers+1, func(i int) {
+	testenv.AtOnce(workers+1, func(i int) {
 		if i == workers {
 			// The cancel lands while charges are under way.
 			w.waitFor(t, "some charges to be under way", `SELECT count(*) >= 5 FROM payrail.charges`)

@@ -14,7 +14,7 @@ import (
 
 // errRefundRefused marks Payrail's refusal of a refund (409, 404, 422, 400):
 // it made none, and would not on asking again.
-var errRefundRefused = errors.New("Payrail refused the refund")
+var errRefundRefused = errors.New("the payment provider refused the refund")
 
 // Refund asks Payrail to give amountCents of the charge back, with key (the
 // refund's id) as its Idempotency-Key: however often it is asked, Payrail

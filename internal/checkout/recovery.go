@@ -41,20 +41,19 @@ type Recovery struct {
 //     refunded at Payrail becomes refunded, its tickets revoked.
 func (s *Service) Recover(ctx context.Context) (Recovery, error) {
 	var r Recovery
-	conn, err := s.sessions.Acquire(ctx) // the lock's session: its work runs on the pool
+	err := s.alone(ctx, recoveryLock, func() (err error) {
+		r, err = s.recover(ctx)
+		return err
+	})
 	if err != nil {
 		return r, fmt.Errorf("checkout: recover: %w", err)
 	}
-	defer conn.Release()
-	var locked bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, recoveryLock).Scan(&locked); err != nil {
-		return r, fmt.Errorf("checkout: recover: %w", err)
-	}
-	if !locked {
-		return r, nil
-	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, recoveryLock)
+	return r, nil
+}
 
+// recover is one pass of Recover, with its lock held.
+func (s *Service) recover(ctx context.Context) (Recovery, error) {
+	var r Recovery
 	stale, err := s.store.stalePending(ctx, s.recoverAfter, recoveryBatch)
 	if err != nil {
 		return r, err
@@ -70,7 +69,7 @@ func (s *Service) Recover(ctx context.Context) (Recovery, error) {
 		return r, err
 	}
 	if r.Unsettled, err = s.store.unsettled(ctx, s.recoverAfter); err != nil {
-		return r, fmt.Errorf("checkout: recover: %w", err)
+		return r, err
 	}
 	s.metrics.unsettled.Set(float64(r.Unsettled))
 	if r.Unknown > 0 {
@@ -140,6 +139,24 @@ func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery)
 		s.metrics.recovered.WithLabelValues("released").Inc()
 		s.logger.Info("recovery: pending order had no charge; released with its hold", "order_id", o.ID, "hold_id", o.HoldID)
 	}
+}
+
+// alone runs fn while this instance holds the advisory lock, taken on a
+// session of its own (Options.Sessions: never a transaction pooler's), fn's
+// work running on the pool. When another instance holds it, fn is not run
+// and alone returns at once, nil.
+func (s *Service) alone(ctx context.Context, lock int64, fn func() error) error {
+	conn, err := s.sessions.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	var locked bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lock).Scan(&locked); err != nil || !locked {
+		return err
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lock)
+	return fn()
 }
 
 // RecoveryEvery is how often RunRecovery runs: a quarter of the recovery age,

@@ -44,20 +44,19 @@ type RefundPass struct {
 // doubling, at most a minute) and tried again by a later pass.
 func (s *Service) Refunds(ctx context.Context) (RefundPass, error) {
 	var p RefundPass
-	conn, err := s.sessions.Acquire(ctx) // the lock's session: its work runs on the pool
+	err := s.alone(ctx, refundLock, func() (err error) {
+		p, err = s.refundPass(ctx)
+		return err
+	})
 	if err != nil {
 		return p, fmt.Errorf("checkout: refund pass: %w", err)
 	}
-	defer conn.Release()
-	var locked bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, refundLock).Scan(&locked); err != nil {
-		return p, fmt.Errorf("checkout: refund pass: %w", err)
-	}
-	if !locked {
-		return p, nil
-	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, refundLock)
+	return p, nil
+}
 
+// refundPass is one pass of Refunds, with its lock held.
+func (s *Service) refundPass(ctx context.Context) (RefundPass, error) {
+	var p RefundPass
 	var mu sync.Mutex
 	drive := func(refs []OrderRefund, charges []string) {
 		done := s.driveAll(ctx, refs, charges)

@@ -8,21 +8,8 @@ import (
 	"testing"
 
 	"github.com/stagedoor/stagedoor/internal/scan"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
-
-// race runs fn(0) … fn(n-1) at once and waits for them all.
-func race(n int, fn func(i int)) {
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			fn(i)
-		})
-	}
-	close(start)
-	wg.Wait()
-}
 
 // TestTwoRefundsOfOneOrderAtOnce: the buyer and the organizer ask, 12 times
 // at once, with keys of their own, for the whole of one order; then 12
@@ -37,7 +24,7 @@ func TestTwoRefundsOfOneOrderAtOnce(t *testing.T) {
 	o := w.buy(t, w.buyer, 0, 1)
 	var mu sync.Mutex
 	made, refused := map[string]bool{}, 0
-	race(12, func(i int) {
+	testenv.AtOnce(12, func(i int) {
 		r := RefundRequest{AccountID: w.buyer, OrderID: o.ID, IdempotencyKey: fmt.Sprint("k", i)}
 		if i%2 == 1 {
 			r = RefundRequest{AccountID: w.event.OrganizerID, Organizer: true, OrderID: o.ID}
@@ -63,7 +50,7 @@ func TestTwoRefundsOfOneOrderAtOnce(t *testing.T) {
 
 	o2 := w.buy(t, w.buyer, 2, 3)
 	ids := map[string]int{}
-	race(12, func(int) {
+	testenv.AtOnce(12, func(int) {
 		res, err := w.refund(w.buyer, o2.ID, "one-key")
 		mu.Lock()
 		defer mu.Unlock()
@@ -100,7 +87,7 @@ func TestARefundRacingAScan(t *testing.T) {
 		tk := o.Tickets[0]
 		var refundErr, scanErr error
 		var res RefundResult
-		race(2, func(i int) {
+		testenv.AtOnce(2, func(i int) {
 			if i == 0 {
 				res, refundErr = w.refund(w.buyer, o.ID, "", tk.ID)
 			} else {

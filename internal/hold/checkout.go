@@ -34,7 +34,7 @@ func BeginCheckout(ctx context.Context, tx pgx.Tx, buyerID, holdID string) (Hold
 	}
 	switch {
 	case ev.cancelled:
-		return Hold{}, cancelledError
+		return Hold{}, errCancelledEvent
 	case h.Status == CheckingOut:
 		return Hold{}, fmt.Errorf("%w: it is already being checked out", ErrNotActive)
 	case h.Status == Active && expired, h.Status == Expired:

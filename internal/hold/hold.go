@@ -153,8 +153,8 @@ type Plan struct {
 
 func invalid(format string, args ...any) error { return errkind.Invalidf(format, args...) }
 
-// cancelledError is ErrEventCancelled, said for a hold or its checkout.
-var cancelledError = fmt.Errorf("%w: its seats are no longer held or sold", ErrEventCancelled)
+// errCancelledEvent is ErrEventCancelled, said for a hold or its checkout.
+var errCancelledEvent = fmt.Errorf("%w: its seats are no longer held or sold", ErrEventCancelled)
 
 // startedError is ErrEventStarted, saying when the event started.
 func startedError(startsAt time.Time) error {

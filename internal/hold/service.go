@@ -86,7 +86,7 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 	}
 	now := s.now()
 	if info.Status == event.Cancelled {
-		return Plan{}, cancelledError
+		return Plan{}, errCancelledEvent
 	}
 	if now.Before(info.OnSaleAt) {
 		return Plan{}, fmt.Errorf("%w: the sale opens at %s, in %s", ErrNotOnSale,

@@ -237,7 +237,7 @@ func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Durati
 		return h, nil
 	}
 	if cancelled {
-		return Hold{}, cancelledError
+		return Hold{}, errCancelledEvent
 	}
 	if started {
 		// A placement that passes this read as the event starts may still

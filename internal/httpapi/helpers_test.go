@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -162,17 +161,5 @@ func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	testenv.Eventually(t, limit, cond, what)
 }
 
-// atOnce runs fn(0) … fn(n-1), each in a goroutine of its own, released
-// together once all have started, and returns when every one has returned.
-func atOnce(n int, fn func(i int)) {
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			fn(i)
-		})
-	}
-	close(start)
-	wg.Wait()
-}
+// atOnce runs fn(0) … fn(n-1) at once (testenv.AtOnce).
+func atOnce(n int, fn func(i int)) { testenv.AtOnce(n, fn) }

@@ -1,7 +1,6 @@
 package payrail
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -88,17 +87,7 @@ func TestRefunds(t *testing.T) {
 	paid := mustPost(t, ts, "paid", chargeBody(TokenVisa))
 	declined := mustPost(t, ts, "declined", chargeBody(TokenDeclined))
 
-	refund := func(id string) (response, Refund) {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/charges/"+id+"/refunds", nil)
-		r, err := do(ts, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rf Refund
-		_ = decodeInto(r.raw, &rf)
-		return r, rf
-	}
+	refund := func(id string) (response, Refund) { return refundWith(t, ts, id, "", "") }
 	r1, first := refund(paid.body.ID)
 	if r1.status != 201 || !strings.HasPrefix(first.ID, "re_") || first.ChargeID != paid.body.ID || first.AmountCents != 4200 {
 		t.Fatalf("refund = %d %s", r1.status, r1.raw)
