@@ -90,6 +90,14 @@ func confirmation(email string) stagemail.OrderConfirmed {
 	}
 }
 
+// cancellation is a cheap message to email (no QR image to draw), for the
+// tests of sending many.
+func cancellation(email string) stagemail.EventCancelled {
+	return stagemail.EventCancelled{To: stagemail.Recipient{Name: "Ada", Email: email}, OrderID: ids.New(),
+		Event:       stagemail.Event{ID: ids.New(), Name: "Night", Venue: "Hall", StartsAt: time.Date(2031, 6, 14, 19, 30, 0, 0, time.UTC)},
+		RefundCents: 2500, Currency: "EUR"}
+}
+
 // buyerEmail is an address of the test's own.
 func buyerEmail() string { return "buyer-" + ids.New()[:8] + "@example.com" }
 

@@ -81,6 +81,10 @@ type Sender struct {
 	smtp         *outage.Reporter // the mail server unreachable
 	database     *outage.Reporter // PostgreSQL failing a pass
 
+	// taken, when set (tests), is called once the server has a message and
+	// before it is marked sent; an error ends the pass there, as a crash would.
+	taken func(id int64) error
+
 	mu          sync.Mutex
 	pausedUntil time.Time      // the server could not be reached: no try before then
 	unreached   int            // passes in a row that could not reach the server
@@ -219,6 +223,11 @@ func (s *Sender) sendBatch(ctx context.Context, q Querier, sess **session, batch
 		}
 		how, err := (*sess).send(s.from, m.To, raw)
 		if err == nil {
+			if s.taken != nil {
+				if err := s.taken(m.ID); err != nil {
+					return true, err
+				}
+			}
 			// The server has the message: mark it sent before anything else.
 			if err := s.markSent(ctx, q, m.ID); err != nil {
 				return true, err
