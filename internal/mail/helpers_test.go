@@ -3,12 +3,6 @@ package mail_test
 import (
 	"context"
 	"crypto/tls"
-	"encoding/base64"
-	"io"
-	"mime"
-	"mime/multipart"
-	"net/mail"
-	"strings"
 	"testing"
 	"time"
 
@@ -101,78 +95,7 @@ func cancellation(email string) stagemail.EventCancelled {
 // buyerEmail is an address of the test's own.
 func buyerEmail() string { return "buyer-" + ids.New()[:8] + "@example.com" }
 
-// parts is a received message taken apart.
-type parts struct {
-	text, html string
-	images     map[string][]byte // by Content-ID, without angle brackets
-	types      []string          // every part's media type, depth first
-}
-
-// readParts takes a message apart: multipart/alternative of text/plain and
-// text/html or multipart/related (text/html and images).
-func readParts(t *testing.T, m *mail.Message) parts {
-	t.Helper()
-	p := parts{images: map[string][]byte{}}
-	var walk func(mediaType string, params map[string]string, header map[string][]string, body io.Reader)
-	walk = func(mediaType string, params map[string]string, header map[string][]string, body io.Reader) {
-		p.types = append(p.types, mediaType)
-		if strings.HasPrefix(mediaType, "multipart/") {
-			r := multipart.NewReader(body, params["boundary"])
-			for {
-				part, err := r.NextPart() // decodes quoted-printable
-				if err == io.EOF {
-					return
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				mt, ps, err := mime.ParseMediaType(part.Header.Get("Content-Type"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				walk(mt, ps, part.Header, part)
-			}
-		}
-		raw, err := io.ReadAll(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		get := func(k string) string {
-			if v := header[k]; len(v) > 0 {
-				return v[0]
-			}
-			return ""
-		}
-		switch {
-		case mediaType == "text/plain":
-			p.text = string(raw)
-		case mediaType == "text/html":
-			p.html = string(raw)
-		case mediaType == "image/png":
-			if get("Content-Transfer-Encoding") != "base64" {
-				t.Fatalf("an image is %q, not base64", get("Content-Transfer-Encoding"))
-			}
-			p.images[strings.Trim(get("Content-Id"), "<>")] = decodeBase64(t, raw)
-		}
-	}
-	mt, params, err := mime.ParseMediaType(m.Header.Get("Content-Type"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	walk(mt, params, map[string][]string(m.Header), m.Body)
-	return p
-}
-
 // testTLS trusts the test server's certificate.
 func testTLS(s *testenv.SMTPServer) *tls.Config {
 	return &tls.Config{RootCAs: s.RootCAs, MinVersion: tls.VersionTLS12}
-}
-
-func decodeBase64(t *testing.T, b []byte) []byte {
-	t.Helper()
-	out, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(string(b)), ""))
-	if err != nil {
-		t.Fatalf("an image is no base64: %v", err)
-	}
-	return out
 }

@@ -26,6 +26,9 @@ const (
 	// maxPerPass bounds one pass's messages; the lock is then given up, and
 	// the next pass goes on.
 	maxPerPass = 500
+	// idleEvery is how often a Sender without a mail server counts the
+	// backlog: it sends nothing, and counting is all it does.
+	idleEvery = 15 * time.Second
 )
 
 // Backoff is how long a message waits after a failed try: First after the
@@ -309,12 +312,13 @@ func (s *Sender) unreachable(ctx context.Context, q Querier, left []Queued, caus
 	p.Unreachable = true
 	why := s.server.scrub(cause)
 	s.metrics.failed.WithLabelValues(string(unreachable)).Add(float64(len(left)))
-	s.smtp.Failed(errors.New(why))
 	s.mu.Lock()
 	s.unreached++
 	s.pausedUntil = s.o.Clock().Add(s.o.Backoff.after(s.unreached))
 	s.mu.Unlock()
-	if err := retryLater(ctx, q, idsOf(left), s.o.Clock(), s.o.Backoff, why); err != nil {
+	err := retryLater(ctx, q, idsOf(left), s.o.Clock(), s.o.Backoff, why)
+	s.smtp.Failed(errors.New(why))
+	if err != nil {
 		return fmt.Errorf("mail: record a failed try: %w", err)
 	}
 	return nil
@@ -356,12 +360,14 @@ func (s *Sender) measure(ctx context.Context, q Querier, p Pass) (Pass, error) {
 // failures are logged as the database's outage, the mail server's as an
 // outage of "smtp": never a line per message.
 func (s *Sender) Run(ctx context.Context) {
+	every := s.o.Every
 	if s.server == nil {
+		every = max(every, idleEvery)
 		s.logger.Info("mail: STAGEDOOR_SMTP_URL is not set: notices stay in the outbox, unsent")
 	} else {
 		s.logger.Info("mail: sending the outbox", "smtp", s.server.String(), "from", s.render.from.String())
 	}
-	protect.Every(ctx, s.o.Every, func(ctx context.Context) {
+	protect.Every(ctx, every, func(ctx context.Context) {
 		switch _, err := s.SendDue(ctx); {
 		case err != nil && ctx.Err() == nil:
 			s.database.Failed(err)
