@@ -21,6 +21,11 @@ const (
 
 // enqueue writes the notices in one transaction, as their callers do.
 func enqueue(t *testing.T, db *pgxpool.Pool, notices ...stagemail.Notice) {
+	enqueueB(t, db, notices...)
+}
+
+// enqueueB is enqueue for tests and benchmarks.
+func enqueueB(t testing.TB, db *pgxpool.Pool, notices ...stagemail.Notice) {
 	t.Helper()
 	ctx := context.Background()
 	if err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
