@@ -18,13 +18,7 @@ func TestRacingClaimsShareNoMessage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testenv.Postgres(t)
-	for range 20 {
-		var notices []stagemail.Notice
-		for range 10 {
-			notices = append(notices, cancellation(buyerEmail()))
-		}
-		enqueue(t, db, notices...)
-	}
+	enqueueMany(t, db, 20, 10)
 	now := time.Now().Add(time.Second)
 	var mu sync.Mutex
 	claimed := map[int64]int{}
@@ -52,14 +46,7 @@ func TestRacingClaimsShareNoMessage(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	if len(claimed) != 200 {
-		t.Errorf("%d messages claimed; want all 200", len(claimed))
-	}
-	for id, n := range claimed {
-		if n != 1 {
-			t.Errorf("message %d claimed %d times", id, n)
-		}
-	}
+	eachOnce(t, claimed, 200, "messages claimed")
 }
 
 // TestOnlyTheLockHolderSends: while another instance holds the sender's
@@ -68,9 +55,7 @@ func TestRacingClaimsShareNoMessage(t *testing.T) {
 func TestOnlyTheLockHolderSends(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testenv.Postgres(t)
-	server := testenv.StartSMTP(t, testenv.SMTPOptions{})
-	enqueue(t, db, confirmation(buyerEmail()))
+	db, server, _ := queued(t, testenv.SMTPOptions{})
 	other, err := db.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)

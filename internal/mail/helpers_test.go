@@ -40,6 +40,44 @@ func enqueueB(t testing.TB, db *pgxpool.Pool, notices ...stagemail.Notice) {
 	}
 }
 
+// queued is a database of the test's own with a confirmation queued to a
+// new address (returned), and a mail server of o.
+func queued(t *testing.T, o testenv.SMTPOptions) (*pgxpool.Pool, *testenv.SMTPServer, string) {
+	t.Helper()
+	db := testenv.Postgres(t)
+	server := testenv.StartSMTP(t, o)
+	to := buyerEmail()
+	enqueue(t, db, confirmation(to))
+	return db, server, to
+}
+
+// enqueueMany writes txs transactions of per cancellations each, each to an
+// address of its own.
+func enqueueMany(t *testing.T, db *pgxpool.Pool, txs, per int) {
+	t.Helper()
+	for range txs {
+		var notices []stagemail.Notice
+		for range per {
+			notices = append(notices, cancellation(buyerEmail()))
+		}
+		enqueue(t, db, notices...)
+	}
+}
+
+// eachOnce fails t unless counts counts want things (what they are: what),
+// each once.
+func eachOnce[K comparable](t *testing.T, counts map[K]int, want int, what string) {
+	t.Helper()
+	if len(counts) != want {
+		t.Errorf("%d %s; want %d", len(counts), what, want)
+	}
+	for k, n := range counts {
+		if n != 1 {
+			t.Errorf("%v: %d times; want once", k, n)
+		}
+	}
+}
+
 // newSender is a Sender of db's outbox through server (nil: none), polling
 // every 20 ms, with o's other fields.
 func newSender(t *testing.T, db *pgxpool.Pool, server *testenv.SMTPServer, o stagemail.Options) *stagemail.Sender {

@@ -63,10 +63,7 @@ func messageIDs(msgs []*mail.Message) ([]string, map[string]int) {
 func TestMessagesQueuedWhileTheServerIsDownArriveOnceAfter(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testenv.Postgres(t)
-	server := testenv.StartSMTP(t, testenv.SMTPOptions{})
-	to := buyerEmail()
-	enqueue(t, db, confirmation(to))
+	db, server, to := queued(t, testenv.SMTPOptions{})
 	// The sender's clock, moved by hand, starts a little after the database's
 	// clock that wrote the message.
 	clock := testenv.NewClock(time.Now().Add(time.Second))

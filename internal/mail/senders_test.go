@@ -26,13 +26,7 @@ func TestTwoSendersNeverSendOneMessageTwice(t *testing.T) {
 		wg.Go(func() { s.Run(ctx) })
 	}
 	defer func() { cancel(); wg.Wait() }()
-	for range 12 {
-		var notices []stagemail.Notice
-		for range 10 {
-			notices = append(notices, cancellation(buyerEmail()))
-		}
-		enqueue(t, db, notices...)
-	}
+	enqueueMany(t, db, 12, 10)
 	testenv.Eventually(t, 30*time.Second, func() bool {
 		left, err := stagemail.Outbox(ctx, db, "")
 		if err != nil {
@@ -47,16 +41,8 @@ func TestTwoSendersNeverSendOneMessageTwice(t *testing.T) {
 	}, "every message sent")
 	cancel()
 	wg.Wait()
-	got := server.Received(t)
-	order, seen := messageIDs(got)
-	if len(got) != 120 || len(order) != 120 {
-		t.Fatalf("%d messages arrived, %d distinct; want 120, each once", len(got), len(order))
-	}
-	for id, n := range seen {
-		if n != 1 {
-			t.Errorf("%s arrived %d times", id, n)
-		}
-	}
+	_, seen := messageIDs(server.Received(t))
+	eachOnce(t, seen, 120, "messages arrived (by Message-ID)")
 }
 
 // TestARefusedRecipientIsGivenUpAndAPutOffOneTriedAgain: in one pass, the
@@ -107,9 +93,7 @@ func TestARefusedRecipientIsGivenUpAndAPutOffOneTriedAgain(t *testing.T) {
 func TestACrashBetweenTheServersOKAndTheMarkSendsItOnceMoreWithItsMessageID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testenv.Postgres(t)
-	server := testenv.StartSMTP(t, testenv.SMTPOptions{})
-	enqueue(t, db, confirmation(buyerEmail()))
+	db, server, _ := queued(t, testenv.SMTPOptions{})
 	clock := testenv.NewClock(time.Now().Add(time.Second))
 	crashed := errors.New("killed")
 	dying := newSender(t, db, server, stagemail.Options{Clock: clock.Now})

@@ -26,10 +26,7 @@ const password = "pw-Zq8!never-shown"
 func TestStartTLSAndALoginAreUsedAndThePasswordNeverShows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testenv.Postgres(t)
-	server := testenv.StartSMTP(t, testenv.SMTPOptions{TLS: true, User: "stagedoor", Password: password})
-	to := buyerEmail()
-	enqueue(t, db, confirmation(to))
+	db, server, to := queued(t, testenv.SMTPOptions{TLS: true, User: "stagedoor", Password: password})
 	if p := sendDue(t, newSender(t, db, server, stagemail.Options{})); p.Sent != 1 {
 		t.Fatalf("pass = %+v; want it sent", p)
 	}
@@ -73,9 +70,7 @@ func TestStartTLSAndALoginAreUsedAndThePasswordNeverShows(t *testing.T) {
 // TestImplicitTLS: smtps:// speaks TLS from the first byte.
 func TestImplicitTLS(t *testing.T) {
 	t.Parallel()
-	db := testenv.Postgres(t)
-	server := testenv.StartSMTP(t, testenv.SMTPOptions{Implicit: true})
-	enqueue(t, db, confirmation(buyerEmail()))
+	db, server, _ := queued(t, testenv.SMTPOptions{Implicit: true})
 	if !strings.HasPrefix(server.URL(), "smtps://") {
 		t.Fatalf("URL %s", server.URL())
 	}
