@@ -32,7 +32,7 @@
 // only over HTTP, as it would a real provider. The transaction that confirms
 // an order also writes the buyer's e-mail of its tickets to internal/mail's
 // outbox (mail.Enqueue), reading the buyer, the event and the seats through
-// auth.AccountOf, event.SummaryOf and hold.PlacesOf: the e-mail exists
+// auth.AccountByID, event.SummaryOf and hold.PlacesOf: the e-mail exists
 // exactly when the order is confirmed, and is sent later, never waited for.
 package checkout
 
@@ -131,9 +131,12 @@ type Ticket struct {
 }
 
 // Status is "valid" until the ticket is scanned, then "scanned"; "refunded"
-// once its order was refunded, scanned or not.
+// once its order was refunded, scanned or not; "transferred" once its holder
+// gave it to another buyer (who holds a new ticket for its seat).
 func (t Ticket) Status() string {
 	switch {
+	case t.Transferred:
+		return "transferred"
 	case t.Refunded:
 		return "refunded"
 	case t.ScannedAt != nil:

@@ -62,7 +62,7 @@ func TestACheckoutCompletesWhileTheMailServerIsDown(t *testing.T) {
 	if err != nil || res.Order.Status != Confirmed || len(res.Order.Tickets) != 2 {
 		t.Fatalf("checkout = %+v, %v; want confirmed with 2 tickets", res.Order, err)
 	}
-	buyer, err := auth.AccountOf(ctx, w.db, w.buyer)
+	buyer, err := auth.AccountByID(ctx, w.db, w.buyer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 // internal/mail's Sender's, later: the checkout never waits for the mail
 // server, nor fails because of it.
 func notifyConfirmed(ctx context.Context, tx pgx.Tx, o Order) error {
-	buyer, err := auth.AccountOf(ctx, tx, o.BuyerID)
+	buyer, err := auth.AccountByID(ctx, tx, o.BuyerID)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,8 @@ import (
 const qrCacheControl = "private, max-age=86400, immutable"
 
 // ticketQR serves GET /v1/tickets/{id}/qr (its buyer): the ticket's code as a
-// QR code, a PNG the door's scanner reads. Another buyer's ticket is 404. The
+// QR code, a PNG the door's scanner reads. Another buyer's ticket is 404, and
+// so is one its buyer transferred (its code admits no one). The
 // image never changes, so it is not counted in buyer-concurrency (the tickets
 // page loads every image at once), it has an ETag (If-None-Match that matches:
 // 304, nothing drawn), and each code is drawn once per instance (qrCache).
@@ -35,6 +36,9 @@ func (s *Server) ticketQR(c echo.Context) error {
 	for _, t := range tickets {
 		if t.ID != id {
 			continue
+		}
+		if t.Transferred {
+			return errkind.NotFoundf("the ticket was transferred: its code admits no one, and its receiver holds a new one")
 		}
 		h := c.Response().Header()
 		h.Set("Cache-Control", qrCacheControl)
