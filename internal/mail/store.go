@@ -21,11 +21,13 @@ type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// insert writes one message in tx.
+// insert writes one message in tx. The notice travels as text cast to jsonb:
+// behind a transaction pooler statements are not described first, and pgx
+// would send bytes as bytea.
 func insert(ctx context.Context, tx pgx.Tx, messageID, kind, recipient string, notice []byte) error {
 	_, err := tx.Exec(ctx, `
-		INSERT INTO mail_outbox (message_id, kind, recipient, notice) VALUES ($1, $2, $3, $4)`,
-		messageID, kind, recipient, notice)
+		INSERT INTO mail_outbox (message_id, kind, recipient, notice) VALUES ($1, $2, $3, $4::text::jsonb)`,
+		messageID, kind, recipient, string(notice))
 	return err
 }
 
