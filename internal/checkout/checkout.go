@@ -39,7 +39,12 @@
 // only through internal/hold (a refunded seat back on sale with hold.Resell),
 // and events only through internal/event (event.CancelIn), in its own
 // transactions, and reaches Payrail only over HTTP, as it would a real
-// provider.
+// provider. The transaction that confirms an order also writes the buyer's
+// e-mail of its tickets to internal/mail's outbox (mail.Enqueue), reading the
+// buyer, the event and the seats through auth.AccountByID, event.SummaryOf and
+// hold.PlacesOf; those that refund tickets and begin a cancellation's refund
+// write theirs (refund_notices.go). An e-mail exists exactly when what it
+// announces committed, and is sent later, never waited for.
 package checkout
 
 import (

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/stagedoor/stagedoor/internal/mail"
 	"github.com/stagedoor/stagedoor/internal/payrail"
 	"github.com/stagedoor/stagedoor/internal/scan"
 )
@@ -127,6 +129,9 @@ func TestARefundOfAPendingOrdersCharge(t *testing.T) {
 	if admitting, listed := w.ticketsAdmitting(t, o.ID); admitting != 0 || listed != 1 {
 		t.Errorf("%d tickets admit, %d listed; want 0 and 1", admitting, listed)
 	}
+	if got := w.mailKinds(t, o.BuyerID); !slices.Equal(got, []string{mail.KindRefunded}) {
+		t.Errorf("the buyer's e-mail = %v, want the refund alone (no tickets to announce)", got)
+	}
 	w.noViolations(t)
 }
 
@@ -223,6 +228,9 @@ func TestAPendingOrdersChargeRefundedInPart(t *testing.T) {
 	got, err := w.checkout.Order(ctx, w.buyer, o.ID)
 	if err != nil || got.Status != PartiallyRefunded || got.RefundedCents != 1000 || len(got.Tickets) != 2 {
 		t.Errorf("the order = %+v, %v; want partially_refunded by 1000, with its 2 tickets", got, err)
+	}
+	if got := w.mailKinds(t, o.BuyerID); !slices.Equal(got, []string{mail.KindOrderConfirmed}) {
+		t.Errorf("the buyer's e-mail = %v, want the confirmation with the tickets kept", got)
 	}
 	w.noViolations(t)
 }

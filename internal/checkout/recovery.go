@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/stagedoor/stagedoor/internal/scan"
 )
 
 // recoveryLock is the advisory lock that lets one instance at a time recover.
@@ -95,15 +97,20 @@ func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery)
 		switch {
 		case finding == FindingCharged && len(charge.Refunds) > 0:
 			// Refunded at Payrail before anyone here knew it was charged:
-			// confirmed and its refunds recorded at once (refunded whole,
-			// its tickets never admitting).
-			_, err = s.store.confirmThen(ctx, o, charge.ID, func(tx pgx.Tx) error {
+			// confirmed and its refunds recorded at once: refunded whole,
+			// its tickets never admit (and its buyer is told of the refund,
+			// not of the tickets); refunded in part, it keeps its tickets,
+			// and its buyer gets them by e-mail.
+			_, err = s.store.confirmThen(ctx, o, charge.ID, func(tx pgx.Tx, confirmed Order) error {
 				for _, refund := range charge.Refunds {
 					if _, err := reconcileSaleRefundIn(ctx, tx, o.ID, refund); err != nil {
 						return err
 					}
 				}
-				return nil
+				if live, err := scan.LiveTickets(ctx, tx, o.ID); err != nil || live == 0 {
+					return err
+				}
+				return notifyConfirmed(ctx, tx, confirmed)
 			})
 			if err == nil {
 				r.RefundedAtPayrail++

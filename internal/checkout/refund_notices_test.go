@@ -12,18 +12,31 @@ import (
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
-// outbox lists the messages written to the buyer, in order.
+// outbox lists the messages written to the buyer, in order, but for the
+// confirmations of their orders.
 func (w *world) outbox(t *testing.T, buyerID string) []mail.Queued {
+	t.Helper()
+	return slices.DeleteFunc(w.allMail(t, buyerID), func(m mail.Queued) bool { return m.Kind == mail.KindOrderConfirmed })
+}
+
+// allMail lists every message written to the buyer, in order.
+func (w *world) allMail(t *testing.T, buyerID string) []mail.Queued {
 	t.Helper()
 	a, err := auth.AccountByID(context.Background(), w.db, buyerID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := mail.Outbox(context.Background(), w.db, a.Email)
+	all, err := mail.Outbox(context.Background(), w.db, a.Email)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	return all
+}
+
+// mailKinds are the kinds of every message written to the buyer, in order.
+func (w *world) mailKinds(t *testing.T, buyerID string) []string {
+	t.Helper()
+	return kinds(w.allMail(t, buyerID))
 }
 
 // kinds are the kinds of the messages, in order.
