@@ -55,7 +55,8 @@ func TestABuyerRefundsATicket(t *testing.T) {
 	b.imageBytes("img.qr")
 	b.page("tickets-refundable")
 
-	refundFirst := `document.querySelector(".ticket button")`
+	// The first ticket's refund button (its give button stands before it).
+	refundFirst := `[...document.querySelectorAll(".ticket button")].find(b => b.textContent.startsWith("Refund this"))`
 	b.eval(refundFirst + `.click()`)
 	b.waitJS("the dialog", `document.querySelector("dialog.refund-dialog")?.open === true`)
 	b.waitText("dialog.refund-dialog", "$45.00 will go back to the card you paid with")
