@@ -54,6 +54,10 @@ type Config struct {
 	MaxHeldSeats    int           // STAGEDOOR_MAX_HELD_SEATS: seats one buyer may hold at once in one event
 	ReholdCooldown  time.Duration // STAGEDOOR_REHOLD_COOLDOWN: how long a buyer may not hold again seats their hold gave back; 0: off
 	LogLevel        string        // STAGEDOOR_LOG_LEVEL: debug, info, warn or error
+	// LogFormat is STAGEDOOR_LOG_FORMAT: json (a line of JSON an event, for
+	// machines), text (a short line of text, for a person: internal/textlog)
+	// or auto, text when standard error is a terminal and JSON otherwise.
+	LogFormat string
 
 	// DirectDatabaseURL is PostgreSQL itself, when DATABASE_URL is a
 	// transaction pooler such as PgBouncer (STAGEDOOR_DIRECT_DATABASE_URL);
@@ -154,6 +158,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxHeldSeats:    r.integer("STAGEDOOR_MAX_HELD_SEATS", 10, 1, 10_000),
 		ReholdCooldown:  r.durationOrZero("STAGEDOOR_REHOLD_COOLDOWN", time.Minute),
 		LogLevel:        r.oneOf("STAGEDOOR_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
+		LogFormat:       r.oneOf("STAGEDOOR_LOG_FORMAT", "auto", "auto", "json", "text"),
 
 		BuyerConcurrency:     r.protection(limits.BuyerConcurrency, 1, 10_000),
 		OrganizerConcurrency: r.protection(limits.OrganizerConcurrency, 1, 10_000),

@@ -34,16 +34,18 @@ func (s *Server) routes() {
 	const get, post, put, patch, del = "GET", "POST", "PUT", "PATCH", "DELETE"
 	r, as := s.route, s.as
 
-	r(exempt, get, "/healthz", s.healthz)
-	r(exempt, get, "/readyz", s.readyz)
+	r(exempt, get, "/healthz", s.healthz, quiet)
+	r(exempt, get, "/readyz", s.readyz, quiet)
 	r(sheddable, get, "/problems/:slug", s.problemDoc)
-	r(sheddable, get, "/openapi.yaml", s.openAPI) // the contract, docs/openapi.yaml
-	// The browser front end (web/): one page, its assets.
+	r(sheddable, get, "/openapi.yaml", s.openAPI, quiet) // the contract, docs/openapi.yaml
+	// The browser front end (web/): one page, its assets (quiet: a page
+	// view is one line of the log, not one per file).
 	r(sheddable, get, "/", s.page)
 	r(sheddable, get, "/door", s.doorPage) // the scanner app: works offline
-	r(sheddable, get, "/ui/*", s.asset)
+	r(sheddable, get, "/ui/*", s.asset, quiet)
 	r(sheddable, get, "/docs", toAPIReference)
-	r(sheddable, get, "/docs/*", s.apiReference) // the contract as a page to read
+	r(sheddable, get, "/docs/", s.apiReference)         // the contract as a page to read
+	r(sheddable, get, "/docs/*", s.apiReference, quiet) // its files
 
 	// A buyer's or an organizer's request counts in flight (lease: 429 past
 	// the maximum) from after its rate limits to its answer. A logout is
@@ -105,7 +107,7 @@ func (s *Server) routes() {
 	r(normal, get, "/v1/orders", s.listOrders, as(auth.Buyer), buyerLease)
 	r(critical, get, "/v1/orders/:id", s.getOrder, as(auth.Buyer), buyerLease)
 	r(normal, get, "/v1/tickets", s.listTickets, as(auth.Buyer), buyerLease)
-	r(normal, get, "/v1/tickets/:id/qr", s.ticketQR, as(auth.Buyer)) // immutable images: not counted in flight
+	r(normal, get, "/v1/tickets/:id/qr", s.ticketQR, as(auth.Buyer), quiet) // immutable images: not counted in flight
 
 	// Scanning. Organizers manage their scanner keys and read the audit; a
 	// door device scans with X-Api-Key, limited by scanner-key on the key's id

@@ -22,7 +22,15 @@ type step struct {
 	// apart: the route is not counted in the in-flight bound
 	// (limits.InFlight); its protections bound it instead.
 	apart bool
+	// quiet: the route's answers are logged at debug level (see quiet).
+	quiet bool
 }
+
+// quiet is the step of a route whose answers are not logged one line each
+// (at info level) but at debug level, unless they are 5xx: the files and
+// images a page loads by the dozen, and the probes a balancer sends each
+// second. A page view is its page's line; the metrics count them all.
+var quiet = step{quiet: true}
 
 // inHandler names the protections the handler decides, in its order, once the
 // body names their keys: a bucket whose Ring is limits.Handler, a bound or
@@ -111,6 +119,9 @@ func (s *Server) route(class shed.Class, method, path string, h echo.HandlerFunc
 		s.rows[key] = append(s.rows[key], st.protections...)
 		if st.apart {
 			s.unbounded[path] = true
+		}
+		if st.quiet {
+			s.quiet[path] = true
 		}
 	}
 	if class == shed.Exempt {
