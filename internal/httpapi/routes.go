@@ -61,6 +61,7 @@ func (s *Server) routes() {
 	r(normal, post, "/v1/organizers", s.createAccount(auth.Organizer), s.limited(limits.SignupAddress))
 	r(critical, post, "/v1/login", s.login, logins)
 	r(critical, post, "/v1/web/session", s.webLogin, logins) // the same login, for the browser: cookies, not tokens
+	r(normal, get, "/v1/web/session", s.webSession)          // who the browser's cookie is: 200 logged out too
 	r(critical, del, "/v1/web/session", s.webLogout)
 	r(critical, post, "/v1/logout", s.logout, as())
 	r(normal, get, "/v1/me", s.me, as(), s.lease(limits.BuyerConcurrency, limits.OrganizerConcurrency))
