@@ -115,6 +115,7 @@ type Server struct {
 	quiet         map[string]bool               // the routes (templates) whose answers are logged at debug level (quiet)
 	inFlight      inFlight                      // requests in flight on this instance
 	ready         readiness                     // the last readiness check, for GET /readyz
+	uiVersion     string                        // the version of the files under /ui/ (uiversion.go)
 	static        *staticFiles                  // the front end's files (web/static), as answered
 	vendor        *staticFiles                  // the third-party browser code (web/vendor)
 	reference     *staticFiles                  // Swagger UI's files, for /docs/
@@ -146,6 +147,8 @@ func New(d Deps) *Server {
 		reference:     newStaticFiles(swaggerui.FS),
 		contract:      newStaticFile("application/yaml", docs.OpenAPI, nil),
 	}
+	s.uiVersion = assetVersion(web.Static, web.Vendor)
+	s.static.edit = versionedPages(s.uiVersion)
 	if d.Registry != nil && d.WaitRoom != nil && d.Events != nil {
 		_ = d.Registry.Register(newSaleCollector(d.WaitRoom, d.Events)) // once a registry: a second server on it shares it
 	}

@@ -24,6 +24,9 @@ type step struct {
 	apart bool
 	// quiet: the route's answers are logged at debug level (see quiet).
 	quiet bool
+	// ownEncoding: the handler chooses its answer's encoding; no
+	// compression ring (compress.go).
+	ownEncoding bool
 }
 
 // quiet is the step of a route whose answers are not logged one line each
@@ -112,7 +115,9 @@ type routeKey struct{ method, path string }
 func (s *Server) route(class shed.Class, method, path string, h echo.HandlerFunc, steps ...step) {
 	key := routeKey{method, path}
 	var rings []echo.MiddlewareFunc
+	compress := true
 	for _, st := range steps {
+		compress = compress && !st.ownEncoding
 		if st.ring != nil {
 			rings = append(rings, st.ring)
 		}
@@ -126,6 +131,9 @@ func (s *Server) route(class shed.Class, method, path string, h echo.HandlerFunc
 	}
 	if class == shed.Exempt {
 		s.unbounded[path] = true
+	}
+	if compress {
+		rings = append(rings, compressAnswers) // last: what the rings refuse is never wrapped
 	}
 	s.classes[key] = class
 	s.echo.Add(method, path, h, rings...)
