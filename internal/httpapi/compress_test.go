@@ -27,7 +27,9 @@ func TestAnswersAreCompressedByTheirRing(t *testing.T) {
 	for range 6 { // six events: a list of about 3 KB
 		event, _ = newEvent(t, ts, org, eventBody(2, 5))
 	}
-	vary := func(a answer) bool { return strings.Contains(strings.Join(a.Header.Values("Vary"), ","), "Accept-Encoding") }
+	vary := func(a answer) bool {
+		return strings.Contains(strings.Join(a.Header.Values("Vary"), ","), "Accept-Encoding")
+	}
 
 	// The list of events changes only when one is made: read it twice.
 	plain := ts.request(t, "GET", "/v1/events", "", "Accept-Encoding", "identity")
@@ -102,8 +104,8 @@ func TestUIFilesAreKeptByTheirVersion(t *testing.T) {
 	}
 	for path, cache := range map[string]string{
 		"/ui/v/" + version + "/js/session.js": "public, max-age=31536000, immutable", // imported by app.js, relatively
-		"/ui/js/session.js":                  "no-cache",
-		"/ui/v/000000000000/js/session.js":   "no-cache", // a page of another binary's
+		"/ui/js/session.js":                   "no-cache",
+		"/ui/v/000000000000/js/session.js":    "no-cache", // a page of another binary's
 	} {
 		if a := ts.request(t, "GET", path, ""); a.StatusCode != 200 || a.Header.Get("Cache-Control") != cache {
 			t.Errorf("GET %s = %d, Cache-Control %q; want 200, %q", path, a.StatusCode, a.Header.Get("Cache-Control"), cache)

@@ -53,7 +53,7 @@ func TestLines(t *testing.T) {
 		{"a request line without its numbers is a line like others", slog.LevelInfo, "request", []slog.Attr{slog.String("method", "GET")},
 			"07:52:01 request method=GET\n"},
 		{"times of the day, durations, empty strings", slog.LevelInfo, "refused", []slog.Attr{
-			slog.Time("since", at.Add(-10*time.Second)), slog.Time("long_ago", at.AddDate(0, 0, -1)), slog.Duration("lasted", 1500 * time.Millisecond), slog.String("why", "")},
+			slog.Time("since", at.Add(-10*time.Second)), slog.Time("long_ago", at.AddDate(0, 0, -1)), slog.Duration("lasted", 1500*time.Millisecond), slog.String("why", "")},
 			"07:52:01 refused since=07:51:51 long_ago=2026-12-02 07:52:01 lasted=1.5s why=\"\"\n"},
 		{"a stack goes under its line", slog.LevelError, "panic", []slog.Attr{slog.String("panic", "boom"), slog.String("stack", "goroutine 1\nmain.go:1\n")},
 			"07:52:01 ERROR panic panic=boom\n    stack:\n    goroutine 1\n    main.go:1\n"},
