@@ -24,14 +24,7 @@ func TestEveryLogLineIsJSON(t *testing.T) {
 	env := testEnv(t)
 	env["REDIS_URL"] = testenv.DeadRedisURL(t)
 	cmd, stderr := startProgram(t, env, "serve")
-	lines := make(chan string, 1000)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
+	lines := linesOf(stderr)
 	base := ""
 	for l := range lines {
 		var m struct{ Msg, Addr string }
@@ -92,14 +85,7 @@ func TestTextLogsForAPerson(t *testing.T) {
 	env := testEnv(t)
 	env["STAGEDOOR_LOG_FORMAT"] = "text"
 	cmd, stderr := startProgram(t, env, "serve")
-	lines := make(chan string, 1000)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
+	lines := linesOf(stderr)
 	var seen []string
 	base := ""
 	listening := regexp.MustCompile(`^\d\d:\d\d:\d\d listening addr=(\S+)$`)
@@ -142,4 +128,17 @@ func TestTextLogsForAPerson(t *testing.T) {
 			t.Errorf("a line a person should not have to read: %q", l)
 		}
 	}
+}
+
+// linesOf sends each line r gives, read in the background, closed at its end.
+func linesOf(r io.Reader) <-chan string {
+	lines := make(chan string, 1000)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	return lines
 }

@@ -44,7 +44,7 @@ func TestRunLocal(t *testing.T) {
 	}
 	start := func(t *testing.T, stdin, out *os.File) (*exec.Cmd, string, string) {
 		t.Helper()
-		addr, payrail := freeAddr(t), freeAddr(t)
+		addr, payrail := testenv.FreeAddr(t), testenv.FreeAddr(t)
 		cmd := exec.Command("bash", script)
 		cmd.Env = append(os.Environ(), append(env, "STAGEDOOR_ADDR="+addr, "PAYRAIL_ADDR="+payrail)...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, out, out
@@ -125,17 +125,6 @@ func TestRunLocal(t *testing.T) {
 		}
 		stopped(t, cmd, 143, addr, payrail)
 	})
-}
-
-// freeAddr is a loopback address with a port nobody listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // openPTY opens a pseudo-terminal: its controlling side and its terminal.
