@@ -24,16 +24,20 @@ import (
 
 // TestRunLocal runs make run's script (scripts/run-local.sh) with this test
 // binary as the program, on the test's own database and Redis prefix and free
-// ports. On a pseudo-terminal, as a person runs it: the block of what to do
-// next is printed once Stagedoor listens, Ctrl-L prints it again, and Ctrl-C
-// stops Payrail and Stagedoor (their ports free again), the script exiting
-// 130 with the terminal as it was. Without a terminal (stdin /dev/null), SIGTERM
-// to the script stops both too, and it exits 143.
+// ports, MailDev (from npm ci) included. On a pseudo-terminal, as a person runs
+// it: the block of what to do next is printed once Stagedoor listens, Ctrl-L
+// prints it again, and Ctrl-C stops MailDev, Payrail and Stagedoor (their ports
+// free again), the script exiting 130 with the terminal as it was. Without a
+// terminal (stdin /dev/null), SIGTERM to the script stops them too, and it
+// exits 143.
 func TestRunLocal(t *testing.T) {
 	t.Parallel()
 	script, err := filepath.Abs("../../scripts/run-local.sh")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat("../../node_modules/.bin/maildev"); err != nil {
+		t.Fatalf("MailDev is missing: run `npm ci` in the repository's root (scripts/ensure-web.sh; make test does it): %v", err)
 	}
 	env := []string{
 		"STAGEDOOR_TEST_RUN_MAIN=1", "STAGEDOOR_BIN=" + os.Args[0],
@@ -42,11 +46,15 @@ func TestRunLocal(t *testing.T) {
 		"STAGEDOOR_DEMO_ENV_FILE=" + filepath.Join(t.TempDir(), "demo.env"),
 		"STAGEDOOR_METRICS_ADDR=127.0.0.1:0", "STAGEDOOR_WORKER_UTILIZATION=off",
 	}
-	start := func(t *testing.T, stdin, out *os.File) (*exec.Cmd, string, string) {
+	// start starts the script; it returns the addresses its children listen on:
+	// Stagedoor's, Payrail's, MailDev's SMTP server and inbox.
+	start := func(t *testing.T, stdin, out *os.File) (*exec.Cmd, []string) {
 		t.Helper()
-		addr, payrail := testenv.FreeAddr(t), testenv.FreeAddr(t)
+		addrs := []string{testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t)}
+		port := func(a string) string { _, p, _ := net.SplitHostPort(a); return p }
 		cmd := exec.Command("bash", script)
-		cmd.Env = append(os.Environ(), append(env, "STAGEDOOR_ADDR="+addr, "PAYRAIL_ADDR="+payrail)...)
+		cmd.Env = append(os.Environ(), append(env, "STAGEDOOR_ADDR="+addrs[0], "PAYRAIL_ADDR="+addrs[1],
+			"MAILDEV_SMTP_PORT="+port(addrs[2]), "MAILDEV_WEB_PORT="+port(addrs[3]))...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, out, out
 		if stdin != nil && stdin.Name() != os.DevNull {
 			// Its own session, with the terminal as its controlling one: the
@@ -57,7 +65,7 @@ func TestRunLocal(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		return cmd, addr, payrail
+		return cmd, addrs
 	}
 	stopped := func(t *testing.T, cmd *exec.Cmd, want int, addrs ...string) {
 		t.Helper()
@@ -73,7 +81,7 @@ func TestRunLocal(t *testing.T) {
 		if !errors.As(err, &exit) || exit.ExitCode() != want {
 			t.Errorf("the script exited with %v, want status %d", err, want)
 		}
-		for _, a := range addrs { // both children waited for: nothing listens
+		for _, a := range addrs { // every child waited for: nothing listens
 			if c, err := net.Dial("tcp", a); err == nil {
 				c.Close()
 				t.Errorf("%s still listens after the script exited", a)
@@ -84,7 +92,8 @@ func TestRunLocal(t *testing.T) {
 	t.Run("on a terminal: Ctrl-L, Ctrl-C", func(t *testing.T) {
 		ptm, pts := openPTY(t)
 		before := termios(t, pts)
-		cmd, addr, payrail := start(t, pts, pts)
+		cmd, addrs := start(t, pts, pts)
+		addr := addrs[0]
 		out := newTranscript(ptm)
 		block := "run-local: Stagedoor on http://" + addr
 		out.wait(t, "the block of what to do next", func(s string) bool { return strings.Count(s, block) == 1 })
@@ -96,8 +105,8 @@ func TestRunLocal(t *testing.T) {
 		write(t, ptm, "\x0c") // Ctrl-L
 		out.wait(t, "the block again after Ctrl-L", func(s string) bool { return strings.Count(s, block) == 2 })
 		write(t, ptm, "\x03") // Ctrl-C
-		out.wait(t, "the script stopping both", func(s string) bool { return strings.Contains(s, "stopping Stagedoor and Payrail") })
-		stopped(t, cmd, 130, addr, payrail)
+		out.wait(t, "the script stopping them", func(s string) bool { return strings.Contains(s, "stopping Stagedoor, Payrail and MailDev") })
+		stopped(t, cmd, 130, addrs...)
 		if after := termios(t, pts); after.Lflag != before.Lflag {
 			t.Errorf("the terminal's local modes are %#x after the script, %#x before: not restored", after.Lflag, before.Lflag)
 		}
@@ -113,17 +122,18 @@ func TestRunLocal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd, addr, payrail := start(t, devnull, w)
+		cmd, addrs := start(t, devnull, w)
 		w.Close()
 		out := newTranscript(r)
-		out.wait(t, "Stagedoor listening", func(s string) bool { return strings.Contains(s, "listening addr="+addr) })
+		out.wait(t, "Stagedoor listening", func(s string) bool { return strings.Contains(s, "listening addr="+addrs[0]) })
+		testenv.EventuallyNil(t, 10*time.Second, testenv.GetOK("http://"+addrs[3]+"/"), "MailDev's inbox answering")
 		if strings.Contains(out.String(), "Ctrl-L") {
 			t.Errorf("without a terminal the block offers Ctrl-L")
 		}
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-		stopped(t, cmd, 143, addr, payrail)
+		stopped(t, cmd, 143, addrs...)
 	})
 }
 

@@ -2,8 +2,6 @@ package checkout
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"time"
@@ -16,7 +14,6 @@ import (
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/scan"
-	"github.com/stagedoor/stagedoor/internal/ticketsign"
 )
 
 // store is the SQL of orders, idempotency keys and reconciliation; the hold
@@ -106,25 +103,26 @@ func (s store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 var errNotPending = errors.New("the order is no longer pending")
 
 // confirm settles a charged order: the order is confirmed, its hold converted
-// (its seats sold), and one ticket issued a seat. It returns the confirmed
-// order, or errNotPending when the order was already settled.
+// (its seats sold), one ticket issued a seat, and the buyer's e-mail of the
+// tickets written to the outbox (notifyConfirmed), all in one transaction. It
+// returns the confirmed order, or errNotPending when the order was already
+// settled.
 func (s store) confirm(ctx context.Context, o pendingOrder, chargeID string) (Order, error) {
-	return s.confirmThen(ctx, o, chargeID, nil)
+	return s.confirmThen(ctx, o, chargeID, func(tx pgx.Tx, confirmed Order) error {
+		return notifyConfirmed(ctx, tx, confirmed)
+	})
 }
 
-// confirmThen is confirm, with then run in the same transaction after it
-// (nil: nothing).
-func (s store) confirmThen(ctx context.Context, o pendingOrder, chargeID string, then func(pgx.Tx) error) (Order, error) {
+// confirmThen is confirm, with then run in the same transaction after the
+// tickets are issued, given the confirmed order, instead of writing the
+// buyer's e-mail (an order refunded as it is confirmed announces no tickets).
+func (s store) confirmThen(ctx context.Context, o pendingOrder, chargeID string, then func(pgx.Tx, Order) error) (Order, error) {
 	confirmed := o.Order
-	code := func(string) (string, error) { return newTicketCode(), nil }
-	if s.keys != nil {
-		key, err := s.keys.Private(ctx, o.EventID)
-		if err != nil {
-			return Order{}, fmt.Errorf("checkout: confirm order %s: %w", o.ID, err)
-		}
-		code = func(ticketID string) (string, error) { return ticketsign.Sign(key, ticketID, o.EventID) }
+	code, err := scan.CodeMaker(ctx, s.keys, o.EventID)
+	if err != nil {
+		return Order{}, fmt.Errorf("checkout: confirm order %s: %w", o.ID, err)
 	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
 			UPDATE orders SET status = 'confirmed', charge_id = $2, settled_at = now(), lease_until = NULL
 			WHERE id = $1 AND status = 'pending'`, o.ID, chargeID)
@@ -147,11 +145,10 @@ func (s store) confirmThen(ctx context.Context, o pendingOrder, chargeID string,
 			}
 			confirmed.Tickets[i] = Ticket{Ticket: scan.Ticket{ID: issued[i].ID, OrderID: o.ID, EventID: o.EventID, SeatID: seat, Code: issued[i].Code}}
 		}
-		err = scan.IssueTickets(ctx, tx, o.ID, o.BuyerID, o.EventID, issued)
-		if err != nil || then == nil {
+		if err := scan.IssueTickets(ctx, tx, o.ID, o.BuyerID, o.EventID, issued); err != nil {
 			return err
 		}
-		return then(tx)
+		return then(tx, confirmed)
 	})
 	switch {
 	case errors.Is(err, errNotPending):
@@ -235,14 +232,4 @@ func (s store) unsettled(ctx context.Context, olderThan time.Duration) (int, err
 		WHERE status = 'pending' AND created_at < now() - $1::bigint * interval '1 microsecond'`,
 		micros(olderThan)).Scan(&n)
 	return n, err
-}
-
-var ticketCodeEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
-
-// newTicketCode returns 160 random bits as 32 base32 characters: the code of a
-// ticket when no signing keys are configured (valid online only).
-func newTicketCode() string {
-	b := make([]byte, 20)
-	_, _ = rand.Read(b)
-	return ticketCodeEncoding.EncodeToString(b)
 }

@@ -27,7 +27,7 @@ func signUp(t *testing.T, ts, logIn *testServer, kind string) testAccount {
 	if a.StatusCode != 201 {
 		t.Fatalf("sign up %s = %d %s", email, a.StatusCode, a.raw)
 	}
-	return testAccount{id: as[accountJSON](t, a).ID, token: login(t, logIn, email)}
+	return testAccount{id: as[accountJSON](t, a).ID, token: login(t, logIn, email), email: email}
 }
 
 // TestThroughPgBouncer: two instances whose DATABASE_URL is a PgBouncer in

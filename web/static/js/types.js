@@ -17,6 +17,7 @@
  * @property {string[]} [unavailable_seat_ids] seats-unavailable: the seats held or sold
  * @property {ScanResult} [result] scan-rejected: why
  * @property {string} [first_scanned_at] scan-rejected, already_scanned: the admission
+ * @property {"scanned" | "transferred" | "revoked"} [ticket_status] ticket-not-transferable: why
  */
 
 /**
@@ -161,8 +162,8 @@
  * @property {string} id
  * @property {string} event_id
  * @property {string} seat_id
- * @property {string} code
- * @property {"valid" | "scanned" | "refunded"} status
+ * @property {string} [code] left out once transferred
+ * @property {"valid" | "scanned" | "refunded" | "transferred"} status
  */
 
 /**
@@ -177,6 +178,34 @@
  * @property {string} created_at
  * @property {string} [refunded_at]
  * @property {Ticket[]} tickets
+ */
+
+/**
+ * A ticket of an order, as its event's organizer reads it (OrganizerTicket).
+ * @typedef {object} OrganizerTicket
+ * @property {string} id
+ * @property {{section: string, row: string, number: number}} seat row "" for a place of general admission
+ * @property {"valid" | "scanned" | "refunded" | "transferred"} status
+ * @property {string} holder_email
+ */
+
+/**
+ * An order, as its event's organizer reads it (OrganizerOrder).
+ * @typedef {object} OrganizerOrder
+ * @property {string} id
+ * @property {"pending" | "confirmed" | "refunded"} status
+ * @property {string} buyer_email
+ * @property {number} total_cents
+ * @property {string} currency
+ * @property {string} created_at
+ * @property {OrganizerTicket[]} tickets
+ */
+
+/**
+ * A page of an event's orders (GET /v1/organizer/events/{id}/orders).
+ * @typedef {object} OrganizerOrderPage
+ * @property {OrganizerOrder[]} orders
+ * @property {string | null} next_after
  */
 
 /**
