@@ -27,7 +27,7 @@ import (
 // compressedTypes are the types worth compressing.
 var compressedTypes = []string{
 	"application/json", "application/problem+json", "application/yaml", "application/javascript",
-	"text/html", "text/plain", "text/css", "text/javascript", "image/svg+xml",
+	"text/html", "text/plain", "text/css", "text/csv", "text/javascript", "image/svg+xml",
 }
 
 // gzipAnswers wraps an http.Handler in gzhttp with Stagedoor's settings.
