@@ -16,9 +16,9 @@ import (
 // every answer of such a route and adds "-gzip" to an ETag of a compressed
 // answer (another representation, another tag).
 //
-// The ring is the last one of a route's row, just before its handler: a
+// The ring is the last one of a read's row, just before its handler: a
 // request refused on the way (a limit, a lease, the authentication) costs it
-// nothing. Routes whose handlers choose the encoding themselves (ownEncoding
+// nothing, and a write's row has none. Routes whose handlers choose the encoding themselves (ownEncoding
 // on their rows) are never wrapped: the static files and seat maps, which are
 // compressed once and kept (static.go, seatmapjson.go), and the live seat
 // map, a stream of server-sent events that must reach each watcher unbuffered
@@ -49,16 +49,16 @@ var gzipAnswers = func() func(http.Handler) http.HandlerFunc {
 // encoding itself: the compression ring is not put on its row.
 var ownEncoding = step{ownEncoding: true}
 
-// compressAnswers is the compression ring (see the top of this file): the
-// handler writes through gzhttp's writer, which compresses or not as it
-// sees the answer's type and size. A client that does not take gzip is
-// answered without it, and without its cost: no wrapper.
+// compressAnswers is the compression ring (see the top of this file), on the
+// rows of reads (GET) only: writes are what floods of refusals are made of
+// (holds, checkouts, logins), and their answers are small, so a write's row
+// has no ring to pass. The handler writes through gzhttp's writer, which
+// compresses or not as it sees the answer's type and size; a client that
+// does not take gzip is answered without it, and without a wrapper.
 func compressAnswers(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !acceptsGzip(c.Request().Header.Get("Accept-Encoding")) {
-			if isSafeMethod(c.Request().Method) { // the cacheable answers say they vary
-				c.Response().Header().Add("Vary", "Accept-Encoding")
-			}
+			c.Response().Header().Add("Vary", "Accept-Encoding") // a read's answer varies by it
 			return next(c)
 		}
 		call := gzipCalls.Get().(*gzipCall)

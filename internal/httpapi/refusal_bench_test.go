@@ -52,7 +52,7 @@ func BenchmarkRefusal(b *testing.B) {
 			}
 		}
 	})
-	b.Run("hold-429-gzip", func(b *testing.B) { // as a browser asks: the compression ring wraps the handler
+	b.Run("hold-429-gzip", func(b *testing.B) { // as a browser asks: a write's row has no compression ring
 		b.ReportAllocs()
 		for b.Loop() {
 			if code := hold("Accept-Encoding", "gzip, deflate, br, zstd"); code != 429 {

@@ -132,7 +132,7 @@ func (s *Server) route(class shed.Class, method, path string, h echo.HandlerFunc
 	if class == shed.Exempt {
 		s.unbounded[path] = true
 	}
-	if compress {
+	if compress && method == "GET" {
 		rings = append(rings, compressAnswers) // last: what the rings refuse is never wrapped
 	}
 	s.classes[key] = class
