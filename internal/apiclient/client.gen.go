@@ -176,7 +176,13 @@ type Admission struct {
 	Result    interface{}        `json:"result"`
 	ScannedAt time.Time          `json:"scanned_at"`
 	Seat      struct {
-		Number  int32  `json:"number"`
+		// GeneralAdmission A place of general admission: any place of its section.
+		GeneralAdmission bool `json:"general_admission"`
+
+		// Number A place's is its number among its section's, which no buyer is shown.
+		Number int32 `json:"number"`
+
+		// Row Empty for a place of general admission.
 		Row     string `json:"row"`
 		Section string `json:"section"`
 	} `json:"seat"`
@@ -185,14 +191,18 @@ type Admission struct {
 
 // Event defines model for Event.
 type Event struct {
-	CreatedAt      time.Time          `json:"created_at"`
-	Currency       string             `json:"currency"`
-	Id             openapi_types.UUID `json:"id"`
-	Name           string             `json:"name"`
-	OnSaleAt       time.Time          `json:"on_sale_at"`
-	OrganizerId    openapi_types.UUID `json:"organizer_id"`
-	SeatsAvailable int32              `json:"seats_available"`
-	SeatsTotal     int32              `json:"seats_total"`
+	CreatedAt   time.Time          `json:"created_at"`
+	Currency    string             `json:"currency"`
+	Id          openapi_types.UUID `json:"id"`
+	Name        string             `json:"name"`
+	OnSaleAt    time.Time          `json:"on_sale_at"`
+	OrganizerId openapi_types.UUID `json:"organizer_id"`
+
+	// SeatsAvailable Its seats and places neither held nor sold.
+	SeatsAvailable int32 `json:"seats_available"`
+
+	// SeatsTotal Its seats and places.
+	SeatsTotal int32 `json:"seats_total"`
 
 	// Sections On one event; not in lists.
 	Sections *[]Section `json:"sections,omitempty"`
@@ -236,8 +246,8 @@ type EventRequest struct {
 	// OnSaleAt Not after starts_at; now when left out.
 	OnSaleAt *time.Time `json:"on_sale_at,omitempty"`
 
-	// Sections At most 50 sections of at most 10,000 seats in all.
-	Sections []Section `json:"sections"`
+	// Sections At most 50 sections of at most 10,000 seats and places in all.
+	Sections []SectionRequest `json:"sections"`
 
 	// StartsAt In the future.
 	StartsAt time.Time `json:"starts_at"`
@@ -247,14 +257,28 @@ type EventRequest struct {
 	WaitingRoom *WaitingRoom `json:"waiting_room,omitempty"`
 }
 
+// GeneralSectionRequest defines model for GeneralSectionRequest.
+type GeneralSectionRequest struct {
+	// Capacity Its places: at most 10,000, with the event's seats and other places.
+	Capacity         int32       `json:"capacity"`
+	GeneralAdmission interface{} `json:"general_admission"`
+	Name             string      `json:"name"`
+	PriceCents       int32       `json:"price_cents"`
+}
+
 // Hold defines model for Hold.
 type Hold struct {
-	CreatedAt time.Time            `json:"created_at"`
-	Currency  string               `json:"currency"`
-	EventId   openapi_types.UUID   `json:"event_id"`
-	ExpiresAt time.Time            `json:"expires_at"`
-	Id        openapi_types.UUID   `json:"id"`
-	SeatIds   []openapi_types.UUID `json:"seat_ids"`
+	CreatedAt time.Time          `json:"created_at"`
+	Currency  string             `json:"currency"`
+	EventId   openapi_types.UUID `json:"event_id"`
+	ExpiresAt time.Time          `json:"expires_at"`
+
+	// General Its places of general admission, by section; empty for a hold of seats alone.
+	General []Places           `json:"general"`
+	Id      openapi_types.UUID `json:"id"`
+
+	// SeatIds Its seats, in the order asked for, then its places of general admission (each a seat of its section with no row or number to show; its ticket says so).
+	SeatIds []openapi_types.UUID `json:"seat_ids"`
 
 	// Status A hold being checked out shows as active.
 	Status     HoldStatus `json:"status"`
@@ -264,10 +288,15 @@ type Hold struct {
 // HoldStatus A hold being checked out shows as active.
 type HoldStatus string
 
-// HoldRequest defines model for HoldRequest.
+// HoldRequest Seats, places of general admission or both, 1 to 10 in all.
 type HoldRequest struct {
-	EventId openapi_types.UUID   `json:"event_id"`
-	SeatIds []openapi_types.UUID `json:"seat_ids"`
+	EventId openapi_types.UUID `json:"event_id"`
+
+	// General Places of sections of general admission, each section once.
+	General []PlacesRequest `json:"general,omitempty"`
+
+	// SeatIds Seats of the seat map (a place is not a seat).
+	SeatIds []openapi_types.UUID `json:"seat_ids,omitempty"`
 }
 
 // LimitChange Rate, period_ms and burst apply to buckets only; a switch refuses them (400).
@@ -399,6 +428,23 @@ type OrganizerEvent struct {
 	WaitingRoom *WaitingRoom `json:"waiting_room"`
 }
 
+// Places A hold's places of one section of general admission.
+type Places struct {
+	Quantity int32 `json:"quantity"`
+
+	// Section The section's name.
+	Section   string             `json:"section"`
+	SectionId openapi_types.UUID `json:"section_id"`
+}
+
+// PlacesRequest Places of a section of general admission; which places is the server's choice.
+type PlacesRequest struct {
+	Quantity int32 `json:"quantity"`
+
+	// SectionId A section of general admission of the event (its `id` in the event's `sections`).
+	SectionId openapi_types.UUID `json:"section_id"`
+}
+
 // Principal defines model for Principal.
 type Principal struct {
 	Email openapi_types.Email `json:"email"`
@@ -444,12 +490,15 @@ type Problem struct {
 	// RetryAfterMs rate-limited: when a retry would be allowed, in ms; too-many-concurrent-requests: a suggested wait.
 	RetryAfterMs *int64 `json:"retry_after_ms,omitempty"`
 
-	// SeatsHeld too-many-seats-held: the seats the buyer holds of the event now.
+	// SeatsHeld too-many-seats-held: the seats and places the buyer holds of the event now.
 	SeatsHeld *int32 `json:"seats_held,omitempty"`
 
 	// Shedder service-overloaded from a load shedder: fleet-usage or worker-utilization.
 	Shedder *LimitName `json:"shedder,omitempty"`
-	Status  int32      `json:"status"`
+
+	// SoldOutSections sold-out: each section of general admission asked for that had fewer places left than asked for, in the order asked.
+	SoldOutSections *[]SoldOutSection `json:"sold_out_sections,omitempty"`
+	Status          int32             `json:"status"`
 
 	// TicketId scan-rejected: the organizer's own ticket.
 	TicketId *openapi_types.UUID `json:"ticket_id,omitempty"`
@@ -635,12 +684,39 @@ type SeatMap struct {
 	Seats   []Seat             `json:"seats"`
 }
 
-// Section defines model for Section.
+// SeatedSectionRequest defines model for SeatedSectionRequest.
+type SeatedSectionRequest struct {
+	GeneralAdmission interface{} `json:"general_admission,omitempty"`
+	Name             string      `json:"name"`
+	PriceCents       int32       `json:"price_cents"`
+	Rows             int32       `json:"rows"`
+	SeatsPerRow      int32       `json:"seats_per_row"`
+}
+
+// Section A section of an event. A seated one has `rows` and `seats_per_row`; one of general admission has places, which no seat map lists.
 type Section struct {
-	Name        string `json:"name"`
-	PriceCents  int32  `json:"price_cents"`
-	Rows        int32  `json:"rows"`
-	SeatsPerRow int32  `json:"seats_per_row"`
+	// Available Its seats or places neither held nor sold, as of the event's snapshot (at most 1 s old).
+	Available int32 `json:"available"`
+
+	// Capacity Its places, or seats (rows × seats_per_row).
+	Capacity         int32 `json:"capacity"`
+	GeneralAdmission bool  `json:"general_admission"`
+
+	// Id The section_id of a hold's `general`.
+	Id         openapi_types.UUID `json:"id"`
+	Name       string             `json:"name"`
+	PriceCents int32              `json:"price_cents"`
+
+	// Rows Seated sections only.
+	Rows *int32 `json:"rows,omitempty"`
+
+	// SeatsPerRow Seated sections only.
+	SeatsPerRow *int32 `json:"seats_per_row,omitempty"`
+}
+
+// SectionRequest A seated section (`rows`, `seats_per_row`) or one of general admission (`general_admission` true, `capacity`).
+type SectionRequest struct {
+	union json.RawMessage
 }
 
 // Session defines model for Session.
@@ -669,13 +745,31 @@ type SignupRequest struct {
 	Password string `json:"password"`
 }
 
+// SoldOutSection A section of general admission that had fewer places left than a hold asked for.
+type SoldOutSection struct {
+	Asked int32 `json:"asked"`
+
+	// Available Its places neither held nor sold when the hold was judged: fewer than asked (docs/design.md, "General admission", says when that is).
+	Available int32              `json:"available"`
+	Section   string             `json:"section"`
+	SectionId openapi_types.UUID `json:"section_id"`
+}
+
 // Ticket defines model for Ticket.
 type Ticket struct {
 	// Code What the door scans: `SD1` and 156 base32 characters, signed (a ticket issued before codes were signed: 32 random base32 characters).
 	Code    string             `json:"code"`
 	EventId openapi_types.UUID `json:"event_id"`
-	Id      openapi_types.UUID `json:"id"`
-	SeatId  openapi_types.UUID `json:"seat_id"`
+
+	// GeneralAdmission A place of general admission: no row or seat number, any place of its section.
+	GeneralAdmission bool               `json:"general_admission"`
+	Id               openapi_types.UUID `json:"id"`
+
+	// SeatId Its seat on the seat map, or its place of general admission (on no map).
+	SeatId openapi_types.UUID `json:"seat_id"`
+
+	// Section Its seat's or place's section.
+	Section string `json:"section"`
 
 	// Status `refunded`: its order was refunded; it admits no one.
 	Status TicketStatus `json:"status"`
@@ -884,6 +978,68 @@ type UploadScansJSONRequestBody UploadScansJSONBody
 
 // WebLoginJSONRequestBody defines body for WebLogin for application/json ContentType.
 type WebLoginJSONRequestBody WebLoginJSONBody
+
+// AsSeatedSectionRequest returns the union data inside the SectionRequest as a SeatedSectionRequest
+func (t SectionRequest) AsSeatedSectionRequest() (SeatedSectionRequest, error) {
+	var body SeatedSectionRequest
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSeatedSectionRequest overwrites any union data inside the SectionRequest as the provided SeatedSectionRequest
+func (t *SectionRequest) FromSeatedSectionRequest(v SeatedSectionRequest) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSeatedSectionRequest performs a merge with any union data inside the SectionRequest, using the provided SeatedSectionRequest
+func (t *SectionRequest) MergeSeatedSectionRequest(v SeatedSectionRequest) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGeneralSectionRequest returns the union data inside the SectionRequest as a GeneralSectionRequest
+func (t SectionRequest) AsGeneralSectionRequest() (GeneralSectionRequest, error) {
+	var body GeneralSectionRequest
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGeneralSectionRequest overwrites any union data inside the SectionRequest as the provided GeneralSectionRequest
+func (t *SectionRequest) FromGeneralSectionRequest(v GeneralSectionRequest) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGeneralSectionRequest performs a merge with any union data inside the SectionRequest, using the provided GeneralSectionRequest
+func (t *SectionRequest) MergeGeneralSectionRequest(v GeneralSectionRequest) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SectionRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SectionRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsScanResult returns the union data inside the UploadScans200JSONResponseBody_Results_Result as a ScanResult
 func (t UploadScans200JSONResponseBody_Results_Result) AsScanResult() (ScanResult, error) {
@@ -1187,7 +1343,9 @@ type ClientInterface interface {
 
 	// CreateEventWithBody Create an event and its seats (organizer)
 	//
-	// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+	// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+	// A section of general admission (`general_admission: true`) has `capacity` places
+	// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 	// Limited by `event-create` on the organizer.
 	//
 	// Takes any type of body and a specified content type.
@@ -1197,7 +1355,9 @@ type ClientInterface interface {
 
 	// CreateEvent Create an event and its seats (organizer)
 	//
-	// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+	// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+	// A section of general admission (`general_admission: true`) has `capacity` places
+	// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 	// Limited by `event-create` on the organizer.
 	//
 	// Takes a body of the `application/json` content type.
@@ -1207,7 +1367,8 @@ type ClientInterface interface {
 
 	// GetEvent One event with its sections
 	//
-	// From a snapshot at most 1 s old.
+	// From a snapshot at most 1 s old, as are each section's `available` (its seats or
+	// places neither held nor sold) and `seats_available`.
 	//
 	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
 	GetEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1250,6 +1411,9 @@ type ClientInterface interface {
 
 	// SeatMap Every seat of the event with its status
 	//
+	// Seats only: the places of a section of general admission are not on the map (the
+	// event's `sections` say how many are `available`); an event of general admission
+	// alone has an empty map.
 	// From a snapshot at most 1 s old (`as_of`): however many read it, an instance
 	// queries each event's seats about once a second, encodes them once, and compresses
 	// them at most once for the clients that take gzip (`Vary: Accept-Encoding`).
@@ -1270,14 +1434,18 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/events/{id}/seats/stream (the `SeatStream` operationId).
 	SeatStream(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CreateHoldWithBody Hold 1 to 10 seats (buyer)
+	// CreateHoldWithBody Hold 1 to 10 seats and places (buyer)
 	//
-	// All or nothing, in one conditional write: a seat is takeable when it is not
-	// sold and not held by an unexpired hold. In order: the body is checked and the
+	// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+	// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+	// one transaction: a seat or place is takeable when it is not sold and not held by
+	// an unexpired hold. In order: the body is checked and the
 	// event read (a malformed request, or one before `on_sale_at` or from
 	// `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 	// `hold-buyer` and `hold-organizer` as one decision; then the write, which
-	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+	// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+	// are left (`sold_out_sections`).
 	// Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 	//
 	// Takes any type of body and a specified content type.
@@ -1285,14 +1453,18 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/holds (the `CreateHold` operationId).
 	CreateHoldWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CreateHold Hold 1 to 10 seats (buyer)
+	// CreateHold Hold 1 to 10 seats and places (buyer)
 	//
-	// All or nothing, in one conditional write: a seat is takeable when it is not
-	// sold and not held by an unexpired hold. In order: the body is checked and the
+	// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+	// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+	// one transaction: a seat or place is takeable when it is not sold and not held by
+	// an unexpired hold. In order: the body is checked and the
 	// event read (a malformed request, or one before `on_sale_at` or from
 	// `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 	// `hold-buyer` and `hold-organizer` as one decision; then the write, which
-	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+	// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+	// are left (`sold_out_sections`).
 	// Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 	//
 	// Takes a body of the `application/json` content type.
@@ -2070,7 +2242,9 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 
 // CreateEventWithBody Create an event and its seats (organizer)
 //
-// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+// A section of general admission (`general_admission: true`) has `capacity` places
+// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 // Limited by `event-create` on the organizer.
 //
 // Takes any type of body and a specified content type.
@@ -2090,7 +2264,9 @@ func (c *Client) CreateEventWithBody(ctx context.Context, contentType string, bo
 
 // CreateEvent Create an event and its seats (organizer)
 //
-// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+// A section of general admission (`general_admission: true`) has `capacity` places
+// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 // Limited by `event-create` on the organizer.
 //
 // Takes a body of the `application/json` content type.
@@ -2110,7 +2286,8 @@ func (c *Client) CreateEvent(ctx context.Context, body CreateEventJSONRequestBod
 
 // GetEvent One event with its sections
 //
-// From a snapshot at most 1 s old.
+// From a snapshot at most 1 s old, as are each section's `available` (its seats or
+// places neither held nor sold) and `seats_available`.
 //
 // Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
 func (c *Client) GetEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2193,6 +2370,9 @@ func (c *Client) ListScans(ctx context.Context, id ID, params *ListScansParams, 
 
 // SeatMap Every seat of the event with its status
 //
+// Seats only: the places of a section of general admission are not on the map (the
+// event's `sections` say how many are `available`); an event of general admission
+// alone has an empty map.
 // From a snapshot at most 1 s old (`as_of`): however many read it, an instance
 // queries each event's seats about once a second, encodes them once, and compresses
 // them at most once for the clients that take gzip (`Vary: Accept-Encoding`).
@@ -2233,14 +2413,18 @@ func (c *Client) SeatStream(ctx context.Context, id ID, reqEditors ...RequestEdi
 	return c.Client.Do(req)
 }
 
-// CreateHoldWithBody Hold 1 to 10 seats (buyer)
+// CreateHoldWithBody Hold 1 to 10 seats and places (buyer)
 //
-// All or nothing, in one conditional write: a seat is takeable when it is not
-// sold and not held by an unexpired hold. In order: the body is checked and the
+// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+// one transaction: a seat or place is takeable when it is not sold and not held by
+// an unexpired hold. In order: the body is checked and the
 // event read (a malformed request, or one before `on_sale_at` or from
 // `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 // `hold-buyer` and `hold-organizer` as one decision; then the write, which
-// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+// are left (`sold_out_sections`).
 // Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 //
 // Takes any type of body and a specified content type.
@@ -2258,14 +2442,18 @@ func (c *Client) CreateHoldWithBody(ctx context.Context, contentType string, bod
 	return c.Client.Do(req)
 }
 
-// CreateHold Hold 1 to 10 seats (buyer)
+// CreateHold Hold 1 to 10 seats and places (buyer)
 //
-// All or nothing, in one conditional write: a seat is takeable when it is not
-// sold and not held by an unexpired hold. In order: the body is checked and the
+// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+// one transaction: a seat or place is takeable when it is not sold and not held by
+// an unexpired hold. In order: the body is checked and the
 // event read (a malformed request, or one before `on_sale_at` or from
 // `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 // `hold-buyer` and `hold-organizer` as one decision; then the write, which
-// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+// are left (`sold_out_sections`).
 // Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 //
 // Takes a body of the `application/json` content type.
@@ -5004,7 +5192,9 @@ type ClientWithResponsesInterface interface {
 
 	// CreateEventWithBodyWithResponse Create an event and its seats (organizer)
 	//
-	// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+	// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+	// A section of general admission (`general_admission: true`) has `capacity` places
+	// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 	// Limited by `event-create` on the organizer.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -5014,7 +5204,9 @@ type ClientWithResponsesInterface interface {
 
 	// CreateEventWithResponse Create an event and its seats (organizer)
 	//
-	// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+	// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+	// A section of general admission (`general_admission: true`) has `capacity` places
+	// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 	// Limited by `event-create` on the organizer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -5024,7 +5216,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetEventWithResponse One event with its sections
 	//
-	// From a snapshot at most 1 s old.
+	// From a snapshot at most 1 s old, as are each section's `available` (its seats or
+	// places neither held nor sold) and `seats_available`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5075,6 +5268,9 @@ type ClientWithResponsesInterface interface {
 
 	// SeatMapWithResponse Every seat of the event with its status
 	//
+	// Seats only: the places of a section of general admission are not on the map (the
+	// event's `sections` say how many are `available`); an event of general admission
+	// alone has an empty map.
 	// From a snapshot at most 1 s old (`as_of`): however many read it, an instance
 	// queries each event's seats about once a second, encodes them once, and compresses
 	// them at most once for the clients that take gzip (`Vary: Accept-Encoding`).
@@ -5099,14 +5295,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/events/{id}/seats/stream (the `SeatStream` operationId).
 	SeatStreamWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*SeatStreamResponse, error)
 
-	// CreateHoldWithBodyWithResponse Hold 1 to 10 seats (buyer)
+	// CreateHoldWithBodyWithResponse Hold 1 to 10 seats and places (buyer)
 	//
-	// All or nothing, in one conditional write: a seat is takeable when it is not
-	// sold and not held by an unexpired hold. In order: the body is checked and the
+	// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+	// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+	// one transaction: a seat or place is takeable when it is not sold and not held by
+	// an unexpired hold. In order: the body is checked and the
 	// event read (a malformed request, or one before `on_sale_at` or from
 	// `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 	// `hold-buyer` and `hold-organizer` as one decision; then the write, which
-	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+	// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+	// are left (`sold_out_sections`).
 	// Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -5114,14 +5314,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/holds (the `CreateHold` operationId).
 	CreateHoldWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateHoldResponse, error)
 
-	// CreateHoldWithResponse Hold 1 to 10 seats (buyer)
+	// CreateHoldWithResponse Hold 1 to 10 seats and places (buyer)
 	//
-	// All or nothing, in one conditional write: a seat is takeable when it is not
-	// sold and not held by an unexpired hold. In order: the body is checked and the
+	// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+	// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+	// one transaction: a seat or place is takeable when it is not sold and not held by
+	// an unexpired hold. In order: the body is checked and the
 	// event read (a malformed request, or one before `on_sale_at` or from
 	// `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 	// `hold-buyer` and `hold-organizer` as one decision; then the write, which
-	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+	// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+	// are left (`sold_out_sections`).
 	// Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -9371,7 +9575,9 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 
 // CreateEventWithBodyWithResponse Create an event and its seats (organizer)
 //
-// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+// A section of general admission (`general_admission: true`) has `capacity` places
+// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 // Limited by `event-create` on the organizer.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -9387,7 +9593,9 @@ func (c *ClientWithResponses) CreateEventWithBodyWithResponse(ctx context.Contex
 
 // CreateEventWithResponse Create an event and its seats (organizer)
 //
-// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+// A section of general admission (`general_admission: true`) has `capacity` places
+// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 // Limited by `event-create` on the organizer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -9403,7 +9611,8 @@ func (c *ClientWithResponses) CreateEventWithResponse(ctx context.Context, body 
 
 // GetEventWithResponse One event with its sections
 //
-// From a snapshot at most 1 s old.
+// From a snapshot at most 1 s old, as are each section's `available` (its seats or
+// places neither held nor sold) and `seats_available`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9478,6 +9687,9 @@ func (c *ClientWithResponses) ListScansWithResponse(ctx context.Context, id ID, 
 
 // SeatMapWithResponse Every seat of the event with its status
 //
+// Seats only: the places of a section of general admission are not on the map (the
+// event's `sections` say how many are `available`); an event of general admission
+// alone has an empty map.
 // From a snapshot at most 1 s old (`as_of`): however many read it, an instance
 // queries each event's seats about once a second, encodes them once, and compresses
 // them at most once for the clients that take gzip (`Vary: Accept-Encoding`).
@@ -9514,14 +9726,18 @@ func (c *ClientWithResponses) SeatStreamWithResponse(ctx context.Context, id ID,
 	return ParseSeatStreamResponse(rsp)
 }
 
-// CreateHoldWithBodyWithResponse Hold 1 to 10 seats (buyer)
+// CreateHoldWithBodyWithResponse Hold 1 to 10 seats and places (buyer)
 //
-// All or nothing, in one conditional write: a seat is takeable when it is not
-// sold and not held by an unexpired hold. In order: the body is checked and the
+// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+// one transaction: a seat or place is takeable when it is not sold and not held by
+// an unexpired hold. In order: the body is checked and the
 // event read (a malformed request, or one before `on_sale_at` or from
 // `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 // `hold-buyer` and `hold-organizer` as one decision; then the write, which
-// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+// are left (`sold_out_sections`).
 // Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -9535,14 +9751,18 @@ func (c *ClientWithResponses) CreateHoldWithBodyWithResponse(ctx context.Context
 	return ParseCreateHoldResponse(rsp)
 }
 
-// CreateHoldWithResponse Hold 1 to 10 seats (buyer)
+// CreateHoldWithResponse Hold 1 to 10 seats and places (buyer)
 //
-// All or nothing, in one conditional write: a seat is takeable when it is not
-// sold and not held by an unexpired hold. In order: the body is checked and the
+// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+// one transaction: a seat or place is takeable when it is not sold and not held by
+// an unexpired hold. In order: the body is checked and the
 // event read (a malformed request, or one before `on_sale_at` or from
 // `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 // `hold-buyer` and `hold-organizer` as one decision; then the write, which
-// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+// are left (`sold_out_sections`).
 // Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

@@ -23,12 +23,14 @@ var (
 	errNotFound = errkind.NotFoundf("no such event")
 )
 
-// Bounds of a new event.
+// Bounds of a new event. MaxSeats bounds the seats and the places of all its
+// sections together (docs/design.md, "General admission: places taken with
+// SKIP LOCKED", says why it was kept at 10,000 when places came).
 const (
 	MaxSections    = 50
 	MaxRows        = 100 // rows A … Z, AA … CV
 	MaxSeatsPerRow = 1000
-	MaxSeats       = 10_000 // in all sections together
+	MaxSeats       = 10_000 // seats and places, in all sections together
 	MaxPriceCents  = 100_000_000
 	maxNameRunes   = 200
 )
@@ -36,12 +38,23 @@ const (
 // DefaultCurrency is an event's currency when its organizer names none.
 const DefaultCurrency = "USD"
 
-// Section is a priced block of seats: rows A, B, … each numbered 1..SeatsPerRow.
+// Section is a priced part of an event: either seated, rows A, B, … each
+// numbered 1..SeatsPerRow, or of general admission, Capacity places without
+// row or number (each a row of the seats table all the same, with row label ""
+// and a number 1..Capacity, which no buyer is shown).
 type Section struct {
-	Name        string
-	Rows        int
-	SeatsPerRow int
-	PriceCents  int64
+	ID               string // set once stored
+	Name             string
+	GeneralAdmission bool
+	Rows             int // seated only
+	SeatsPerRow      int // seated only
+	// Capacity is how many places a general-admission section has, or
+	// Rows × SeatsPerRow seats (filled in by Create).
+	Capacity   int
+	PriceCents int64
+	// Available is how many of its seats or places are neither held nor sold,
+	// as of the snapshot Get read (Create: all of them; Info: not filled).
+	Available int
 }
 
 // WaitingRoom is an event's waiting room; holds on the event need an admission
@@ -86,6 +99,17 @@ type Info struct {
 	StartsAt    time.Time // holds and checkouts close then
 	Currency    string
 	WaitingRoom *WaitingRoom
+	Sections    []Section // in order, without Available; shared: never modify
+}
+
+// Section returns the event's section of that id (a canonical UUID).
+func (in Info) Section(id string) (Section, bool) {
+	for _, s := range in.Sections {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Section{}, false
 }
 
 // SeatStatus is a seat's state on the seat map.
@@ -184,19 +208,41 @@ func (d *Draft) checkSections() error {
 			return invalid("%s.name %q is used by another section", field, s.Name)
 		}
 		names[s.Name] = true
-		switch {
-		case s.Rows < 1 || s.Rows > MaxRows:
-			return invalid("%s.rows must be between 1 and %d", field, MaxRows)
-		case s.SeatsPerRow < 1 || s.SeatsPerRow > MaxSeatsPerRow:
-			return invalid("%s.seats_per_row must be between 1 and %d", field, MaxSeatsPerRow)
-		case s.PriceCents < 0 || s.PriceCents > MaxPriceCents:
+		if err := s.checkSize(field); err != nil {
+			return err
+		}
+		if s.PriceCents < 0 || s.PriceCents > MaxPriceCents {
 			return invalid("%s.price_cents must be between 0 and %d", field, MaxPriceCents)
 		}
-		total += s.Rows * s.SeatsPerRow
+		total += s.Capacity
 	}
 	if total > MaxSeats {
-		return invalid("the sections hold %d seats; an event has at most %d", total, MaxSeats)
+		return invalid("the sections hold %d seats and places; an event has at most %d", total, MaxSeats)
 	}
+	return nil
+}
+
+// checkSize checks a seated section's rows and seats per row, or a
+// general-admission section's capacity, and fills in Capacity.
+func (s *Section) checkSize(field string) error {
+	if s.GeneralAdmission {
+		switch {
+		case s.Rows != 0 || s.SeatsPerRow != 0:
+			return invalid("%s is of general admission: it has a capacity, not rows or seats_per_row", field)
+		case s.Capacity < 1 || s.Capacity > MaxSeats:
+			return invalid("%s.capacity must be between 1 and %d", field, MaxSeats)
+		}
+		return nil
+	}
+	switch {
+	case s.Capacity != 0:
+		return invalid("%s is seated: its capacity is rows × seats_per_row; give capacity only with general_admission true", field)
+	case s.Rows < 1 || s.Rows > MaxRows:
+		return invalid("%s.rows must be between 1 and %d", field, MaxRows)
+	case s.SeatsPerRow < 1 || s.SeatsPerRow > MaxSeatsPerRow:
+		return invalid("%s.seats_per_row must be between 1 and %d", field, MaxSeatsPerRow)
+	}
+	s.Capacity = s.Rows * s.SeatsPerRow
 	return nil
 }
 

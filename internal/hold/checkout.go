@@ -63,6 +63,25 @@ var seatsAfterCheckout = map[Status]string{
 // returns the hold's seat ids. A hold that is not checking_out is an error: the
 // caller's transaction must roll back.
 func EndCheckout(ctx context.Context, tx pgx.Tx, holdID string, to Status) ([]string, error) {
+	seats, err := EndCheckoutSeats(ctx, tx, holdID, to)
+	ids := make([]string, len(seats))
+	for i, s := range seats {
+		ids[i] = s.ID
+	}
+	return ids, err
+}
+
+// SeatOf is a seat of a hold, or a place of general admission: what a ticket
+// for it says.
+type SeatOf struct {
+	ID               string
+	Section          string
+	GeneralAdmission bool // a place, which has no row or number a buyer is shown
+}
+
+// EndCheckoutSeats is EndCheckout, returning the hold's seats, in its order,
+// with the section of each and whether it is a place.
+func EndCheckoutSeats(ctx context.Context, tx pgx.Tx, holdID string, to Status) ([]SeatOf, error) {
 	set, ok := seatsAfterCheckout[to]
 	if !ok {
 		return nil, fmt.Errorf("hold: a checkout cannot end in %q", to)
@@ -71,8 +90,5 @@ func EndCheckout(ctx context.Context, tx pgx.Tx, holdID string, to Status) ([]st
 	if err != nil {
 		return nil, err
 	}
-	if err := settleSeats(ctx, tx, holdID, seatIDs, set); err != nil {
-		return nil, err
-	}
-	return seatIDs, nil
+	return settleSeats(ctx, tx, holdID, seatIDs, set)
 }

@@ -108,7 +108,45 @@ func (e *CooldownError) Error() string {
 // Is makes errors.Is(err, ErrReholdCooldown) true.
 func (e *CooldownError) Is(target error) bool { return target == ErrReholdCooldown }
 
-// MaxSeats is the most seats one hold takes.
+// ErrSoldOut is what a *SoldOutError is: a section of general admission has
+// fewer places left than asked for, and nothing was held.
+var ErrSoldOut = errors.New("sold out")
+
+// SoldOutError lists the sections of general admission that had fewer places
+// left than the hold asked for, in the order asked. Nothing was held.
+type SoldOutError struct {
+	Sections []Short
+}
+
+// Short is a section of general admission short of places: Available is how
+// many of its places were neither held nor sold when the placement looked
+// (docs/design.md, "General admission: places taken with SKIP LOCKED", says
+// exactly when), fewer than Asked.
+type Short struct {
+	SectionID, Section string
+	Asked, Available   int
+}
+
+// Error says it in words for the buyer.
+func (e *SoldOutError) Error() string {
+	parts := make([]string, len(e.Sections))
+	for i, s := range e.Sections {
+		switch s.Available {
+		case 0:
+			parts[i] = fmt.Sprintf("%s is sold out", s.Section)
+		case 1:
+			parts[i] = fmt.Sprintf("%s has 1 place left, and %d were asked for", s.Section, s.Asked)
+		default:
+			parts[i] = fmt.Sprintf("%s has %d places left, and %d were asked for", s.Section, s.Available, s.Asked)
+		}
+	}
+	return strings.Join(parts, "; ") + "; nothing was held"
+}
+
+// Is makes errors.Is(err, ErrSoldOut) true.
+func (e *SoldOutError) Is(target error) bool { return target == ErrSoldOut }
+
+// MaxSeats is the most seats and places one hold takes.
 const MaxSeats = 10
 
 // Status is a hold's state. The set is complete: the holds table's CHECK
@@ -125,12 +163,16 @@ const (
 	Converted   Status = "converted"
 )
 
-// Hold is a buyer's hold on seats.
+// Hold is a buyer's hold on seats, places of general admission, or both.
 type Hold struct {
-	ID         string
-	EventID    string
-	BuyerID    string
-	SeatIDs    []string // in the order asked for
+	ID      string
+	EventID string
+	BuyerID string
+	// SeatIDs are its seats, in the order asked for, then its places: a place
+	// is a row of the seats table too, so checkout, tickets and the door treat
+	// it as a seat.
+	SeatIDs    []string
+	General    []Places // its places, by section, in the order asked for
 	Status     Status
 	TotalCents int64
 	Currency   string
@@ -138,13 +180,36 @@ type Hold struct {
 	CreatedAt  time.Time
 }
 
+// General asks for Quantity places of one section of general admission.
+type General struct {
+	SectionID string
+	Quantity  int
+}
+
+// Places are some places of one section of general admission.
+type Places struct {
+	SectionID string
+	Section   string // its name
+	Quantity  int
+}
+
 // Plan is a checked hold request, ready to place once the limits allow it.
 type Plan struct {
 	BuyerID string
 	SeatIDs []string // canonical, distinct
+	General []Places // distinct sections of general admission, in the order asked for
 	// Event is the event's unchanging facts; Event.OrganizerID keys the
 	// hold-organizer limit.
 	Event event.Info
+}
+
+// size is how many seats and places the plan asks for.
+func (p Plan) size() int {
+	n := len(p.SeatIDs)
+	for _, g := range p.General {
+		n += g.Quantity
+	}
+	return n
 }
 
 func invalid(format string, args ...any) error { return errkind.Invalidf(format, args...) }

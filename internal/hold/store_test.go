@@ -163,14 +163,19 @@ func TestRefusalsTakeNoLock(t *testing.T) {
 // waitForLockWait returns once a session of this database waits for a lock.
 func waitForLockWait(t *testing.T, db *pgxpool.Pool) {
 	t.Helper()
-	testenv.Eventually(t, 5*time.Second, func() bool {
-		var waiting int
-		if err := db.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		return waiting > 0
-	}, "the placement to wait for the locked seat")
+	testenv.Eventually(t, 5*time.Second, func() bool { return lockWaiters(t, db) > 0 },
+		"the placement to wait for the locked seat")
+}
+
+// lockWaiters counts the sessions of this database that wait for a lock.
+func lockWaiters(t *testing.T, db *pgxpool.Pool) int {
+	t.Helper()
+	var waiting int
+	if err := db.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+		t.Error(err)
+	}
+	return waiting
 }
 
 func TestSweepMarksOnlyExpiredActiveHolds(t *testing.T) {

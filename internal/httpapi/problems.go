@@ -88,6 +88,7 @@ var errorProblems = []struct {
 	{err: hold.ErrNotOnSale, slug: "not-on-sale"},
 	{err: hold.ErrEventStarted, slug: "event-started"},
 	{err: hold.ErrReholdCooldown, slug: "rehold-cooldown"}, // + cooldown_seat_ids, Retry-After
+	{err: hold.ErrSoldOut, slug: "sold-out"},               // + sold_out_sections
 	{err: hold.ErrNotActive, slug: "hold-not-active"},
 	{err: waitroom.ErrNoRoom, slug: "no-waiting-room"},
 	{err: waitroom.ErrNotAdmitted, slug: "not-admitted"},
@@ -132,6 +133,10 @@ func problemExtensions(err error) map[string]any {
 	var cooling *hold.CooldownError
 	if errors.As(err, &cooling) {
 		return map[string]any{"cooldown_seat_ids": cooling.SeatIDs}
+	}
+	var soldOut *hold.SoldOutError
+	if errors.As(err, &soldOut) {
+		return map[string]any{"sold_out_sections": soldOutSections(soldOut)}
 	}
 	var order *checkout.OrderError
 	if errors.As(err, &order) {

@@ -28,16 +28,18 @@ func issueTickets(ctx context.Context, tx pgx.Tx, orderID, buyerID, eventID stri
 // when it is not empty.
 func ticketsOf(ctx context.Context, q Querier, buyerID, orderID string) ([]Ticket, error) {
 	rows, err := q.Query(ctx, `
-		SELECT id::text, order_id::text, event_id::text, seat_id::text, code, scanned_at, revoked_at IS NOT NULL
-		FROM tickets
-		WHERE buyer_id = $1 AND ($2 = '' OR order_id::text = $2)
-		ORDER BY created_at, id`, buyerID, orderID)
+		SELECT t.id::text, t.order_id::text, t.event_id::text, t.seat_id::text, s.section, s.row_label = '',
+		       t.code, t.scanned_at, t.revoked_at IS NOT NULL
+		FROM tickets t JOIN seats s ON s.id = t.seat_id
+		WHERE t.buyer_id = $1 AND ($2 = '' OR t.order_id::text = $2)
+		ORDER BY t.created_at, t.id`, buyerID, orderID)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Ticket, error) {
 		var t Ticket
-		err := row.Scan(&t.ID, &t.OrderID, &t.EventID, &t.SeatID, &t.Code, &t.ScannedAt, &t.Revoked)
+		err := row.Scan(&t.ID, &t.OrderID, &t.EventID, &t.SeatID, &t.Section, &t.GeneralAdmission,
+			&t.Code, &t.ScannedAt, &t.Revoked)
 		return t, err
 	})
 }

@@ -22,13 +22,17 @@ type NewTicket struct {
 
 // Ticket is an issued ticket, as its buyer lists it.
 type Ticket struct {
-	ID        string
-	OrderID   string
-	EventID   string
-	SeatID    string
-	Code      string
-	ScannedAt *time.Time
-	Revoked   bool // by its organizer, or because its order was refunded
+	ID      string
+	OrderID string
+	EventID string
+	SeatID  string
+	Section string // its seat's section
+	// GeneralAdmission: its seat is a place of general admission, which has no
+	// row or number a buyer is shown.
+	GeneralAdmission bool
+	Code             string
+	ScannedAt        *time.Time
+	Revoked          bool // by its organizer, or because its order was refunded
 }
 
 // IssueTickets issues the tickets of the order, one statement in tx, the

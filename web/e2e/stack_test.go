@@ -247,9 +247,9 @@ func (c *client) createEvent(t *testing.T, name string, admitPerSecond int) even
 	ctx := context.Background()
 	body := apiclient.EventRequest{
 		Name: name, Venue: "Test Hall", StartsAt: time.Now().Add(30 * 24 * time.Hour).UTC().Truncate(time.Second),
-		Sections: []apiclient.Section{
-			{Name: "Stalls", Rows: 3, SeatsPerRow: 8, PriceCents: 4500},
-			{Name: "Balcony", Rows: 2, SeatsPerRow: 8, PriceCents: 2500},
+		Sections: []apiclient.SectionRequest{
+			apiclient.SeatedSection("Stalls", 3, 8, 4500),
+			apiclient.SeatedSection("Balcony", 2, 8, 2500),
 		},
 	}
 	if admitPerSecond > 0 {
