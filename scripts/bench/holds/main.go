@@ -292,6 +292,7 @@ func run(base string, nBuyers, nSeats, nHolds int, kind string, rounds int) erro
 		return err
 	}
 	sum := map[string]float64{}
+	var ratios []float64
 	for r := range rounds {
 		order := slices.Clone(kinds)
 		if r%2 == 1 {
@@ -309,12 +310,15 @@ func run(base string, nBuyers, nSeats, nHolds int, kind string, rounds int) erro
 				k, res.perSecond, res.placed, res.refusedShare, res.limited, res.seconds, res.p50, res.p99, nBuyers, nSeats)
 		}
 		if kind == "both" {
-			fmt.Printf("round %d: general/seated %.2f\n", r+1, got["general"]/got["seated"])
+			ratios = append(ratios, got["general"]/got["seated"])
+			fmt.Printf("round %d: general/seated %.2f\n", r+1, ratios[r])
 		}
 	}
 	if kind == "both" {
-		fmt.Printf("all rounds: seated %.0f, general %.0f holds/s on average; general/seated %.2f\n",
-			sum["seated"]/float64(rounds), sum["general"]/float64(rounds), sum["general"]/sum["seated"])
+		slices.Sort(ratios)
+		fmt.Printf("all rounds: seated %.0f, general %.0f holds/s on average; general/seated %.2f (rounds %.2f to %.2f, median %.2f)\n",
+			sum["seated"]/float64(rounds), sum["general"]/float64(rounds), sum["general"]/sum["seated"],
+			ratios[0], ratios[len(ratios)-1], ratios[len(ratios)/2])
 	}
 	return nil
 }
