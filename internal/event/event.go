@@ -11,6 +11,7 @@ package event
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
@@ -195,6 +196,9 @@ func (d *Draft) checkSections() error {
 	if len(d.Sections) > MaxSections {
 		return invalid("an event has at most %d sections", MaxSections)
 	}
+	// Checking fills in each section's Capacity: a copy, so that the caller's
+	// sections stay as given (a Draft may be created again).
+	d.Sections = slices.Clone(d.Sections)
 	names := make(map[string]bool, len(d.Sections))
 	total := 0
 	for i := range d.Sections {

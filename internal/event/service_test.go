@@ -205,6 +205,12 @@ func TestAGeneralAdmissionSectionHasPlacesNotSeats(t *testing.T) {
 	if places != 5 || numbers != 15 {
 		t.Errorf("%d places numbered to a sum of %d, want 5 numbered 1 to 5", places, numbers)
 	}
+	if d.Sections[0].Capacity != 0 {
+		t.Errorf("Create changed the draft's sections: %+v", d.Sections[0])
+	}
+	if _, err := events.Create(ctx, d); err != nil {
+		t.Errorf("the same draft again: %v", err)
+	}
 	m, err := events.SeatMap(ctx, e.ID)
 	if err != nil || len(m.Seats) != 6 {
 		t.Fatalf("the seat map lists %d seats (%v), want the 6 of Floor", len(m.Seats), err)

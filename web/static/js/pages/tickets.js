@@ -9,6 +9,7 @@ import { backoffMs } from "../retry.js";
 import { h } from "../dom.js";
 import { formatDateTime } from "../format.js";
 import { requireUser, setTitle } from "../router.js";
+import { placeName } from "../places.js";
 import { seatName } from "../seatmap.js";
 
 /**
@@ -60,7 +61,7 @@ const TICKET_STATUS = {
  */
 function ticketCard(ticket, { event, seats }, signal) {
   const seat = seats.get(ticket.seat_id);
-  const where = seat ? seatName(seat) : "Seat";
+  const where = ticket.general_admission ? placeName(ticket.section) : seat ? seatName(seat) : ticket.section;
   const headingId = `ticket-${ticket.id}`;
   return h("li", { class: "ticket", "aria-labelledby": headingId },
     h("div", { class: "ticket-text" },
