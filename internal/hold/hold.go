@@ -1,7 +1,11 @@
 // Package hold places, reads, releases and expires holds: a buyer's claim on 1
-// to 10 seats of one event for a limited time. A hold takes all its seats in one
-// conditional write or none of them, so two holds never own one seat, and no
-// lock wider than the seats asked for is ever taken.
+// to 10 seats and places of general admission of one event for a limited
+// time. A hold takes all its seats in one conditional write or none of them, so
+// two holds never own one seat, and no lock wider than the seats asked for is
+// ever taken. A place is a row of the seats table too (row label ""), which a
+// hold asks for by section and quantity and the placement chooses, skipping
+// the places others have locked (store_places.go); everything after the hold
+// treats it as a seat.
 //
 // It owns the holds and seats tables: a placement reads and takes its seats
 // and writes its hold in one statement, so the seats are this package's.

@@ -23,8 +23,9 @@ type store struct {
 // placeSQL places a hold in one statement, sent in one batch after
 // lockBuyerSQL: one round trip, one implicit transaction:
 //
-//   - peek reads every seat asked for without a lock: whether it is of the event
-//     and takeable in the statement's snapshot, and ev whether the event has
+//   - peek reads every seat asked for without a lock: whether it is a seat of
+//     the event (a place of general admission is not) and takeable in the
+//     statement's snapshot, and ev whether the event has
 //     started by the database's clock. When some seat is not takeable, or the
 //     event has started, the statement locks no row and writes nothing: a
 //     refusal (409 on a seat already taken) never queues on a hot seat's row

@@ -92,18 +92,30 @@ FROM (
      LEFT JOIN ev ON true`
 }
 
-// skipLockedPlaces are the CTEs of the first try: got takes, for each section
-// asked for, its first free places from its random number on, then from 1,
-// skipping locked rows; wanted locks the seats asked for, as placeStatement's
-// does. Nothing is locked unless the seats look free.
+// skipLockedPlaces are the CTEs of the first try: wanted locks the seats asked
+// for, as placeStatement's does; then, only once it holds them all and they
+// are all takeable (seated: which reads wanted whole, so no place is locked
+// before every seat is), got takes, for each section asked for, its first free
+// places from its random number on, then from 1, skipping locked rows. A try
+// that skips never waits for a place, and waits for seats only before it holds
+// any place: it cannot deadlock with a try that waits (whose locks are taken in
+// id order). Nothing is locked unless the seats look free.
 const skipLockedPlaces = `
+), wanted AS (
+    SELECT id, price_cents, event_id = $2 AND row_label <> '' AS of_event, ` + free + ` AS takeable
+    FROM seats
+    WHERE id = ANY($4::uuid[]) AND (SELECT yes FROM looks_free)
+    ORDER BY id
+    FOR NO KEY UPDATE
+), seated AS (
+    SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), true) AS yes FROM wanted
 ), got AS (
     SELECT a.i, p.id, p.number, p.price_cents
     FROM asked a CROSS JOIN LATERAL (
         SELECT * FROM (
             SELECT id, number, price_cents FROM seats
             WHERE event_id = $2 AND section = a.name AND row_label = '' AND number >= a.start
-              AND ` + free + ` AND (SELECT yes FROM looks_free)
+              AND ` + free + ` AND (SELECT yes FROM seated)
             ORDER BY number LIMIT a.quantity
             FOR NO KEY UPDATE SKIP LOCKED
         ) up
@@ -111,20 +123,14 @@ const skipLockedPlaces = `
         SELECT * FROM (
             SELECT id, number, price_cents FROM seats
             WHERE event_id = $2 AND section = a.name AND row_label = '' AND number < a.start
-              AND ` + free + ` AND (SELECT yes FROM looks_free)
+              AND ` + free + ` AND (SELECT yes FROM seated)
             ORDER BY number LIMIT a.quantity
             FOR NO KEY UPDATE SKIP LOCKED
         ) down
         LIMIT a.quantity
     ) p
 ), counted AS (
-    SELECT a.name, a.quantity, (SELECT count(*) FROM got g WHERE g.i = a.i)::int AS found FROM asked a
-), wanted AS (
-    SELECT id, price_cents, event_id = $2 AND row_label <> '' AS of_event, ` + free + ` AS takeable
-    FROM seats
-    WHERE id = ANY($4::uuid[]) AND (SELECT yes FROM looks_free)
-    ORDER BY id
-    FOR NO KEY UPDATE`
+    SELECT a.name, a.quantity, (SELECT count(*) FROM got g WHERE g.i = a.i)::int AS found FROM asked a`
 
 // waitForPlaces are the CTEs of the try that waits: locked locks the seats
 // asked for and every place of the sections asked for that looks free, in id
