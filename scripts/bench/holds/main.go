@@ -12,7 +12,11 @@
 // previous hold after each one placed (as BenchmarkHolds does: about 2 seats
 // of each buyer held at any moment, the event never sold out), until -holds
 // holds are placed. -kind both plays the two kinds in turn, -rounds times each,
-// on the same instance, buyers and database, and prints the ratio. It prints
+// on the same instance, buyers and database, and prints the ratio. With -cpu
+// (the instance's process id and PostgreSQL's postmaster's, say) it also
+// prints the CPU those processes and their descendants spent a hold placed
+// (its release included), which what else the machine runs disturbs less
+// than holds a second. It prints
 // the holds placed a second over each play, the share refused (409: a seat
 // taken), and the latency of a hold. Run the server with its limits out of the
 // way: the hold limits, login-address and login-email (and signup-address,
@@ -33,6 +37,8 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,12 +51,23 @@ func main() {
 	holds := flag.Int("holds", 20000, "holds to place (in each play)")
 	kind := flag.String("kind", "seated", "what each hold takes: seated (2 random seats), general (2 places of a section of general admission), or both, in turn")
 	rounds := flag.Int("rounds", 1, "plays of each kind")
+	cpu := flag.String("cpu", "", "process ids (comma-separated) whose CPU a hold costs is measured, with their descendants: "+
+		"the instance's and PostgreSQL's postmaster, say")
 	flag.Parse()
+	var cpuPIDs []int
+	for _, f := range strings.FieldsFunc(*cpu, func(r rune) bool { return r == ',' }) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "holds: -cpu lists process ids, such as 1234,5678")
+			os.Exit(2)
+		}
+		cpuPIDs = append(cpuPIDs, pid)
+	}
 	if *kind != "seated" && *kind != "general" && *kind != "both" {
 		fmt.Fprintln(os.Stderr, "holds: -kind is seated, general or both")
 		os.Exit(2)
 	}
-	if err := run(*url, *buyers, *seats, *holds, *kind, *rounds); err != nil {
+	if err := run(*url, *buyers, *seats, *holds, *kind, *rounds, cpuPIDs); err != nil {
 		fmt.Fprintln(os.Stderr, "holds:", err)
 		os.Exit(1)
 	}
@@ -121,6 +138,7 @@ func (c client) account(kind string) (string, error) {
 
 // load is what a play needs: the buyers' tokens and the two events.
 type load struct {
+	cpuPIDs []int // whose CPU a hold costs is measured (-cpu)
 	c       client
 	tokens  []string
 	eventID map[string]string // by kind: "seated", "general"
@@ -204,12 +222,17 @@ type result struct {
 	refusedShare    float64
 	seconds         float64
 	p50, p99        time.Duration
+	cpuPerHold      time.Duration // of the -cpu processes, a hold placed (and its release); 0 without -cpu
 }
 
 // play has every buyer hold two of kind again and again, releasing her
 // previous hold after each one placed, until nHolds holds are placed; then
 // every buyer releases her last, so that the next play starts as this one did.
 func (l *load) play(kind string, nHolds int) (result, error) {
+	cpu0, err := cpuTime(l.cpuPIDs)
+	if err != nil {
+		return result{}, err
+	}
 	var placed, refused, limited atomic.Int64
 	var failed atomic.Value
 	lat := make([][]time.Duration, len(l.tokens))
@@ -256,6 +279,10 @@ func (l *load) play(kind string, nHolds int) (result, error) {
 			return result{}, err
 		}
 	}
+	cpu1, err := cpuTime(l.cpuPIDs)
+	if err != nil {
+		return result{}, err
+	}
 	var all []time.Duration
 	for _, d := range lat {
 		all = append(all, d...)
@@ -264,7 +291,62 @@ func (l *load) play(kind string, nHolds int) (result, error) {
 	q := func(p float64) time.Duration { return all[min(len(all)-1, int(p*float64(len(all))))] }
 	return result{kind: kind, perSecond: float64(placed.Load()) / elapsed.Seconds(), placed: placed.Load(), limited: limited.Load(),
 		refusedShare: 100 * float64(refused.Load()) / float64(placed.Load()+refused.Load()), seconds: elapsed.Seconds(),
-		p50: q(0.5).Round(10 * time.Microsecond), p99: q(0.99).Round(10 * time.Microsecond)}, nil
+		p50: q(0.5).Round(10 * time.Microsecond), p99: q(0.99).Round(10 * time.Microsecond),
+		cpuPerHold: (cpu1 - cpu0) / time.Duration(placed.Load())}, nil
+}
+
+// cpuTime is the CPU time the processes and all their descendants have used
+// (their own, and that of their children that ended: a PostgreSQL server's
+// postmaster reaps its backends), from /proc; 0 for no processes.
+func cpuTime(pids []int) (time.Duration, error) {
+	if len(pids) == 0 {
+		return 0, nil
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	type stat struct {
+		ppid  int
+		ticks int64
+	}
+	stats := map[int]stat{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // ended meanwhile
+		}
+		// pid (comm) state ppid … utime(14) stime(15) cutime(16) cstime(17): after the comm's ")".
+		f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+		ppid, _ := strconv.Atoi(f[1])
+		var ticks int64
+		for _, i := range []int{11, 12, 13, 14} {
+			n, _ := strconv.ParseInt(f[i], 10, 64)
+			ticks += n
+		}
+		stats[pid] = stat{ppid, ticks}
+	}
+	counted := map[int]bool{}
+	for _, p := range pids {
+		counted[p] = true
+	}
+	for grew := true; grew; {
+		grew = false
+		for pid, s := range stats {
+			if !counted[pid] && counted[s.ppid] {
+				counted[pid], grew = true, true
+			}
+		}
+	}
+	var ticks int64
+	for pid := range counted {
+		ticks += stats[pid].ticks
+	}
+	return time.Duration(ticks) * time.Second / 100, nil // USER_HZ: 100 on Linux
 }
 
 // release gives back buyer b's hold id ("": none).
@@ -282,7 +364,7 @@ func (l *load) release(b int, id string) error {
 // seated then general in odd rounds, general then seated in even ones, so
 // that neither always goes first), printing each play and, for both, the
 // ratio of general to seated holds a second, play by play and in all.
-func run(base string, nBuyers, nSeats, nHolds int, kind string, rounds int) error {
+func run(base string, nBuyers, nSeats, nHolds int, kind string, rounds int, cpuPIDs []int) error {
 	kinds := []string{kind}
 	if kind == "both" {
 		kinds = []string{"seated", "general"}
@@ -291,7 +373,9 @@ func run(base string, nBuyers, nSeats, nHolds int, kind string, rounds int) erro
 	if err != nil {
 		return err
 	}
+	l.cpuPIDs = cpuPIDs
 	sum := map[string]float64{}
+	sumCPU := map[string]time.Duration{}
 	var ratios []float64
 	for r := range rounds {
 		order := slices.Clone(kinds)
@@ -306,8 +390,13 @@ func run(base string, nBuyers, nSeats, nHolds int, kind string, rounds int) erro
 			}
 			got[k] = res.perSecond
 			sum[k] += res.perSecond
-			fmt.Printf("%-7s holds/s %.0f placed %d refused %.1f%% limited %d seconds %.2f hold p50 %s p99 %s buyers %d seats %d\n",
-				k, res.perSecond, res.placed, res.refusedShare, res.limited, res.seconds, res.p50, res.p99, nBuyers, nSeats)
+			cpu := ""
+			if len(cpuPIDs) > 0 {
+				cpu = fmt.Sprintf(" cpu/hold %.3fms", float64(res.cpuPerHold)/float64(time.Millisecond))
+				sumCPU[k] += res.cpuPerHold
+			}
+			fmt.Printf("%-7s holds/s %.0f placed %d refused %.1f%% limited %d seconds %.2f hold p50 %s p99 %s buyers %d seats %d%s\n",
+				k, res.perSecond, res.placed, res.refusedShare, res.limited, res.seconds, res.p50, res.p99, nBuyers, nSeats, cpu)
 		}
 		if kind == "both" {
 			ratios = append(ratios, got["general"]/got["seated"])
@@ -319,6 +408,11 @@ func run(base string, nBuyers, nSeats, nHolds int, kind string, rounds int) erro
 		fmt.Printf("all rounds: seated %.0f, general %.0f holds/s on average; general/seated %.2f (rounds %.2f to %.2f, median %.2f)\n",
 			sum["seated"]/float64(rounds), sum["general"]/float64(rounds), sum["general"]/sum["seated"],
 			ratios[0], ratios[len(ratios)-1], ratios[len(ratios)/2])
+		if len(cpuPIDs) > 0 {
+			fmt.Printf("cpu a hold: seated %.3fms, general %.3fms on average; seated/general %.2f\n",
+				float64(sumCPU["seated"])/float64(rounds)/1e6, float64(sumCPU["general"])/float64(rounds)/1e6,
+				float64(sumCPU["seated"])/float64(sumCPU["general"]))
+		}
 	}
 	return nil
 }
