@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stagedoor/stagedoor/internal/event"
@@ -82,10 +81,6 @@ func newBenchFixture(b *testing.B) benchFixture {
 		b.Fatal(err)
 	}
 	f := benchFixture{db: db, holds: NewService(db, events, time.Minute, 10), eventID: ev.ID, lawn: ev.Sections[1].ID}
-	rows, _ := db.Query(ctx, `SELECT id::text FROM seats WHERE event_id = $1 AND row_label <> ''`, ev.ID)
-	f.seats, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		b.Fatal(err)
-	}
+	f.seats = seatsOf(b, db, ev.ID)
 	return f
 }

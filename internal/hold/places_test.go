@@ -45,14 +45,8 @@ func newPlacesFixture(t *testing.T, db *pgxpool.Pool, lawn, maxHeld int) placesF
 		fixture: fixture{db: db, holds: NewService(db, events, time.Minute, maxHeld), eventID: ev.ID, buyer: newAccount(t, db, "buyer")},
 		floor:   ev.Sections[0].ID, lawn: ev.Sections[1].ID,
 	}
-	rows, _ := db.Query(ctx, `SELECT id::text FROM seats WHERE event_id = $1 AND row_label <> '' ORDER BY position`, ev.ID)
-	for rows.Next() {
-		var s string
-		_ = rows.Scan(&s)
-		f.seats = append(f.seats, s)
-	}
-	if rows.Err() != nil || len(f.seats) != 3 {
-		t.Fatalf("seats %v (%v)", f.seats, rows.Err())
+	if f.seats = seatsOf(t, db, ev.ID); len(f.seats) != 3 {
+		t.Fatalf("seats %v", f.seats)
 	}
 	return f
 }
@@ -218,41 +212,15 @@ func TestPlacesLockedByARollbackAreNotSoldOut(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newPlacesFixture(t, nil, 4, 10)
-			ctx := context.Background()
-			tx, err := f.db.Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback(ctx)
-			if _, err := tx.Exec(ctx, `UPDATE seats SET held_until = now() + interval '1 hour'
-				WHERE event_id = $1 AND row_label = ''`, f.eventID); err != nil {
-				t.Fatal(err)
-			}
-			type result struct {
-				h   Hold
-				err error
-			}
-			done := make(chan result, 1)
-			go func() {
-				h, err := f.placeFor(f.buyer, 2)
-				done <- result{h, err}
-			}()
-			waitForLockWait(t, f.db)
-			if tt.commit {
-				err = tx.Commit(ctx)
-			} else {
-				err = tx.Rollback(ctx)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := <-done
+			h, err := behindALock(t, f.db, `UPDATE seats SET held_until = now() + interval '1 hour'
+				WHERE event_id = $1 AND row_label = ''`, []any{f.eventID}, tt.commit,
+				func() (Hold, error) { return f.placeFor(f.buyer, 2) })
 			var sold *SoldOutError
 			switch {
-			case !tt.commit && (r.err != nil || len(r.h.SeatIDs) != 2):
-				t.Errorf("placement = %+v, %v; want 2 places held", r.h, r.err)
-			case tt.commit && (!errors.As(r.err, &sold) || sold.Sections[0].Available != 0):
-				t.Errorf("placement = %v; want sold out, none left", r.err)
+			case !tt.commit && (err != nil || len(h.SeatIDs) != 2):
+				t.Errorf("placement = %+v, %v; want 2 places held", h, err)
+			case tt.commit && (!errors.As(err, &sold) || sold.Sections[0].Available != 0):
+				t.Errorf("placement = %v; want sold out, none left", err)
 			}
 		})
 	}

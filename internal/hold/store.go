@@ -77,13 +77,7 @@ var (
 // reads wanted's verdict of a seat by a subquery rather than a hash join; a
 // seat's event never changes, so the peek's of_event is the locked read's.
 func placeStatement(cooled bool) string {
-	return placePrefix(cooled, false) + `
-), wanted AS (
-    SELECT id, price_cents, event_id = $2 AND row_label <> '' AS of_event, ` + free + ` AS takeable
-    FROM seats
-    WHERE id = ANY($4::uuid[]) AND (SELECT yes FROM looks_free)
-    ORDER BY id
-    FOR NO KEY UPDATE
+	return placePrefix(cooled, false) + wantedCTE + `
 ), ` + heldCTE + `
 ), verdict AS (
     SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), false)
@@ -143,6 +137,17 @@ WITH peek AS (
            AND NOT coalesce((SELECT started FROM ev), true) AS yes
     FROM peek`
 }
+
+// wantedCTE locks the seats asked for, in id order, when they look free, and
+// reads whether each is a seat of the event and takeable, from its newest
+// version.
+const wantedCTE = `
+), wanted AS (
+    SELECT id, price_cents, event_id = $2 AND row_label <> '' AS of_event, ` + free + ` AS takeable
+    FROM seats
+    WHERE id = ANY($4::uuid[]) AND (SELECT yes FROM looks_free)
+    ORDER BY id
+    FOR NO KEY UPDATE`
 
 // heldCTE counts the seats and places the buyer holds of the event now, active
 // or in a checkout.

@@ -100,37 +100,31 @@ FROM (
 // that skips never waits for a place, and waits for seats only before it holds
 // any place: it cannot deadlock with a try that waits (whose locks are taken in
 // id order). Nothing is locked unless the seats look free.
-const skipLockedPlaces = `
-), wanted AS (
-    SELECT id, price_cents, event_id = $2 AND row_label <> '' AS of_event, ` + free + ` AS takeable
-    FROM seats
-    WHERE id = ANY($4::uuid[]) AND (SELECT yes FROM looks_free)
-    ORDER BY id
-    FOR NO KEY UPDATE
+var skipLockedPlaces = wantedCTE + `
 ), seated AS (
     SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), true) AS yes FROM wanted
 ), got AS (
     SELECT a.i, p.id, p.number, p.price_cents
     FROM asked a CROSS JOIN LATERAL (
-        SELECT * FROM (
-            SELECT id, number, price_cents FROM seats
-            WHERE event_id = $2 AND section = a.name AND row_label = '' AND number >= a.start
-              AND ` + free + ` AND (SELECT yes FROM seated)
-            ORDER BY number LIMIT a.quantity
-            FOR NO KEY UPDATE SKIP LOCKED
-        ) up
+        SELECT * FROM (` + freePlaces(">=") + `) up
         UNION ALL
-        SELECT * FROM (
-            SELECT id, number, price_cents FROM seats
-            WHERE event_id = $2 AND section = a.name AND row_label = '' AND number < a.start
-              AND ` + free + ` AND (SELECT yes FROM seated)
-            ORDER BY number LIMIT a.quantity
-            FOR NO KEY UPDATE SKIP LOCKED
-        ) down
+        SELECT * FROM (` + freePlaces("<") + `) down
         LIMIT a.quantity
     ) p
 ), counted AS (
     SELECT a.name, a.quantity, (SELECT count(*) FROM got g WHERE g.i = a.i)::int AS found FROM asked a`
+
+// freePlaces is the first free places of section a, in number order, whose
+// number is cmp a's start, skipping locked rows: at most a.quantity.
+func freePlaces(cmp string) string {
+	return `
+            SELECT id, number, price_cents FROM seats
+            WHERE event_id = $2 AND section = a.name AND row_label = '' AND number ` + cmp + ` a.start
+              AND ` + free + ` AND (SELECT yes FROM seated)
+            ORDER BY number LIMIT a.quantity
+            FOR NO KEY UPDATE SKIP LOCKED
+        `
+}
 
 // waitForPlaces are the CTEs of the try that waits: locked locks the seats
 // asked for and every place of the sections asked for that looks free, in id
