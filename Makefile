@@ -38,6 +38,7 @@ test: lint ## make lint, then the web pages' unit tests (node --test), then all 
 	@bash scripts/check-web.sh tests
 	@bash scripts/ensure-browser.sh
 	@bash scripts/ensure-ops.sh
+	@bash scripts/ensure-mail.sh
 	@services_env=$$(bash scripts/ensure-services.sh --test-env); eval "$$services_env"; \
 	echo "go test -race -count=1 -timeout 15m ./..."; go test -race -count=1 -timeout 15m ./...
 

@@ -447,7 +447,7 @@ func TestShellScripts(t *testing.T) {
 	if err != nil || len(scripts) == 0 {
 		t.Fatalf("no scripts in ../scripts/cluster: %v", err)
 	}
-	run(t, shellcheck, append([]string{"-x", "../scripts/ensure-ops.sh"}, scripts...)...)
+	run(t, shellcheck, append([]string{"-x", "../scripts/ensure-ops.sh", "../scripts/ensure-mail.sh"}, scripts...)...)
 }
 
 // docker compose accepts docker-compose.yml, with and without the scale

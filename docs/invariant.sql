@@ -21,12 +21,13 @@ FROM orders o LEFT JOIN payrail.charges c ON c.idempotency_key = o.id::text
 WHERE o.status = 'confirmed'
   AND (c.id IS NULL OR c.id <> o.charge_id OR c.status <> 'succeeded' OR c.refund_id IS NOT NULL)
 UNION ALL
--- ... and one ticket per seat of its hold, and no other (a refunded order keeps them).
+-- ... and one ticket per seat of its hold, and no other (a refunded order keeps them;
+-- a ticket transferred counts as the one that replaced it).
 SELECT o.status || ' order without one ticket per seat', o.id::text
 FROM orders o JOIN holds h ON h.id = o.hold_id
 CROSS JOIN LATERAL (
     SELECT count(*) AS n, count(*) FILTER (WHERE t.seat_id = ANY (h.seat_ids)) AS of_hold
-    FROM tickets t WHERE t.order_id = o.id
+    FROM tickets t WHERE t.order_id = o.id AND t.transferred_at IS NULL
 ) t
 WHERE o.status IN ('confirmed', 'refunded') AND (t.n <> cardinality(h.seat_ids) OR t.of_hold <> t.n)
 UNION ALL
@@ -45,6 +46,16 @@ SELECT 'ticket of a refunded order that still admits', t.id::text
 FROM tickets t JOIN orders o ON o.id = t.order_id
 WHERE o.status = 'refunded'
   AND (t.revoked_at IS NULL OR NOT EXISTS (SELECT 1 FROM ticket_revocations r WHERE r.ticket_id = t.id))
+UNION ALL
+-- A ticket transferred admits no one (revoked, and on the revocations list) and
+-- was replaced by exactly one ticket of its seat and order, its receiver's.
+SELECT 'transferred ticket that admits, or without one successor', t.id::text
+FROM tickets t
+WHERE t.transferred_at IS NOT NULL
+  AND (t.revoked_at IS NULL OR NOT EXISTS (SELECT 1 FROM ticket_revocations r WHERE r.ticket_id = t.id)
+       OR (SELECT count(*) FROM tickets n
+           WHERE n.transferred_from = t.id AND n.seat_id = t.seat_id AND n.order_id = t.order_id
+             AND n.buyer_id = t.transferred_to) <> 1)
 UNION ALL
 -- Every seat is sold to at most one order, and a seat is sold exactly when it has a ticket.
 SELECT 'seat sold to more than one order', seat_id::text

@@ -332,7 +332,10 @@ func (c *demoClient) revokeScannerKey(ctx context.Context, token string, keyID a
 // scan scans the ticket at the door: want is 200 (admitted) or 409 (already
 // scanned: the ticket was admitted before).
 func (c *demoClient) scan(ctx context.Context, key string, t apiclient.Ticket, want int) error {
-	a, err := c.api.ScanWithResponse(ctx, apiclient.ScanRequest{Code: t.Code}, apiclient.Header("X-Api-Key", key))
+	if t.Code == nil {
+		return fmt.Errorf("door: ticket %s has no code", t.Id)
+	}
+	a, err := c.api.ScanWithResponse(ctx, apiclient.ScanRequest{Code: *t.Code}, apiclient.Header("X-Api-Key", key))
 	var result string
 	err = c.check("door", a, err, want, func() string {
 		if want == http.StatusOK {

@@ -51,6 +51,7 @@ const (
 	LimitNameQueueJoin            LimitName = "queue-join"
 	LimitNameScannerKey           LimitName = "scanner-key"
 	LimitNameSignupAddress        LimitName = "signup-address"
+	LimitNameTransferBuyer        LimitName = "transfer-buyer"
 	LimitNameWorkerUtilization    LimitName = "worker-utilization"
 )
 
@@ -78,6 +79,21 @@ const (
 	OrderStatusReleased  OrderStatus = "released"
 )
 
+// Defines values for OrganizerOrderStatus.
+const (
+	OrganizerOrderStatusConfirmed OrganizerOrderStatus = "confirmed"
+	OrganizerOrderStatusPending   OrganizerOrderStatus = "pending"
+	OrganizerOrderStatusRefunded  OrganizerOrderStatus = "refunded"
+)
+
+// Defines values for OrganizerTicketStatus.
+const (
+	OrganizerTicketStatusRefunded    OrganizerTicketStatus = "refunded"
+	OrganizerTicketStatusScanned     OrganizerTicketStatus = "scanned"
+	OrganizerTicketStatusTransferred OrganizerTicketStatus = "transferred"
+	OrganizerTicketStatusValid       OrganizerTicketStatus = "valid"
+)
+
 // Defines values for PrincipalKind.
 const (
 	PrincipalKindBuyer     PrincipalKind = "buyer"
@@ -93,6 +109,13 @@ const (
 	ProblemBoundStream            ProblemBound = "stream"
 	ProblemBoundWaitingRoom       ProblemBound = "waiting_room"
 	ProblemBoundWorkerUtilization ProblemBound = "worker-utilization"
+)
+
+// Defines values for ProblemTicketStatus.
+const (
+	ProblemTicketStatusRevoked     ProblemTicketStatus = "revoked"
+	ProblemTicketStatusScanned     ProblemTicketStatus = "scanned"
+	ProblemTicketStatusTransferred ProblemTicketStatus = "transferred"
 )
 
 // Defines values for QueueStatusClosedReason.
@@ -158,9 +181,10 @@ const (
 
 // Defines values for TicketStatus.
 const (
-	TicketStatusRefunded TicketStatus = "refunded"
-	TicketStatusScanned  TicketStatus = "scanned"
-	TicketStatusValid    TicketStatus = "valid"
+	TicketStatusRefunded    TicketStatus = "refunded"
+	TicketStatusScanned     TicketStatus = "scanned"
+	TicketStatusTransferred TicketStatus = "transferred"
+	TicketStatusValid       TicketStatus = "valid"
 )
 
 // Account defines model for Account.
@@ -175,17 +199,9 @@ type Admission struct {
 	EventId   openapi_types.UUID `json:"event_id"`
 	Result    interface{}        `json:"result"`
 	ScannedAt time.Time          `json:"scanned_at"`
-	Seat      struct {
-		// GeneralAdmission A place of general admission: any place of its section.
-		GeneralAdmission bool `json:"general_admission"`
 
-		// Number A place's is its number among its section's, which no buyer is shown.
-		Number int32 `json:"number"`
-
-		// Row Empty for a place of general admission.
-		Row     string `json:"row"`
-		Section string `json:"section"`
-	} `json:"seat"`
+	// Seat Where a ticket admits; a place of general admission has no row.
+	Seat     TicketSeat         `json:"seat"`
 	TicketId openapi_types.UUID `json:"ticket_id"`
 }
 
@@ -428,6 +444,38 @@ type OrganizerEvent struct {
 	WaitingRoom *WaitingRoom `json:"waiting_room"`
 }
 
+// OrganizerOrder defines model for OrganizerOrder.
+type OrganizerOrder struct {
+	BuyerEmail openapi_types.Email `json:"buyer_email"`
+	CreatedAt  time.Time           `json:"created_at"`
+	Currency   string              `json:"currency"`
+	Id         openapi_types.UUID  `json:"id"`
+
+	// Status `pending`: the payment's outcome is not known yet.
+	Status OrganizerOrderStatus `json:"status"`
+
+	// Tickets By seat, a ticket transferred before the one that replaced it.
+	Tickets    []OrganizerTicket `json:"tickets"`
+	TotalCents int64             `json:"total_cents"`
+}
+
+// OrganizerOrderStatus `pending`: the payment's outcome is not known yet.
+type OrganizerOrderStatus string
+
+// OrganizerTicket defines model for OrganizerTicket.
+type OrganizerTicket struct {
+	// HolderEmail Who holds it: the order's buyer, or whom it was transferred to.
+	HolderEmail openapi_types.Email `json:"holder_email"`
+	Id          openapi_types.UUID  `json:"id"`
+
+	// Seat Where a ticket admits; a place of general admission has no row.
+	Seat   TicketSeat            `json:"seat"`
+	Status OrganizerTicketStatus `json:"status"`
+}
+
+// OrganizerTicketStatus defines model for OrganizerTicket.Status.
+type OrganizerTicketStatus string
+
 // Places A hold's places of one section of general admission.
 type Places struct {
 	Quantity int32 `json:"quantity"`
@@ -502,7 +550,10 @@ type Problem struct {
 
 	// TicketId scan-rejected: the organizer's own ticket.
 	TicketId *openapi_types.UUID `json:"ticket_id,omitempty"`
-	Title    string              `json:"title"`
+
+	// TicketStatus ticket-not-transferable: why. revoked: its order was refunded, or its organizer revoked it.
+	TicketStatus *ProblemTicketStatus `json:"ticket_status,omitempty"`
+	Title        string               `json:"title"`
 
 	// Type `/problems/{slug}`; see `components.x-problem-types`.
 	Type string `json:"type"`
@@ -516,6 +567,9 @@ type Problem struct {
 
 // ProblemBound service-overloaded: what refused. in_flight: the instance's STAGEDOOR_MAX_IN_FLIGHT; stream: its live seat maps; checkout: its checkout slots; connections: STAGEDOOR_MAX_CONNECTIONS; waiting_room: the room's store cannot be reached (it fails closed); fleet-usage or worker-utilization: a load shedder (as shedder).
 type ProblemBound string
+
+// ProblemTicketStatus ticket-not-transferable: why. revoked: its order was refunded, or its organizer revoked it.
+type ProblemTicketStatus string
 
 // QueueStatus defines model for QueueStatus.
 type QueueStatus struct {
@@ -757,8 +811,8 @@ type SoldOutSection struct {
 
 // Ticket defines model for Ticket.
 type Ticket struct {
-	// Code What the door scans: `SD1` and 156 base32 characters, signed (a ticket issued before codes were signed: 32 random base32 characters).
-	Code    string             `json:"code"`
+	// Code What the door scans: `SD1` and 156 base32 characters, signed (a ticket issued before codes were signed: 32 random base32 characters). Left out of a ticket its holder transferred: it admits no one.
+	Code    *string            `json:"code,omitempty"`
 	EventId openapi_types.UUID `json:"event_id"`
 
 	// GeneralAdmission A place of general admission: no row or seat number, any place of its section.
@@ -771,12 +825,31 @@ type Ticket struct {
 	// Section Its seat's or place's section.
 	Section string `json:"section"`
 
-	// Status `refunded`: its order was refunded; it admits no one.
+	// Status `refunded`: its order was refunded; it admits no one. `transferred`: its holder gave it to another buyer, who holds a new ticket for its seat; it admits no one. Only a `valid` ticket admits or can be transferred.
 	Status TicketStatus `json:"status"`
 }
 
-// TicketStatus `refunded`: its order was refunded; it admits no one.
+// TicketStatus `refunded`: its order was refunded; it admits no one. `transferred`: its holder gave it to another buyer, who holds a new ticket for its seat; it admits no one. Only a `valid` ticket admits or can be transferred.
 type TicketStatus string
+
+// TicketSeat Where a ticket admits; a place of general admission has no row.
+type TicketSeat struct {
+	// GeneralAdmission A place of general admission: any place of its section admits.
+	GeneralAdmission bool `json:"general_admission"`
+
+	// Number A place's is its number among its section's, which no buyer is shown.
+	Number int32 `json:"number"`
+
+	// Row Empty for a place of general admission.
+	Row     string `json:"row"`
+	Section string `json:"section"`
+}
+
+// TransferRequest defines model for TransferRequest.
+type TransferRequest struct {
+	// Email The email of the buyer account the ticket goes to.
+	Email openapi_types.Email `json:"email"`
+}
 
 // WaitingRoom An event with a waiting room admits buyers at this rate (the rate its room opens at; its organizer may change the live room's, `PATCH /v1/organizer/events/{id}/waiting-room`); its holds need an admission.
 type WaitingRoom struct {
@@ -813,6 +886,9 @@ type WaitingRoomState struct {
 	// Waiting Buyers in the queue not admitted yet.
 	Waiting int64 `json:"waiting"`
 }
+
+// After defines model for After.
+type After = string
 
 // File defines model for File.
 type File = string
@@ -862,6 +938,12 @@ type RequestTimeout = Problem
 // ScanRejected An RFC 9457 problem. Members beyond the first four appear on the types named.
 type ScanRejected = Problem
 
+// TicketNotTransferable An RFC 9457 problem. Members beyond the first four appear on the types named.
+type TicketNotTransferable = Problem
+
+// TransferNotFound An RFC 9457 problem. Members beyond the first four appear on the types named.
+type TransferNotFound = Problem
+
 // Unauthorized An RFC 9457 problem. Members beyond the first four appear on the types named.
 type Unauthorized = Problem
 
@@ -876,8 +958,8 @@ type ListEventsParams struct {
 	// Limit Items on the page (50 by default).
 	Limit *Limit100 `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// After The `next_after` of the page before.
-	After *string `form:"after,omitempty" json:"after,omitempty"`
+	// After The `next_after` of the page before; one this list did not give is 400.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
 
 	// IncludePast List events that have started too.
 	IncludePast *bool `form:"include_past,omitempty" json:"include_past,omitempty"`
@@ -905,6 +987,15 @@ type CheckoutParams struct {
 	// no control characters. Optional, but every client should send one, new for
 	// each attempt to pay and the same for each retry of that attempt.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EventOrdersParams defines parameters for EventOrders.
+type EventOrdersParams struct {
+	// Limit Items on the page (50 by default).
+	Limit *Limit100 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// After The `next_after` of the page before; one this list did not give is 400.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
 }
 
 // ScannerRevocationsParams defines parameters for ScannerRevocations.
@@ -975,6 +1066,9 @@ type ScanJSONRequestBody = ScanRequest
 
 // UploadScansJSONRequestBody defines body for UploadScans for application/json ContentType.
 type UploadScansJSONRequestBody UploadScansJSONBody
+
+// TransferTicketJSONRequestBody defines body for TransferTicket for application/json ContentType.
+type TransferTicketJSONRequestBody = TransferRequest
 
 // WebLoginJSONRequestBody defines body for WebLogin for application/json ContentType.
 type WebLoginJSONRequestBody WebLoginJSONBody
@@ -1621,6 +1715,38 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/organizer/events (the `OrganizerEvents` operationId).
 	OrganizerEvents(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// EventAttendees An event's attendee list, as CSV (its organizer)
+	//
+	// A download (`Content-Disposition: attachment`) in UTF-8: a header row
+	// `ticket_id,order_id,email,section,row,seat,status,scanned_at`, then one row per
+	// ticket that admits, in seat order: `valid` ones, and `scanned` ones (someone who
+	// came in is an attendee; `scanned_at` says when, RFC 3339). A ticket refunded,
+	// revoked or transferred is not in it; the one its receiver holds is, under their
+	// email. `row` and `seat` are empty for a place of general admission. Tickets are
+	// named by id (what the organizer's revocation and the door's audit name), never by
+	// code, which admits. A cell that begins with `=`, `+`, `-`, `@`, a tab, a carriage
+	// return or a line feed begins with `'` instead, so that a spreadsheet shows it as
+	// text rather than running it (OWASP, CSV injection). The list is one snapshot,
+	// streamed as the database sends it; should the database fail midway, the
+	// connection is cut rather than the file ended early. Another organizer's event,
+	// or an unknown one, is 404.
+	//
+	// Corresponds with GET /v1/organizer/events/{id}/attendees.csv (the `EventAttendees` operationId).
+	EventAttendees(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EventOrders An event's orders, newest first, a page at a time (its organizer)
+	//
+	// The orders that sold the event's seats or may yet (`confirmed`, `refunded`, and
+	// `pending` while a payment's outcome is unknown; those that sold nothing, declined,
+	// failed or released, are left out), newest first, paged as `GET /v1/events` is:
+	// `next_after`, when not null, is the `after` of the next (older) page. Each names
+	// its buyer's email, its total and its tickets by seat, those transferred too, each
+	// with its status and its holder's email, never its code. Another organizer's
+	// event, or an unknown one, is 404.
+	//
+	// Corresponds with GET /v1/organizer/events/{id}/orders (the `EventOrders` operationId).
+	EventOrders(ctx context.Context, id ID, params *EventOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// OrganizerWaitingRoom The event's live waiting room (its organizer)
 	//
 	// The room's admission rate now, whether it is paused, and how far its queue has
@@ -1834,7 +1960,9 @@ type ClientInterface interface {
 
 	// ListTickets The buyer's tickets
 	//
-	// Every ticket of the buyer's confirmed orders.
+	// Every ticket the buyer holds or held: those of their confirmed orders, and those
+	// other buyers transferred to them. A ticket the buyer gave away reads `transferred`,
+	// without its code (the receiver holds a new one).
 	//
 	// Corresponds with GET /v1/tickets (the `ListTickets` operationId).
 	ListTickets(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1849,6 +1977,54 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/tickets/{id}/qr (the `TicketQR` operationId).
 	TicketQR(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TransferTicketWithBody Give a ticket to another buyer (its holder)
+	//
+	// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+	// (case, Unicode form and full-width letters do not matter). In one transaction the
+	// ticket is revoked (its code admits no one: online at once, offline once a door has
+	// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+	// and the receiver gets a new ticket for the same seat and order, with a new id and
+	// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+	// scans of one ticket at once, exactly one succeeds.
+	//
+	// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+	// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+	// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+	// organizer's too (the two are not told apart): that tells no more than signing up
+	// with the email would (409 `email-taken` for an account of either kind). The
+	// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+	// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+	// nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+	TransferTicketWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TransferTicket Give a ticket to another buyer (its holder)
+	//
+	// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+	// (case, Unicode form and full-width letters do not matter). In one transaction the
+	// ticket is revoked (its code admits no one: online at once, offline once a door has
+	// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+	// and the receiver gets a new ticket for the same seat and order, with a new id and
+	// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+	// scans of one ticket at once, exactly one succeeds.
+	//
+	// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+	// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+	// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+	// organizer's too (the two are not told apart): that tells no more than signing up
+	// with the email would (409 `email-taken` for an account of either kind). The
+	// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+	// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+	// nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+	TransferTicket(ctx context.Context, id ID, body TransferTicketJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WebLogout Log out, for the browser
 	//
@@ -2730,6 +2906,58 @@ func (c *Client) OrganizerEvents(ctx context.Context, reqEditors ...RequestEdito
 	return c.Client.Do(req)
 }
 
+// EventAttendees An event's attendee list, as CSV (its organizer)
+//
+// A download (`Content-Disposition: attachment`) in UTF-8: a header row
+// `ticket_id,order_id,email,section,row,seat,status,scanned_at`, then one row per
+// ticket that admits, in seat order: `valid` ones, and `scanned` ones (someone who
+// came in is an attendee; `scanned_at` says when, RFC 3339). A ticket refunded,
+// revoked or transferred is not in it; the one its receiver holds is, under their
+// email. `row` and `seat` are empty for a place of general admission. Tickets are
+// named by id (what the organizer's revocation and the door's audit name), never by
+// code, which admits. A cell that begins with `=`, `+`, `-`, `@`, a tab, a carriage
+// return or a line feed begins with `'` instead, so that a spreadsheet shows it as
+// text rather than running it (OWASP, CSV injection). The list is one snapshot,
+// streamed as the database sends it; should the database fail midway, the
+// connection is cut rather than the file ended early. Another organizer's event,
+// or an unknown one, is 404.
+//
+// Corresponds with GET /v1/organizer/events/{id}/attendees.csv (the `EventAttendees` operationId).
+func (c *Client) EventAttendees(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEventAttendeesRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EventOrders An event's orders, newest first, a page at a time (its organizer)
+//
+// The orders that sold the event's seats or may yet (`confirmed`, `refunded`, and
+// `pending` while a payment's outcome is unknown; those that sold nothing, declined,
+// failed or released, are left out), newest first, paged as `GET /v1/events` is:
+// `next_after`, when not null, is the `after` of the next (older) page. Each names
+// its buyer's email, its total and its tickets by seat, those transferred too, each
+// with its status and its holder's email, never its code. Another organizer's
+// event, or an unknown one, is 404.
+//
+// Corresponds with GET /v1/organizer/events/{id}/orders (the `EventOrders` operationId).
+func (c *Client) EventOrders(ctx context.Context, id ID, params *EventOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEventOrdersRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // OrganizerWaitingRoom The event's live waiting room (its organizer)
 //
 // The room's admission rate now, whether it is paused, and how far its queue has
@@ -3103,7 +3331,9 @@ func (c *Client) UploadScans(ctx context.Context, body UploadScansJSONRequestBod
 
 // ListTickets The buyer's tickets
 //
-// Every ticket of the buyer's confirmed orders.
+// Every ticket the buyer holds or held: those of their confirmed orders, and those
+// other buyers transferred to them. A ticket the buyer gave away reads `transferred`,
+// without its code (the receiver holds a new one).
 //
 // Corresponds with GET /v1/tickets (the `ListTickets` operationId).
 func (c *Client) ListTickets(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3129,6 +3359,74 @@ func (c *Client) ListTickets(ctx context.Context, reqEditors ...RequestEditorFn)
 // Corresponds with GET /v1/tickets/{id}/qr (the `TicketQR` operationId).
 func (c *Client) TicketQR(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTicketQRRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TransferTicketWithBody Give a ticket to another buyer (its holder)
+//
+// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+// (case, Unicode form and full-width letters do not matter). In one transaction the
+// ticket is revoked (its code admits no one: online at once, offline once a door has
+// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+// and the receiver gets a new ticket for the same seat and order, with a new id and
+// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+// scans of one ticket at once, exactly one succeeds.
+//
+// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+// organizer's too (the two are not told apart): that tells no more than signing up
+// with the email would (409 `email-taken` for an account of either kind). The
+// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+// nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+func (c *Client) TransferTicketWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTransferTicketRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TransferTicket Give a ticket to another buyer (its holder)
+//
+// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+// (case, Unicode form and full-width letters do not matter). In one transaction the
+// ticket is revoked (its code admits no one: online at once, offline once a door has
+// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+// and the receiver gets a new ticket for the same seat and order, with a new id and
+// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+// scans of one ticket at once, exactly one succeeds.
+//
+// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+// organizer's too (the two are not told apart): that tells no more than signing up
+// with the email would (409 `email-taken` for an account of either kind). The
+// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+// nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+func (c *Client) TransferTicket(ctx context.Context, id ID, body TransferTicketJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTransferTicketRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4411,6 +4709,113 @@ func NewOrganizerEventsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewEventAttendeesRequest constructs an http.Request for the EventAttendees method
+func NewEventAttendeesRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizer/events/%s/attendees.csv", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewEventOrdersRequest constructs an http.Request for the EventOrders method
+func NewEventOrdersRequest(server string, id ID, params *EventOrdersParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizer/events/%s/orders", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewOrganizerWaitingRoomRequest constructs an http.Request for the OrganizerWaitingRoom method
 func NewOrganizerWaitingRoomRequest(server string, id ID) (*http.Request, error) {
 	var err error
@@ -4885,6 +5290,53 @@ func NewTicketQRRequest(server string, id ID) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewTransferTicketRequest calls the generic TransferTicket builder with application/json body
+func NewTransferTicketRequest(server string, id ID, body TransferTicketJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewTransferTicketRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewTransferTicketRequestWithBody constructs an http.Request for the TransferTicket method, with any body, and a specified content type
+func NewTransferTicketRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/tickets/%s/transfer", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -5496,6 +5948,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/organizer/events (the `OrganizerEvents` operationId).
 	OrganizerEventsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OrganizerEventsResponse, error)
 
+	// EventAttendeesWithResponse An event's attendee list, as CSV (its organizer)
+	//
+	// A download (`Content-Disposition: attachment`) in UTF-8: a header row
+	// `ticket_id,order_id,email,section,row,seat,status,scanned_at`, then one row per
+	// ticket that admits, in seat order: `valid` ones, and `scanned` ones (someone who
+	// came in is an attendee; `scanned_at` says when, RFC 3339). A ticket refunded,
+	// revoked or transferred is not in it; the one its receiver holds is, under their
+	// email. `row` and `seat` are empty for a place of general admission. Tickets are
+	// named by id (what the organizer's revocation and the door's audit name), never by
+	// code, which admits. A cell that begins with `=`, `+`, `-`, `@`, a tab, a carriage
+	// return or a line feed begins with `'` instead, so that a spreadsheet shows it as
+	// text rather than running it (OWASP, CSV injection). The list is one snapshot,
+	// streamed as the database sends it; should the database fail midway, the
+	// connection is cut rather than the file ended early. Another organizer's event,
+	// or an unknown one, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/organizer/events/{id}/attendees.csv (the `EventAttendees` operationId).
+	EventAttendeesWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*EventAttendeesResponse, error)
+
+	// EventOrdersWithResponse An event's orders, newest first, a page at a time (its organizer)
+	//
+	// The orders that sold the event's seats or may yet (`confirmed`, `refunded`, and
+	// `pending` while a payment's outcome is unknown; those that sold nothing, declined,
+	// failed or released, are left out), newest first, paged as `GET /v1/events` is:
+	// `next_after`, when not null, is the `after` of the next (older) page. Each names
+	// its buyer's email, its total and its tickets by seat, those transferred too, each
+	// with its status and its holder's email, never its code. Another organizer's
+	// event, or an unknown one, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/organizer/events/{id}/orders (the `EventOrders` operationId).
+	EventOrdersWithResponse(ctx context.Context, id ID, params *EventOrdersParams, reqEditors ...RequestEditorFn) (*EventOrdersResponse, error)
+
 	// OrganizerWaitingRoomWithResponse The event's live waiting room (its organizer)
 	//
 	// The room's admission rate now, whether it is paused, and how far its queue has
@@ -5721,7 +6209,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListTicketsWithResponse The buyer's tickets
 	//
-	// Every ticket of the buyer's confirmed orders.
+	// Every ticket the buyer holds or held: those of their confirmed orders, and those
+	// other buyers transferred to them. A ticket the buyer gave away reads `transferred`,
+	// without its code (the receiver holds a new one).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5740,6 +6230,54 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/tickets/{id}/qr (the `TicketQR` operationId).
 	TicketQRWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*TicketQRResponse, error)
+
+	// TransferTicketWithBodyWithResponse Give a ticket to another buyer (its holder)
+	//
+	// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+	// (case, Unicode form and full-width letters do not matter). In one transaction the
+	// ticket is revoked (its code admits no one: online at once, offline once a door has
+	// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+	// and the receiver gets a new ticket for the same seat and order, with a new id and
+	// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+	// scans of one ticket at once, exactly one succeeds.
+	//
+	// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+	// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+	// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+	// organizer's too (the two are not told apart): that tells no more than signing up
+	// with the email would (409 `email-taken` for an account of either kind). The
+	// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+	// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+	// nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+	TransferTicketWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TransferTicketResponse, error)
+
+	// TransferTicketWithResponse Give a ticket to another buyer (its holder)
+	//
+	// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+	// (case, Unicode form and full-width letters do not matter). In one transaction the
+	// ticket is revoked (its code admits no one: online at once, offline once a door has
+	// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+	// and the receiver gets a new ticket for the same seat and order, with a new id and
+	// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+	// scans of one ticket at once, exactly one succeeds.
+	//
+	// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+	// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+	// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+	// organizer's too (the two are not told apart): that tells no more than signing up
+	// with the email would (409 `email-taken` for an account of either kind). The
+	// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+	// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+	// nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+	TransferTicketWithResponse(ctx context.Context, id ID, body TransferTicketJSONRequestBody, reqEditors ...RequestEditorFn) (*TransferTicketResponse, error)
 
 	// WebLogoutWithResponse Log out, for the browser
 	//
@@ -8049,6 +8587,171 @@ func (r OrganizerEventsResponse) StatusCode() int {
 	return 0
 }
 
+type EventAttendeesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r EventAttendeesResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r EventAttendeesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r EventAttendeesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r EventAttendeesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r EventAttendeesResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r EventAttendeesResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r EventAttendeesResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EventAttendeesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EventAttendeesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EventAttendeesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+type EventOrdersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// NextAfter The `after` of the next page; null on the last.
+		NextAfter *string          `json:"next_after"`
+		Orders    []OrganizerOrder `json:"orders"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EventOrdersResponse) GetJSON200() *struct {
+	// NextAfter The `after` of the next page; null on the last.
+	NextAfter *string          `json:"next_after"`
+	Orders    []OrganizerOrder `json:"orders"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r EventOrdersResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r EventOrdersResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r EventOrdersResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r EventOrdersResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r EventOrdersResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r EventOrdersResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r EventOrdersResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EventOrdersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EventOrdersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EventOrdersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
 type OrganizerWaitingRoomResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9127,6 +9830,102 @@ func (r TicketQRResponse) StatusCode() int {
 	return 0
 }
 
+type TransferTicketResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Ticket
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *TransferNotFound
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *RequestTimeout
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *TicketNotTransferable
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TransferTicketResponse) GetJSON200() *Ticket {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON404() *TransferNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON408() *RequestTimeout {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON409() *TicketNotTransferable {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r TransferTicketResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r TransferTicketResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TransferTicketResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TransferTicketResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
 type WebLogoutResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10005,6 +10804,54 @@ func (c *ClientWithResponses) OrganizerEventsWithResponse(ctx context.Context, r
 	return ParseOrganizerEventsResponse(rsp)
 }
 
+// EventAttendeesWithResponse An event's attendee list, as CSV (its organizer)
+//
+// A download (`Content-Disposition: attachment`) in UTF-8: a header row
+// `ticket_id,order_id,email,section,row,seat,status,scanned_at`, then one row per
+// ticket that admits, in seat order: `valid` ones, and `scanned` ones (someone who
+// came in is an attendee; `scanned_at` says when, RFC 3339). A ticket refunded,
+// revoked or transferred is not in it; the one its receiver holds is, under their
+// email. `row` and `seat` are empty for a place of general admission. Tickets are
+// named by id (what the organizer's revocation and the door's audit name), never by
+// code, which admits. A cell that begins with `=`, `+`, `-`, `@`, a tab, a carriage
+// return or a line feed begins with `'` instead, so that a spreadsheet shows it as
+// text rather than running it (OWASP, CSV injection). The list is one snapshot,
+// streamed as the database sends it; should the database fail midway, the
+// connection is cut rather than the file ended early. Another organizer's event,
+// or an unknown one, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/organizer/events/{id}/attendees.csv (the `EventAttendees` operationId).
+func (c *ClientWithResponses) EventAttendeesWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*EventAttendeesResponse, error) {
+	rsp, err := c.EventAttendees(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEventAttendeesResponse(rsp)
+}
+
+// EventOrdersWithResponse An event's orders, newest first, a page at a time (its organizer)
+//
+// The orders that sold the event's seats or may yet (`confirmed`, `refunded`, and
+// `pending` while a payment's outcome is unknown; those that sold nothing, declined,
+// failed or released, are left out), newest first, paged as `GET /v1/events` is:
+// `next_after`, when not null, is the `after` of the next (older) page. Each names
+// its buyer's email, its total and its tickets by seat, those transferred too, each
+// with its status and its holder's email, never its code. Another organizer's
+// event, or an unknown one, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/organizer/events/{id}/orders (the `EventOrders` operationId).
+func (c *ClientWithResponses) EventOrdersWithResponse(ctx context.Context, id ID, params *EventOrdersParams, reqEditors ...RequestEditorFn) (*EventOrdersResponse, error) {
+	rsp, err := c.EventOrders(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEventOrdersResponse(rsp)
+}
+
 // OrganizerWaitingRoomWithResponse The event's live waiting room (its organizer)
 //
 // The room's admission rate now, whether it is paused, and how far its queue has
@@ -10326,7 +11173,9 @@ func (c *ClientWithResponses) UploadScansWithResponse(ctx context.Context, body 
 
 // ListTicketsWithResponse The buyer's tickets
 //
-// Every ticket of the buyer's confirmed orders.
+// Every ticket the buyer holds or held: those of their confirmed orders, and those
+// other buyers transferred to them. A ticket the buyer gave away reads `transferred`,
+// without its code (the receiver holds a new one).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10356,6 +11205,66 @@ func (c *ClientWithResponses) TicketQRWithResponse(ctx context.Context, id ID, r
 		return nil, err
 	}
 	return ParseTicketQRResponse(rsp)
+}
+
+// TransferTicketWithBodyWithResponse Give a ticket to another buyer (its holder)
+//
+// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+// (case, Unicode form and full-width letters do not matter). In one transaction the
+// ticket is revoked (its code admits no one: online at once, offline once a door has
+// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+// and the receiver gets a new ticket for the same seat and order, with a new id and
+// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+// scans of one ticket at once, exactly one succeeds.
+//
+// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+// organizer's too (the two are not told apart): that tells no more than signing up
+// with the email would (409 `email-taken` for an account of either kind). The
+// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+// nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+func (c *ClientWithResponses) TransferTicketWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TransferTicketResponse, error) {
+	rsp, err := c.TransferTicketWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTransferTicketResponse(rsp)
+}
+
+// TransferTicketWithResponse Give a ticket to another buyer (its holder)
+//
+// Moves a `valid` ticket to the buyer account with `email`, normalized as at signup
+// (case, Unicode form and full-width letters do not matter). In one transaction the
+// ticket is revoked (its code admits no one: online at once, offline once a door has
+// synced `GET /v1/scanner/revocations`) and reads `transferred`, without its code,
+// and the receiver gets a new ticket for the same seat and order, with a new id and
+// a new signed code, in their `GET /v1/tickets` with its QR code. Of transfers and
+// scans of one ticket at once, exactly one succeeds.
+//
+// Every attempt spends a `transfer-buyer` token (10 an hour per buyer, a burst of
+// 10), whatever its answer. Another buyer's ticket, or an unknown one, is 404
+// `not-found`. An email of no buyer account is 404 `recipient-not-found`, an
+// organizer's too (the two are not told apart): that tells no more than signing up
+// with the email would (409 `email-taken` for an account of either kind). The
+// holder's own email is 400. A ticket scanned, refunded, revoked or transferred
+// already is 409 `ticket-not-transferable`, with `ticket_status`. A refusal changes
+// nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/tickets/{id}/transfer (the `TransferTicket` operationId).
+func (c *ClientWithResponses) TransferTicketWithResponse(ctx context.Context, id ID, body TransferTicketJSONRequestBody, reqEditors ...RequestEditorFn) (*TransferTicketResponse, error) {
+	rsp, err := c.TransferTicket(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTransferTicketResponse(rsp)
 }
 
 // WebLogoutWithResponse Log out, for the browser
@@ -12473,6 +13382,153 @@ func ParseOrganizerEventsResponse(rsp *http.Response) (*OrganizerEventsResponse,
 	return response, nil
 }
 
+// ParseEventAttendeesResponse parses an HTTP response from a EventAttendeesWithResponse call
+func ParseEventAttendeesResponse(rsp *http.Response) (*EventAttendeesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EventAttendeesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseEventOrdersResponse parses an HTTP response from a EventOrdersWithResponse call
+func ParseEventOrdersResponse(rsp *http.Response) (*EventOrdersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EventOrdersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// NextAfter The `after` of the next page; null on the last.
+			NextAfter *string          `json:"next_after"`
+			Orders    []OrganizerOrder `json:"orders"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseOrganizerWaitingRoomResponse parses an HTTP response from a OrganizerWaitingRoomWithResponse call
 func ParseOrganizerWaitingRoomResponse(rsp *http.Response) (*OrganizerWaitingRoomResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -13415,6 +14471,95 @@ func ParseTicketQRResponse(rsp *http.Response) (*TicketQRResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseTransferTicketResponse parses an HTTP response from a TransferTicketWithResponse call
+func ParseTransferTicketResponse(rsp *http.Response) (*TransferTicketResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TransferTicketResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Ticket
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest TransferNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest TicketNotTransferable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/boxoffice"
 	"github.com/stagedoor/stagedoor/internal/checkout"
 	"github.com/stagedoor/stagedoor/internal/concurrency"
 	"github.com/stagedoor/stagedoor/internal/config"
@@ -57,6 +58,7 @@ type App struct {
 	Holds       *hold.Service
 	Checkout    *checkout.Service
 	Scans       *scan.Service
+	BoxOffice   *boxoffice.Service // an event's orders and attendees, for its organizer
 	WaitRoom    *waitroom.Service  // the on-sale waiting rooms, in Redis
 	QueueTokens *queuetoken.Signer // signs the waiting room's queue tokens
 	Seats       *seatstream.Hub    // the live seat maps' streams
@@ -204,6 +206,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: a.Registry, TicketKeys: a.TicketKeys,
 			Sessions: a.Sessions})
 	a.Scans = scan.NewService(a.DB, a.TicketKeys)
+	a.BoxOffice = boxoffice.New(a.Events, a.Checkout, a.Scans, a.Auth)
 	a.WaitRoom = waitroom.New(a.Redis, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout,
 		Admission: o.admission, Logger: logger, NodeOf: nodeOf, Registerer: a.Registry, Clock: o.roomClock})
 	a.QueueTokens = queuetoken.New(a.DB, 0, nil)
@@ -228,7 +231,7 @@ func (a *App) deps(routes func(*echo.Echo)) httpapi.Deps {
 	}
 	return httpapi.Deps{
 		Config: a.Config, Logger: a.Logger, Registry: a.Registry, Limiter: a.Limiter, Auth: a.Auth,
-		Settings: a.Settings, Events: a.Events, Holds: a.Holds, Checkout: a.Checkout, Scans: a.Scans,
+		Settings: a.Settings, Events: a.Events, Holds: a.Holds, Checkout: a.Checkout, Scans: a.Scans, BoxOffice: a.BoxOffice,
 		WaitRoom: a.WaitRoom, QueueTokens: a.QueueTokens, Seats: a.Seats, TicketKeys: a.TicketKeys,
 		BuyerConcurrency: a.BuyerConcurrency, OrganizerConcurrency: a.OrganizerConcurrency,
 		Shedders: []shed.Shedder{a.Utilization, a.Fleet},

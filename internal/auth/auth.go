@@ -66,6 +66,9 @@ type Session struct {
 var (
 	ErrEmailTaken         = errors.New("an account with this email already exists")
 	ErrInvalidCredentials = errors.New("the email and password do not match an account")
+	// ErrNoSuchBuyer: no buyer account has this email (an organizer's
+	// account is none either; the two are not told apart).
+	ErrNoSuchBuyer = errors.New("no buyer account has this email")
 
 	errUnauthenticated = errkind.Unauthorizedf("the session token is unknown, expired or revoked")
 	errUnknownKey      = errkind.Unauthorizedf("the scanner key is unknown or revoked")

@@ -160,6 +160,49 @@ func (s *Service) AccountByEmail(ctx context.Context, email string) (Account, er
 	return a, nil
 }
 
+// BuyerByEmail returns the buyer account with this email, normalized as at
+// signup (ParseEmail), read with q: the caller's transaction when the lookup
+// is part of it (a ticket's transfer finds its receiver so). ErrNoSuchBuyer
+// when no account has the email or an organizer's has, which it does not tell
+// apart; an errkind.Invalid error for a malformed email.
+func BuyerByEmail(ctx context.Context, q Querier, email string) (Account, error) {
+	email, err := ParseEmail(email)
+	if err != nil {
+		return Account{}, err
+	}
+	a, err := accountWhere(ctx, q, whereEmail, email)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && a.Kind != Buyer {
+		return Account{}, ErrNoSuchBuyer
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("auth: look up the buyer: %w", err)
+	}
+	return a, nil
+}
+
+// AccountByID returns the account with this id, read with q (the caller's
+// transaction when the lookup is part of it), or an errkind.NotFound error.
+func AccountByID(ctx context.Context, q Querier, id string) (Account, error) {
+	a, err := accountWhere(ctx, q, whereID, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Account{}, errkind.NotFoundf("no account %s", id)
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("auth: look up account %s: %w", id, err)
+	}
+	return a, nil
+}
+
+// Emails returns the email of each of the accounts with these ids, by id;
+// ids of no account are left out.
+func (s *Service) Emails(ctx context.Context, accountIDs []string) (map[string]string, error) {
+	emails, err := s.store.emails(ctx, accountIDs)
+	if err != nil {
+		return nil, fmt.Errorf("auth: read the accounts' emails: %w", err)
+	}
+	return emails, nil
+}
+
 // Authenticate returns the principal of a live session token, or an
 // errkind.Unauthorized error. A session verified in the last CredentialTTL is
 // trusted without a query (see Watch for how a logout reaches every instance).

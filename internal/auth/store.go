@@ -44,6 +44,41 @@ func (s store) accountByEmail(ctx context.Context, email string) (Account, []byt
 	return a, []byte(hash), nil
 }
 
+// Querier is a pool or a transaction.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// The conditions accountWhere finds an account by.
+const (
+	whereID    = `id = $1::uuid`
+	whereEmail = `email = $1`
+)
+
+// accountWhere reads, with q, the account that meets cond (whereID, whereEmail)
+// for value, or pgx.ErrNoRows.
+func accountWhere(ctx context.Context, q Querier, cond, value string) (Account, error) {
+	var a Account
+	err := q.QueryRow(ctx, `SELECT id::text, kind, email, name FROM accounts WHERE `+cond, value).
+		Scan(&a.ID, &a.Kind, &a.Email, &a.Name)
+	return a, err
+}
+
+// emails reads the emails of the accounts with these ids.
+func (s store) emails(ctx context.Context, accountIDs []string) (map[string]string, error) {
+	rows, err := s.db.Query(ctx, `SELECT id::text, email FROM accounts WHERE id = ANY($1::uuid[])`, accountIDs)
+	if err != nil {
+		return nil, err
+	}
+	emails := make(map[string]string, len(accountIDs))
+	var id, email string
+	_, err = pgx.ForEachRow(rows, []any{&id, &email}, func() error {
+		emails[id] = email
+		return nil
+	})
+	return emails, err
+}
+
 // replacePasswordHash stores fresh as the account's password hash, if old is
 // still the one stored.
 func (s store) replacePasswordHash(ctx context.Context, accountID string, old, fresh []byte) error {

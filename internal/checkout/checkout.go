@@ -127,9 +127,12 @@ type Ticket struct {
 }
 
 // Status is "valid" until the ticket is scanned, then "scanned"; "refunded"
-// once its order was refunded, scanned or not.
+// once its order was refunded, scanned or not; "transferred" once its holder
+// gave it to another buyer (who holds a new ticket for its seat).
 func (t Ticket) Status() string {
 	switch {
+	case t.Transferred:
+		return "transferred"
 	case t.Refunded:
 		return "refunded"
 	case t.ScannedAt != nil:

@@ -13,6 +13,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/outage"
+	"github.com/stagedoor/stagedoor/internal/paging"
 	"github.com/stagedoor/stagedoor/internal/text"
 )
 
@@ -180,6 +181,46 @@ func (s *Service) Orders(ctx context.Context, buyerID string) ([]Order, error) {
 // Tickets returns the buyer's tickets.
 func (s *Service) Tickets(ctx context.Context, buyerID string) ([]Ticket, error) {
 	return s.store.tickets(ctx, buyerID, "", nil)
+}
+
+// OrderPage is a page of an event's orders, newest first. NextAfter, when not
+// empty, is the after of the next (older) page.
+type OrderPage struct {
+	Orders    []Order
+	NextAfter string
+}
+
+// EventOrders returns a page of the event's orders, newest first, without
+// their tickets: at most limit (0: paging.DefaultSize), after the cursor after
+// (the NextAfter of the page before; empty: from the newest). Orders that sold
+// nothing (declined, failed, released) are left out. An errkind.Invalid error
+// for a limit or cursor out of range. Whose event it is, the caller decides.
+func (s *Service) EventOrders(ctx context.Context, eventID string, limit int, after string) (OrderPage, error) {
+	limit, err := paging.Limit(limit)
+	if err != nil {
+		return OrderPage{}, err
+	}
+	var from *paging.Cursor
+	if after != "" {
+		c, err := paging.Parse(after)
+		if err != nil {
+			return OrderPage{}, err
+		}
+		from = &c
+	}
+	id, ok := ids.Parse(eventID)
+	if !ok {
+		return OrderPage{}, nil
+	}
+	orders, err := s.store.eventOrders(ctx, id, limit+1, from)
+	if err != nil {
+		return OrderPage{}, err
+	}
+	var page OrderPage
+	page.Orders, page.NextAfter = paging.Cut(orders, limit, func(o Order) paging.Cursor {
+		return paging.Cursor{At: o.CreatedAt, ID: o.ID}
+	})
+	return page, nil
 }
 
 // Revenue returns, for each of eventIDs that sold anything, the total of its

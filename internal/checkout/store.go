@@ -2,8 +2,6 @@ package checkout
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"time"
@@ -16,7 +14,6 @@ import (
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/scan"
-	"github.com/stagedoor/stagedoor/internal/ticketsign"
 )
 
 // store is the SQL of orders, idempotency keys and reconciliation; the hold
@@ -116,15 +113,11 @@ func (s store) confirm(ctx context.Context, o pendingOrder, chargeID string) (Or
 // (nil: nothing).
 func (s store) confirmThen(ctx context.Context, o pendingOrder, chargeID string, then func(pgx.Tx) error) (Order, error) {
 	confirmed := o.Order
-	code := func(string) (string, error) { return newTicketCode(), nil }
-	if s.keys != nil {
-		key, err := s.keys.Private(ctx, o.EventID)
-		if err != nil {
-			return Order{}, fmt.Errorf("checkout: confirm order %s: %w", o.ID, err)
-		}
-		code = func(ticketID string) (string, error) { return ticketsign.Sign(key, ticketID, o.EventID) }
+	code, err := scan.CodeMaker(ctx, s.keys, o.EventID)
+	if err != nil {
+		return Order{}, fmt.Errorf("checkout: confirm order %s: %w", o.ID, err)
 	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
 			UPDATE orders SET status = 'confirmed', charge_id = $2, settled_at = now(), lease_until = NULL
 			WHERE id = $1 AND status = 'pending'`, o.ID, chargeID)
@@ -236,14 +229,4 @@ func (s store) unsettled(ctx context.Context, olderThan time.Duration) (int, err
 		WHERE status = 'pending' AND created_at < now() - $1::bigint * interval '1 microsecond'`,
 		micros(olderThan)).Scan(&n)
 	return n, err
-}
-
-var ticketCodeEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
-
-// newTicketCode returns 160 random bits as 32 base32 characters: the code of a
-// ticket when no signing keys are configured (valid online only).
-func newTicketCode() string {
-	b := make([]byte, 20)
-	_, _ = rand.Read(b)
-	return ticketCodeEncoding.EncodeToString(b)
 }

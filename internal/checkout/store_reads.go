@@ -4,27 +4,36 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/stagedoor/stagedoor/internal/paging"
 	"github.com/stagedoor/stagedoor/internal/scan"
 )
+
+// orderColumns are the columns of an Order a read selects, as scanOrder
+// reads them.
+const orderColumns = `id::text, buyer_id::text, hold_id::text, event_id::text, status, total_cents, currency, created_at, refunded_at`
+
+// scanOrder reads a row of orderColumns.
+func scanOrder(row pgx.CollectableRow) (Order, error) {
+	var o Order
+	err := row.Scan(&o.ID, &o.BuyerID, &o.HoldID, &o.EventID, &o.Status, &o.TotalCents, &o.Currency, &o.CreatedAt, &o.RefundedAt)
+	return o, err
+}
 
 // orders returns the buyer's orders, newest first, with their tickets; only the
 // one with orderID when it is not empty.
 func (s store) orders(ctx context.Context, buyerID, orderID string) ([]Order, error) {
 	rows, err := s.db.Query(ctx, `
-		SELECT id::text, buyer_id::text, hold_id::text, event_id::text, status, total_cents, currency, created_at, refunded_at
+		SELECT `+orderColumns+`
 		FROM orders WHERE buyer_id = $1 AND ($2 = '' OR id::text = $2)
 		ORDER BY created_at DESC, id LIMIT 500`, buyerID, orderID)
 	if err != nil {
 		return nil, fmt.Errorf("checkout: list orders: %w", err)
 	}
-	orders, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Order, error) {
-		var o Order
-		err := row.Scan(&o.ID, &o.BuyerID, &o.HoldID, &o.EventID, &o.Status, &o.TotalCents, &o.Currency, &o.CreatedAt, &o.RefundedAt)
-		return o, err
-	})
+	orders, err := pgx.CollectRows(rows, scanOrder)
 	if err != nil {
 		return nil, fmt.Errorf("checkout: list orders: %w", err)
 	}
@@ -45,9 +54,34 @@ func (s store) orders(ctx context.Context, buyerID, orderID string) ([]Order, er
 	return orders, nil
 }
 
+// eventOrders reads at most n of the event's orders that sold something (or
+// may yet: pending), newest first, older than from when it is not nil. The
+// row comparison walks the index on (event_id, created_at, id) backwards.
+func (s store) eventOrders(ctx context.Context, eventID string, n int, from *paging.Cursor) ([]Order, error) {
+	var at time.Time
+	var id string
+	if from != nil {
+		at, id = from.At, from.ID
+	}
+	rows, err := s.db.Query(ctx, `
+		SELECT `+orderColumns+`
+		FROM orders
+		WHERE event_id = $1 AND status NOT IN ('declined', 'failed', 'released')
+		  AND ($2::text = '' OR (created_at, id) < ($3, NULLIF($2::text, '')::uuid))
+		ORDER BY created_at DESC, id DESC LIMIT $4`, eventID, id, at, n)
+	if err != nil {
+		return nil, fmt.Errorf("checkout: list the event's orders: %w", err)
+	}
+	orders, err := pgx.CollectRows(rows, scanOrder)
+	if err != nil {
+		return nil, fmt.Errorf("checkout: list the event's orders: %w", err)
+	}
+	return orders, nil
+}
+
 // tickets returns the buyer's tickets, oldest first; only those of orderID when
 // it is not empty. refunded says whether an order was refunded; nil reads the
-// buyer's refunded orders, only when one of the tickets is revoked: a refund
+// tickets' refunded orders, only when one of the tickets is revoked: a refund
 // revokes its order's tickets in its own transaction, so a ticket not revoked
 // is of no refunded order.
 func (s store) tickets(ctx context.Context, buyerID, orderID string, refunded func(orderID string) bool) ([]Ticket, error) {
@@ -56,7 +90,11 @@ func (s store) tickets(ctx context.Context, buyerID, orderID string, refunded fu
 		return nil, fmt.Errorf("checkout: list tickets: %w", err)
 	}
 	if refunded == nil && slices.ContainsFunc(issued, func(t scan.Ticket) bool { return t.Revoked }) {
-		ids, err := s.refundedOrders(ctx, buyerID)
+		orderIDs := make([]string, len(issued))
+		for i, t := range issued {
+			orderIDs[i] = t.OrderID
+		}
+		ids, err := s.refundedOrders(ctx, orderIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -69,9 +107,10 @@ func (s store) tickets(ctx context.Context, buyerID, orderID string, refunded fu
 	return tickets, nil
 }
 
-// refundedOrders lists the ids of the buyer's refunded orders.
-func (s store) refundedOrders(ctx context.Context, buyerID string) ([]string, error) {
-	rows, err := s.db.Query(ctx, `SELECT id::text FROM orders WHERE buyer_id = $1 AND status = 'refunded'`, buyerID)
+// refundedOrders lists those of orderIDs that were refunded: a ticket
+// transferred to a buyer is of another buyer's order.
+func (s store) refundedOrders(ctx context.Context, orderIDs []string) ([]string, error) {
+	rows, err := s.db.Query(ctx, `SELECT id::text FROM orders WHERE id = ANY($1::uuid[]) AND status = 'refunded'`, orderIDs)
 	if err != nil {
 		return nil, fmt.Errorf("checkout: list refunded orders: %w", err)
 	}

@@ -42,6 +42,7 @@ func TestDefaults(t *testing.T) {
 		"login-device":   {Rate: 10, Period: time.Hour, Burst: 10},
 		"checkout-buyer": {Rate: 5, Period: 10 * time.Minute, Burst: 5},
 		"checkout-hold":  {Rate: 3, Period: time.Hour, Burst: 3},
+		"transfer-buyer": {Rate: 10, Period: time.Hour, Burst: 10},
 	}
 	for name, l := range want {
 		if c.Limits[name] != l {

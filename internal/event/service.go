@@ -13,6 +13,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/paging"
 )
 
 // SnapshotMaxAge is the oldest a seat map, an event or the event list is served:
@@ -89,14 +90,12 @@ func (s *Service) Create(ctx context.Context, d Draft) (Event, error) {
 // start unless q.IncludePast. It does not fill Sections. An errkind.Invalid
 // error for a limit out of range or a cursor this API did not give.
 func (s *Service) List(ctx context.Context, q ListQuery) (Page, error) {
-	if q.Limit == 0 {
-		q.Limit = DefaultPageSize
-	}
-	if q.Limit < 1 || q.Limit > MaxPageSize {
-		return Page{}, invalid("limit must be 1 to %d", MaxPageSize)
+	var err error
+	if q.Limit, err = paging.Limit(q.Limit); err != nil {
+		return Page{}, err
 	}
 	if q.After != "" {
-		if _, err := parseCursor(q.After); err != nil {
+		if _, err := paging.Parse(q.After); err != nil {
 			return Page{}, err
 		}
 	}

@@ -163,7 +163,7 @@ func TestAdminToken(t *testing.T) {
 		}
 	}
 	want := []string{"login-address", "login-email", "hold-buyer", "hold-organizer", "scanner-key", "queue-join",
-		"signup-address", "event-create", "login-device", "checkout-buyer", "checkout-hold",
+		"signup-address", "event-create", "login-device", "checkout-buyer", "checkout-hold", "transfer-buyer",
 		"buyer-concurrency", "organizer-concurrency", "fleet-usage", "worker-utilization"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("GET /v1/admin/limits lists %v, want the contract's order %v", names, want)

@@ -44,6 +44,7 @@ type problem struct {
 	FirstScannedAt time.Time `json:"first_scanned_at"` // scan-rejected, already_scanned
 	TicketID       string    `json:"ticket_id"`        // scan-rejected
 	EventID        string    `json:"event_id"`         // scan-rejected
+	TicketStatus   string    `json:"ticket_status"`    // ticket-not-transferable
 }
 
 // is reports whether the problem is of type /problems/slug.

@@ -57,7 +57,7 @@ var contractRouter = sync.OnceValues(func() (routers.Router, error) {
 		return nil, fmt.Errorf("docs/openapi.yaml is not a valid OpenAPI document: %w", err)
 	}
 	doc.Servers = nil // match any host: test servers listen on ports of their own
-	for _, ct := range []string{"text/html", "application/yaml", "text/css", "text/javascript", "application/javascript", "image/png", "text/event-stream"} {
+	for _, ct := range []string{"text/html", "application/yaml", "text/css", "text/javascript", "application/javascript", "image/png", "text/event-stream", "text/csv"} {
 		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder) // read as text
 	}
 	return gorillamux.NewRouter(doc)

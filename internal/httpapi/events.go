@@ -8,6 +8,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/paging"
 	"github.com/stagedoor/stagedoor/internal/text"
 )
 
@@ -151,7 +152,7 @@ func (s *Server) createEvent(c echo.Context) error {
 // include_past=true), soonest first. next_after, when not null, is the after
 // of the next page.
 func (s *Server) listEvents(c echo.Context) error {
-	limit, err := pageLimit(c, event.MaxPageSize)
+	limit, err := pageLimit(c, paging.MaxSize)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 
 // testAccount is an account with an open session, made through the auth
 // service (no login limit spent).
-type testAccount struct{ id, token string }
+type testAccount struct{ id, token, email string }
 
 func (a testAccount) bearer() []string { return []string{"Authorization", "Bearer " + a.token} }
 
@@ -32,7 +32,7 @@ func newAccount(t testing.TB, ts *testServer, kind auth.Kind) testAccount {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testAccount{a.ID, s.Token}
+	return testAccount{a.ID, s.Token, email}
 }
 
 // eventBody is an event starting in a month, on sale since a minute ago unless

@@ -109,7 +109,9 @@ func (s *Server) checkReadiness() *readyResult {
 		body["status"], body["postgres"] = "unavailable", "unavailable"
 		status = http.StatusServiceUnavailable
 	}
-	redisCtx, cancelRedis := context.WithTimeout(context.Background(), readyRedisTimeout)
+	// Never shorter than a limiter's call may take (STAGEDOOR_REDIS_TIMEOUT):
+	// a Redis the limiters wait for is not one readiness calls degraded.
+	redisCtx, cancelRedis := context.WithTimeout(context.Background(), max(readyRedisTimeout, s.config.RedisTimeout))
 	defer cancelRedis()
 	if s.probes.Cluster != nil {
 		h := s.probes.Cluster(redisCtx)

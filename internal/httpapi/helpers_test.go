@@ -84,7 +84,12 @@ func startInstance(t testing.TB, in instance) *testServer {
 		"STAGEDOOR_LIMIT_SIGNUP_ADDRESS": "1000/1s",
 		// Many tests hold, release and hold the same seats again as one
 		// buyer; the tests of the cooldown set it themselves.
-		"STAGEDOOR_REHOLD_COOLDOWN": "0"}
+		"STAGEDOOR_REHOLD_COOLDOWN": "0",
+		// The worker-utilization shedder measures this machine's scheduler,
+		// which the other tests (and other packages' tests) load: left to
+		// enforce, it refuses a test's requests that have nothing to do with
+		// it. In shadow it still runs and counts; its own tests set it.
+		"STAGEDOOR_WORKER_UTILIZATION": "shadow"}
 	for k, v := range in.env {
 		env[k] = v
 	}

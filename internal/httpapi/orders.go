@@ -25,7 +25,7 @@ type ticketJSON struct {
 	SeatID           string `json:"seat_id"`
 	Section          string `json:"section"`
 	GeneralAdmission bool   `json:"general_admission"`
-	Code             string `json:"code"`
+	Code             string `json:"code,omitempty"` // none once transferred: it admits no one
 	Status           string `json:"status"`
 }
 
@@ -46,8 +46,18 @@ type orderJSON struct {
 func ticketsJSON(ts []checkout.Ticket) []ticketJSON {
 	out := make([]ticketJSON, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, ticketJSON{ID: t.ID, EventID: t.EventID, SeatID: t.SeatID, Section: t.Section,
-			GeneralAdmission: t.GeneralAdmission, Code: t.Code, Status: t.Status()})
+		out = append(out, ticketJSONOf(t))
+	}
+	return out
+}
+
+// ticketJSONOf is a ticket as its holder sees it: a transferred one without
+// its code, which its receiver's new ticket replaced.
+func ticketJSONOf(t checkout.Ticket) ticketJSON {
+	out := ticketJSON{ID: t.ID, EventID: t.EventID, SeatID: t.SeatID, Section: t.Section,
+		GeneralAdmission: t.GeneralAdmission, Code: t.Code, Status: t.Status()}
+	if t.Transferred {
+		out.Code = ""
 	}
 	return out
 }

@@ -83,6 +83,7 @@ var errorProblems = []struct {
 	// Named: the same kind, but a client acts on the difference.
 	{err: auth.ErrEmailTaken, slug: "email-taken"},
 	{err: auth.ErrInvalidCredentials, slug: "invalid-credentials"},
+	{err: auth.ErrNoSuchBuyer, slug: "recipient-not-found"},
 	{err: hold.ErrSeatsUnavailable, slug: "seats-unavailable"}, // + unavailable_seat_ids, see problemExtensions
 	{err: hold.ErrTooManyHeld, slug: "too-many-seats-held"},    // + max_held_seats, seats_held
 	{err: hold.ErrNotOnSale, slug: "not-on-sale"},
@@ -104,6 +105,7 @@ var errorProblems = []struct {
 	{err: scan.ErrWrongEvent, slug: "scan-rejected"},                           // + result
 	{err: scan.ErrRevoked, slug: "scan-rejected"},                              // + result
 	{err: scan.ErrInvalid, slug: "scan-rejected", status: http.StatusNotFound}, // + result
+	{err: scan.ErrNotTransferable, slug: "ticket-not-transferable"},            // + ticket_status
 	// The kinds.
 	{err: errkind.Invalid, slug: "invalid-request"},
 	{err: errkind.NotFound, slug: "not-found"},
@@ -121,6 +123,10 @@ func problemExtensions(err error) map[string]any {
 	var rejected *scan.Rejection
 	if errors.As(err, &rejected) {
 		return scanRejectionMembers(rejected)
+	}
+	var notTransferable *scan.NotTransferableError
+	if errors.As(err, &notTransferable) {
+		return map[string]any{"ticket_status": notTransferable.Reason}
 	}
 	var unavailable *hold.UnavailableError
 	if errors.As(err, &unavailable) {

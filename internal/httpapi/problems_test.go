@@ -87,6 +87,8 @@ func TestErrorTable(t *testing.T) {
 		{"key reused", checkout.ErrIdempotencyMismatch, "idempotency-mismatch", 422, 0, ""},
 		{"already scanned", &scan.Rejection{Result: scan.AlreadyScanned}, "scan-rejected", 409, 0, "result"},
 		{"unknown code", &scan.Rejection{Result: scan.Invalid}, "scan-rejected", 404, 0, "result"},
+		{"no buyer has the email", fmt.Errorf("scan: %w", auth.ErrNoSuchBuyer), "recipient-not-found", 404, 0, ""},
+		{"ticket scanned", &scan.NotTransferableError{Reason: scan.ReasonScanned}, "ticket-not-transferable", 409, 0, "ticket_status"},
 		{"anything else", errors.New(`pq: relation "secret_table" does not exist`), "internal-error", 500, 0, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

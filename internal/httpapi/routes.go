@@ -73,6 +73,10 @@ func (s *Server) routes() {
 	r(sheddable, get, "/v1/events/:id/seats", s.seatMap)
 	r(sheddable, get, "/v1/events/:id/seats/stream", s.streamSeats, boundedApart(limits.Streams))
 	r(sheddable, get, "/v1/organizer/events", s.organizerEvents, as(auth.Organizer), organizerLease)
+	// The box office: an event's orders a page at a time, and its attendee
+	// list, streamed as CSV (sheddable: a large read that can wait).
+	r(normal, get, "/v1/organizer/events/:id/orders", s.eventOrders, as(auth.Organizer), organizerLease)
+	r(sheddable, get, "/v1/organizer/events/:id/attendees.csv", s.attendeesCSV, as(auth.Organizer), organizerLease)
 
 	// Waiting room (events created with one; others answer 404 no-waiting-room
 	// before any token is spent). Polling is neither limited nor counted in
@@ -106,6 +110,9 @@ func (s *Server) routes() {
 	r(critical, get, "/v1/orders/:id", s.getOrder, as(auth.Buyer), buyerLease)
 	r(normal, get, "/v1/tickets", s.listTickets, as(auth.Buyer), buyerLease)
 	r(normal, get, "/v1/tickets/:id/qr", s.ticketQR, as(auth.Buyer)) // immutable images: not counted in flight
+	// A transfer gives the ticket to another buyer, named by email; every
+	// attempt spends a transfer-buyer token, so that trying emails is slow.
+	r(normal, post, "/v1/tickets/:id/transfer", s.transferTicket, as(auth.Buyer), s.limited(limits.TransferBuyer), buyerLease)
 
 	// Scanning. Organizers manage their scanner keys and read the audit; a
 	// door device scans with X-Api-Key, limited by scanner-key on the key's id

@@ -23,6 +23,11 @@ type scannedSeatJSON struct {
 	GeneralAdmission bool   `json:"general_admission"`
 }
 
+// seatJSONOf is a ticket's seat as the API shows it.
+func seatJSONOf(s scan.Seat) scannedSeatJSON {
+	return scannedSeatJSON{Section: s.Section, Row: s.Row, Number: s.Number, GeneralAdmission: s.Row == ""}
+}
+
 // scan serves POST /v1/scans (X-Api-Key). Its route rings have authenticated
 // the key and passed scanner-key; a refusal (already_scanned, invalid,
 // wrong_event) is a scan-rejected problem from the error table, recorded like
@@ -44,8 +49,7 @@ func (s *Server) scan(c echo.Context) error {
 		EventID   string          `json:"event_id"`
 		Seat      scannedSeatJSON `json:"seat"`
 		ScannedAt time.Time       `json:"scanned_at"`
-	}{scan.Admitted, a.TicketID, a.EventID, scannedSeatJSON{Section: a.Seat.Section, Row: a.Seat.Row,
-		Number: a.Seat.Number, GeneralAdmission: a.Seat.Row == ""}, a.ScannedAt.UTC()})
+	}{scan.Admitted, a.TicketID, a.EventID, seatJSONOf(a.Seat), a.ScannedAt.UTC()})
 }
 
 type scanAttemptJSON struct {

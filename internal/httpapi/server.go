@@ -19,6 +19,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/docs"
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/boxoffice"
 	"github.com/stagedoor/stagedoor/internal/checkout"
 	"github.com/stagedoor/stagedoor/internal/concurrency"
 	"github.com/stagedoor/stagedoor/internal/config"
@@ -50,6 +51,8 @@ type Deps struct {
 	Checkout *checkout.Service
 	Scans    *scan.Service
 	WaitRoom *waitroom.Service // the on-sale waiting rooms, in Redis
+	// BoxOffice answers an event's organizer about its orders and attendees.
+	BoxOffice *boxoffice.Service
 	// QueueTokens signs the waiting room's queue tokens, with which a poll
 	// costs the room no Redis call of its own.
 	QueueTokens *queuetoken.Signer
@@ -91,6 +94,7 @@ type Server struct {
 	holds                *hold.Service
 	checkout             *checkout.Service
 	scans                *scan.Service
+	boxOffice            *boxoffice.Service
 	waitRoom             *waitroom.Service
 	queueTokens          *queuetoken.Signer
 	seats                *seatstream.Hub
@@ -123,7 +127,7 @@ type Server struct {
 func New(d Deps) *Server {
 	s := &Server{
 		config: d.Config, logger: d.Logger, registry: d.Registry, limiter: d.Limiter, auth: d.Auth,
-		settings: d.Settings, events: d.Events, holds: d.Holds, checkout: d.Checkout, scans: d.Scans,
+		settings: d.Settings, events: d.Events, holds: d.Holds, checkout: d.Checkout, scans: d.Scans, boxOffice: d.BoxOffice,
 		waitRoom: d.WaitRoom, queueTokens: d.QueueTokens, seats: d.Seats, ticketKeys: d.TicketKeys,
 		buyerConcurrency: d.BuyerConcurrency, organizerConcurrency: d.OrganizerConcurrency,
 		shedders: d.Shedders, probes: d.Probes,

@@ -1,35 +1,26 @@
 package httpapi
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"image"
-	"image/draw"
-	"image/png"
 	"net/http"
 	"strings"
 	"sync"
 
-	"github.com/boombuler/barcode"
-	"github.com/boombuler/barcode/qr"
 	"github.com/labstack/echo/v4"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/ticketqr"
 )
-
-// qrPixels is about the side of a ticket's QR image: large enough for a
-// phone's camera at the door from a printed page, small enough to download at
-// once. Each module is a whole number of pixels, so the side is a little less.
-const qrPixels = 320
 
 // qrCacheControl lets the buyer's browser keep a ticket's image for a day:
 // the code it draws never changes.
 const qrCacheControl = "private, max-age=86400, immutable"
 
 // ticketQR serves GET /v1/tickets/{id}/qr (its buyer): the ticket's code as a
-// QR code, a PNG the door's scanner reads. Another buyer's ticket is 404. The
+// QR code, a PNG the door's scanner reads. Another buyer's ticket is 404, and
+// so is one its buyer transferred (its code admits no one). The
 // image never changes, so it is not counted in buyer-concurrency (the tickets
 // page loads every image at once), it has an ETag (If-None-Match that matches:
 // 304, nothing drawn), and each code is drawn once per instance (qrCache).
@@ -45,6 +36,9 @@ func (s *Server) ticketQR(c echo.Context) error {
 	for _, t := range tickets {
 		if t.ID != id {
 			continue
+		}
+		if t.Transferred {
+			return errkind.NotFoundf("the ticket was transferred: its code admits no one, and its receiver holds a new one")
 		}
 		h := c.Response().Header()
 		h.Set("Cache-Control", qrCacheControl)
@@ -62,16 +56,12 @@ func (s *Server) ticketQR(c echo.Context) error {
 }
 
 // qrETag is the entity tag of a code's image: a digest of the code (the
-// image's only input, beside how it is drawn: qrDrawing), so that the tag
-// shows nothing of the code.
+// image's only input, beside how it is drawn: ticketqr.Drawing), so that the
+// tag shows nothing of the code.
 func qrETag(code string) string {
-	sum := sha256.Sum256([]byte(qrDrawing + code))
+	sum := sha256.Sum256([]byte(ticketqr.Drawing + code))
 	return `"` + hex.EncodeToString(sum[:12]) + `"`
 }
-
-// qrDrawing names how qrPNG draws; change it with the drawing, so that every
-// browser's copy is replaced.
-const qrDrawing = "qr-m-320-v1:"
 
 // etagMatches reports whether an If-None-Match header names etag (or is "*"),
 // compared weakly, as RFC 9110 says If-None-Match is.
@@ -102,7 +92,7 @@ func (q *qrCache) png(code string) ([]byte, error) {
 	if ok {
 		return img, nil
 	}
-	img, err := qrPNG(code)
+	img, err := ticketqr.PNG(code)
 	if err != nil {
 		return nil, err
 	}
@@ -113,33 +103,4 @@ func (q *qrCache) png(code string) ([]byte, error) {
 	}
 	q.images[code] = img
 	return img, nil
-}
-
-// quietModules is the white border a QR code needs around it to be read
-// reliably (ISO/IEC 18004: four modules).
-const quietModules = 4
-
-// qrPNG draws text as a QR code of about qrPixels a side, its quiet zone
-// included.
-func qrPNG(text string) ([]byte, error) {
-	code, err := qr.Encode(text, qr.M, qr.AlphaNumeric)
-	if err != nil {
-		return nil, err
-	}
-	modules := code.Bounds().Dx()
-	scale := max(1, qrPixels/(modules+2*quietModules))
-	scaled, err := barcode.Scale(code, modules*scale, modules*scale)
-	if err != nil {
-		return nil, err
-	}
-	side := (modules + 2*quietModules) * scale
-	canvas := image.NewGray(image.Rect(0, 0, side, side))
-	draw.Draw(canvas, canvas.Bounds(), image.White, image.Point{}, draw.Src)
-	offset := image.Pt(quietModules*scale, quietModules*scale)
-	draw.Draw(canvas, scaled.Bounds().Add(offset), scaled, image.Point{}, draw.Src)
-	var out bytes.Buffer
-	if err := png.Encode(&out, canvas); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // ticketsOf buys n seats of the shop's event for buyer, in one order, and
@@ -53,7 +54,7 @@ func TestTheTicketsPageLoadsEveryQRCodeAtOnce(t *testing.T) {
 			t.Errorf("QR image %d of %d = %d %.200s, want 200 image/png", i+1, images, a.StatusCode, a.raw)
 			continue
 		}
-		if code := decodeQR(t, a.raw); code != tickets[i].Code {
+		if code := testenv.DecodeQR(t, a.raw); code != tickets[i].Code {
 			t.Errorf("QR image %d reads %q, want %q", i+1, code, tickets[i].Code)
 		}
 	}
@@ -83,7 +84,7 @@ func TestTicketQRRevalidates(t *testing.T) {
 		}
 	}
 	second := qr(buyer, tickets[1].ID, "If-None-Match", tag)
-	if second.StatusCode != 200 || second.Header.Get("ETag") == tag || decodeQR(t, second.raw) != tickets[1].Code {
+	if second.StatusCode != 200 || second.Header.Get("ETag") == tag || testenv.DecodeQR(t, second.raw) != tickets[1].Code {
 		t.Errorf("the other ticket with the first one's tag = %d, ETag %q: want its own image", second.StatusCode, second.Header.Get("ETag"))
 	}
 	if a := qr(other, tickets[0].ID, "If-None-Match", tag); a.StatusCode != 404 {

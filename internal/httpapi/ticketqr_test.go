@@ -1,38 +1,11 @@
 package httpapi_test
 
 import (
-	"bytes"
-	"image"
-	_ "image/png"
 	"testing"
 
-	"github.com/makiuchi-d/gozxing"
-	"github.com/makiuchi-d/gozxing/qrcode"
-
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
-
-// decodeQR reads the text of a QR code image.
-func decodeQR(t *testing.T, png []byte) string {
-	t.Helper()
-	img, _, err := image.Decode(bytes.NewReader(png))
-	if err != nil {
-		t.Fatalf("not an image: %v", err)
-	}
-	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The image is the server's PNG itself, not a photo: PURE_BARCODE reads it
-	// as drawn. Without it, gozxing's finder misreads about 1 code in 100
-	// (33 of 3,000 random ticket codes; zxing-cpp, the door's decoder, reads
-	// every one of those).
-	res, err := qrcode.NewQRCodeReader().Decode(bmp, map[gozxing.DecodeHintType]any{gozxing.DecodeHintType_PURE_BARCODE: true})
-	if err != nil {
-		t.Fatalf("no QR code read: %v", err)
-	}
-	return res.GetText()
-}
 
 // TestTicketQRCodeReadsAsItsCode: each ticket's QR image decodes to the
 // ticket's code; another buyer gets 404; the organizer's revenue counts the
@@ -50,7 +23,7 @@ func TestTicketQRCodeReadsAsItsCode(t *testing.T) {
 		if a.StatusCode != 200 || a.Header.Get("Content-Type") != "image/png" {
 			t.Fatalf("QR = %d %s", a.StatusCode, a.Header.Get("Content-Type"))
 		}
-		if got := decodeQR(t, a.raw); got != tk.Code {
+		if got := testenv.DecodeQR(t, a.raw); got != tk.Code {
 			t.Errorf("ticket %s's QR reads %q, want its code %q", tk.ID, got, tk.Code)
 		}
 		if a := s.request(t, "GET", "/v1/tickets/"+tk.ID+"/qr", "", other.bearer()...); a.StatusCode != 404 {

@@ -35,6 +35,7 @@ const (
 	QueueJoin     ratelimit.Name = "queue-join"
 	CheckoutBuyer ratelimit.Name = "checkout-buyer"
 	CheckoutHold  ratelimit.Name = "checkout-hold"
+	TransferBuyer ratelimit.Name = "transfer-buyer"
 
 	// The protections beside the token buckets. The leases and the shedders
 	// are named as limits are, so that the admin API sets their modes under
@@ -165,6 +166,9 @@ var All = []Protection{
 	{Name: LoginDevice, Kind: Bucket, Key: ByDevice, Ring: Handler, Variable: "STAGEDOOR_LIMIT_LOGIN_DEVICE", Default: "10/1h", RedisDown: Fallback, Mode: ratelimit.Enforce},
 	{Name: CheckoutBuyer, Kind: Bucket, Key: ByBuyer, Ring: Handler, Variable: "STAGEDOOR_LIMIT_CHECKOUT_BUYER", Default: "5/10m burst 5", RedisDown: Fallback, Mode: ratelimit.Enforce},
 	{Name: CheckoutHold, Kind: Bucket, Key: ByBuyerAndHold, Ring: Handler, Variable: "STAGEDOOR_LIMIT_CHECKOUT_HOLD", Default: "3/1h burst 3", RedisDown: Fallback, Mode: ratelimit.Enforce},
+	// transfer-buyer: ticket transfers a buyer asks for, each spending a
+	// token whatever its answer, so that trying emails is slow too.
+	{Name: TransferBuyer, Kind: Bucket, Key: ByBuyer, Ring: Route, Variable: "STAGEDOOR_LIMIT_TRANSFER_BUYER", Default: "10/1h burst 10", RedisDown: FailOpen, Mode: ratelimit.Enforce},
 
 	{Name: BuyerConcurrency, Kind: Lease, Key: ByBuyer, Ring: Route, Variable: "STAGEDOOR_LIMIT_BUYER_CONCURRENCY", Default: "5", RedisDown: FailOpen, Tag: BuyerTag, Mode: ratelimit.Enforce},
 	{Name: OrganizerConcurrency, Kind: Lease, Key: ByOrganizer, Ring: Route, Variable: "STAGEDOOR_LIMIT_ORGANIZER_CONCURRENCY", Default: "20", RedisDown: FailOpen, Mode: ratelimit.Enforce},

@@ -12,11 +12,15 @@
 // row, so the tickets are this package's. internal/checkout issues a confirmed
 // order's tickets through IssueTickets and revokes a refunded order's through
 // RevokeOrder, both in its own transaction, and lists a buyer's through
-// TicketsOf. Its SQL reads events (the organizer of a ticket's event), seats
-// (an admitted ticket's seat) and scanner keys (a key's label and life), each
-// in the statement that needs it, and writes none of them (docs/design.md,
-// "Where each rule lives"; internal/archtest checks it). The store*.go files
-// hold its SQL. A ticket has at most one admitted row in the audit, always.
+// TicketsOf. A holder transfers a ticket to another buyer (Transfer): the
+// ticket is revoked and a new one issued for its seat, in one transaction that
+// finds the receiver through internal/auth and writes the notices to both
+// through internal/mail. Its SQL reads events (the
+// organizer of a ticket's event), seats (a ticket's seat), scanner keys (a
+// key's label and life) and accounts (an attendee's email), each in the
+// statement that needs it, and writes none of them (docs/design.md, "Where
+// each rule lives"; internal/archtest checks it). The store*.go files hold its
+// SQL. A ticket has at most one admitted row in the audit, always.
 //
 // Devices that scanned offline upload their scans (Upload); the earliest
 // admission a device made offline wins, and a later one becomes a conflict in

@@ -18,10 +18,10 @@ import (
 	"github.com/stagedoor/stagedoor/internal/ticketsign"
 )
 
-// Service scans tickets and reads the audit of scans.
+// Service scans and transfers tickets and reads the audit of scans.
 type Service struct {
 	store store
-	keys  PublicKeys
+	keys  Keys
 }
 
 // PublicKeys gives the public key of an event that signs its tickets' codes
@@ -31,8 +31,10 @@ type PublicKeys interface {
 }
 
 // NewService returns a Service on db, checking uploaded signed codes with
-// keys.
-func NewService(db *pgxpool.Pool, keys PublicKeys) *Service {
+// keys and signing with them the codes of the tickets transfers issue. Keys
+// may be nil only where no signed code is uploaded (tests): transferred
+// tickets then get random codes, as checkout's do without keys.
+func NewService(db *pgxpool.Pool, keys Keys) *Service {
 	return &Service{store: store{db: db}, keys: keys}
 }
 

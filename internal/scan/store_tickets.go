@@ -24,12 +24,22 @@ func issueTickets(ctx context.Context, tx pgx.Tx, orderID, buyerID, eventID stri
 	return err
 }
 
+// ticketColumns are the columns of a Ticket (of tickets t joined with their
+// seats s) a read selects, in the order of Ticket.fields.
+const ticketColumns = `t.id::text, t.order_id::text, t.event_id::text, t.seat_id::text, s.section, s.row_label = '',
+	t.code, t.scanned_at, t.revoked_at IS NOT NULL, t.transferred_at IS NOT NULL`
+
+// fields are where a row of ticketColumns is read into.
+func (t *Ticket) fields() []any {
+	return []any{&t.ID, &t.OrderID, &t.EventID, &t.SeatID, &t.Section, &t.GeneralAdmission,
+		&t.Code, &t.ScannedAt, &t.Revoked, &t.Transferred}
+}
+
 // ticketsOf reads the buyer's tickets, oldest first; only those of orderID
 // when it is not empty.
 func ticketsOf(ctx context.Context, q Querier, buyerID, orderID string) ([]Ticket, error) {
 	rows, err := q.Query(ctx, `
-		SELECT t.id::text, t.order_id::text, t.event_id::text, t.seat_id::text, s.section, s.row_label = '',
-		       t.code, t.scanned_at, t.revoked_at IS NOT NULL
+		SELECT `+ticketColumns+`
 		FROM tickets t JOIN seats s ON s.id = t.seat_id
 		WHERE t.buyer_id = $1 AND ($2 = '' OR t.order_id::text = $2)
 		ORDER BY t.created_at, t.id`, buyerID, orderID)
@@ -38,10 +48,52 @@ func ticketsOf(ctx context.Context, q Querier, buyerID, orderID string) ([]Ticke
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Ticket, error) {
 		var t Ticket
-		err := row.Scan(&t.ID, &t.OrderID, &t.EventID, &t.SeatID, &t.Section, &t.GeneralAdmission,
-			&t.Code, &t.ScannedAt, &t.Revoked)
+		err := row.Scan(t.fields()...)
 		return t, err
 	})
+}
+
+// seatOrder orders the rows of tickets t joined with their seats s as the
+// seat map does: by the seat's position in its event.
+const seatOrder = `s.position`
+
+// ticketsOfOrders reads the orders' tickets with their holders and seats, by
+// order, then seat, then issue (a ticket transferred before its successor).
+func (s store) ticketsOfOrders(ctx context.Context, orderIDs []string) ([]OrderTicket, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT `+ticketColumns+`, t.buyer_id::text, s.section, s.row_label, s.number
+		FROM tickets t JOIN seats s ON s.id = t.seat_id
+		WHERE t.order_id = ANY($1::uuid[])
+		ORDER BY t.order_id, `+seatOrder+`, t.created_at`, orderIDs)
+	if err != nil {
+		return nil, fmt.Errorf("scan: list the orders' tickets: %w", err)
+	}
+	tickets, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (OrderTicket, error) {
+		var t OrderTicket
+		err := row.Scan(append(t.fields(), &t.HolderID, &t.Seat.Section, &t.Seat.Row, &t.Seat.Number)...)
+		return t, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan: list the orders' tickets: %w", err)
+	}
+	return tickets, nil
+}
+
+// attendees reads the event's live tickets with their holders' emails and
+// their seats, and calls each for every one as it arrives.
+func (s store) attendees(ctx context.Context, eventID string, each func(Attendee) error) error {
+	rows, err := s.db.Query(ctx, `
+		SELECT t.id::text, t.order_id::text, a.email, s.section, s.row_label, s.number, t.scanned_at
+		FROM tickets t JOIN seats s ON s.id = t.seat_id JOIN accounts a ON a.id = t.buyer_id
+		WHERE t.event_id = $1 AND t.revoked_at IS NULL
+		ORDER BY `+seatOrder, eventID)
+	if err != nil {
+		return err
+	}
+	var a Attendee
+	_, err = pgx.ForEachRow(rows, []any{&a.TicketID, &a.OrderID, &a.HolderEmail, &a.Seat.Section, &a.Seat.Row, &a.Seat.Number, &a.ScannedAt},
+		func() error { return each(a) })
+	return err
 }
 
 // revokeOrder revokes the order's tickets not revoked yet, listing each

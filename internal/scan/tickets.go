@@ -20,7 +20,7 @@ type NewTicket struct {
 	Code   string // its door code: signed (ticketsign) or 160 random bits
 }
 
-// Ticket is an issued ticket, as its buyer lists it.
+// Ticket is an issued ticket, as its holder lists it.
 type Ticket struct {
 	ID      string
 	OrderID string
@@ -32,7 +32,10 @@ type Ticket struct {
 	GeneralAdmission bool
 	Code             string
 	ScannedAt        *time.Time
-	Revoked          bool // by its organizer, or because its order was refunded
+	Revoked          bool // by its organizer, because its order was refunded, or transferred
+	// Transferred: its holder gave it to another buyer (Transfer), who holds
+	// a new ticket for its seat; it admits no one and its code is void.
+	Transferred bool
 }
 
 // IssueTickets issues the tickets of the order, one statement in tx, the
@@ -63,6 +66,41 @@ func TicketsOf(ctx context.Context, q Querier, buyerID, orderID string) ([]Ticke
 		return nil, fmt.Errorf("scan: list tickets: %w", err)
 	}
 	return tickets, nil
+}
+
+// OrderTicket is a ticket as its event's organizer lists it: with its
+// holder (the order's buyer, or whom it was transferred to) and its seat.
+type OrderTicket struct {
+	Ticket
+	HolderID string
+	Seat     Seat
+}
+
+// TicketsOfOrders returns the tickets of the orders, those transferred
+// included, by order, then seat (as on the seat map), then issue.
+func (s *Service) TicketsOfOrders(ctx context.Context, orderIDs []string) ([]OrderTicket, error) {
+	return s.store.ticketsOfOrders(ctx, orderIDs)
+}
+
+// Attendee is a ticket that admits, as its event's organizer exports it.
+type Attendee struct {
+	TicketID    string
+	OrderID     string
+	HolderEmail string // its holder's: the buyer, or whom it was transferred to
+	Seat        Seat   // a place of general admission has no row
+	ScannedAt   *time.Time
+}
+
+// Attendees calls each for every live ticket of the event (neither revoked
+// nor transferred: valid, or scanned already), in seat order, as one
+// statement reads them: one snapshot of the list however long it takes to
+// send, never the whole list in memory. It stops at the first error of each,
+// and returns it.
+func (s *Service) Attendees(ctx context.Context, eventID string, each func(Attendee) error) error {
+	if err := s.store.attendees(ctx, eventID, each); err != nil {
+		return fmt.Errorf("scan: the attendees of event %s: %w", eventID, err)
+	}
+	return nil
 }
 
 // RevokeOrder revokes every ticket of the order, in tx, the caller's:

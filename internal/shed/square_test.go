@@ -17,7 +17,8 @@ import (
 // options on the real scheduler: 10 s of 8×GOMAXPROCS goroutines spinning,
 // 10 s of nothing, twice. It must reach level 1 or more in each busy phase,
 // change level at most 3 times a phase, and be back at 0 within
-// 2 × RestoreAfter + 3 s of the last quiet phase's start. It prints the
+// 2 × RestoreAfter + 3 s of the last quiet phase's start, or of the last
+// sample in it that was not calm (other processes loading the machine). It prints the
 // sampled scheduler latencies of each phase. About 40 s: skipped by -short.
 // It is not parallel, so the package's other tests wait for it and do not
 // disturb the quiet phases.
@@ -76,12 +77,34 @@ func TestRealSquareWave(t *testing.T) {
 			time.Sleep(phase)
 		}
 	}
+	// Restoring is judged from the last moment the machine was busy, by the
+	// shedder's own measure: other processes (the other packages of
+	// go test ./..., a browser) may load it in the quiet phase, and then
+	// staying up is right. A machine that never calms for long enough
+	// within a minute cannot judge restoring at all.
 	lastQuiet := bounds[3]
-	deadline := lastQuiet.Add(2*DefaultRestoreAfter + 3*time.Second)
-	for u.Level() != LevelNone && time.Now().Before(deadline) {
+	calmSince := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		since := lastQuiet
+		for _, s := range sampled {
+			if s.t.After(since) && !u.isCalm(s.s) {
+				since = s.t
+			}
+		}
+		return since
+	}
+	giveUp := lastQuiet.Add(time.Minute)
+	var deadline time.Time
+	for {
+		deadline = calmSince().Add(2*DefaultRestoreAfter + 3*time.Second)
+		if u.Level() == LevelNone || time.Now().After(deadline) || time.Now().After(giveUp) {
+			break
+		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	restored := time.Since(lastQuiet)
+	busyAfterQuiet := deadline.After(giveUp) && u.Level() != LevelNone
 	bounds = append(bounds, time.Now())
 	cancel()
 
@@ -120,10 +143,14 @@ func TestRealSquareWave(t *testing.T) {
 			t.Errorf("%s: %d changes of level; want at most 3", names[p], n)
 		}
 	}
-	if u.Level() != LevelNone {
+	switch {
+	case busyAfterQuiet:
+		t.Logf("the machine was busy until %s after the last quiet phase began (other processes): too late to judge restoring",
+			deadline.Add(-2*DefaultRestoreAfter-3*time.Second).Sub(lastQuiet).Round(100*time.Millisecond))
+	case u.Level() != LevelNone:
 		t.Errorf("level %d %s after the last quiet phase began; want 0 within %s", u.Level(),
 			restored.Round(100*time.Millisecond), 2*DefaultRestoreAfter+3*time.Second)
-	} else {
+	default:
 		t.Logf("back at level 0 %s after the last quiet phase began", restored.Round(100*time.Millisecond))
 	}
 	if t.Failed() {

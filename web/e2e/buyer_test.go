@@ -1,18 +1,15 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"image"
-	_ "image/png"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp/kb"
-	"github.com/makiuchi-d/gozxing"
-	"github.com/makiuchi-d/gozxing/qrcode"
+
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // seatSelector is the CSS selector of a seat's button on the map.
@@ -121,33 +118,11 @@ func (b *browser) qrCodesRead(t *testing.T, want []string, n int) {
 	t.Helper()
 	var got []string
 	for _, png := range b.imageBytes("img.qr") {
-		got = append(got, decodeQR(t, png))
+		got = append(got, testenv.DecodeQR(t, png))
 	}
 	slices.Sort(want)
 	slices.Sort(got)
 	if !slices.Equal(got, want) || len(got) != n {
 		t.Errorf("the QR codes read %q, want the %d tickets %q", got, n, want)
 	}
-}
-
-// decodeQR reads the text of a QR code in a PNG.
-func decodeQR(t *testing.T, png []byte) string {
-	t.Helper()
-	img, _, err := image.Decode(bytes.NewReader(png))
-	if err != nil {
-		t.Fatalf("the QR code is no PNG: %v", err)
-	}
-	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The image is the server's PNG itself, not a photo: PURE_BARCODE reads it
-	// as drawn. Without it, gozxing's finder misreads about 1 code in 100
-	// (33 of 3,000 random ticket codes; zxing-cpp, the door's decoder, reads
-	// every one of those).
-	res, err := qrcode.NewQRCodeReader().Decode(bmp, map[gozxing.DecodeHintType]any{gozxing.DecodeHintType_PURE_BARCODE: true})
-	if err != nil {
-		t.Fatalf("reading the QR code: %v", err)
-	}
-	return res.GetText()
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // A buyer's eight tickets: the first load of every QR image fails (503, as
@@ -46,7 +48,7 @@ func TestTheTicketsPageRetriesAQRCodeThatFails(t *testing.T) {
 	pngs := b.imageBytes("img.qr") // waits for every image to be loaded
 	var got []string
 	for _, png := range pngs {
-		got = append(got, decodeQR(t, png))
+		got = append(got, testenv.DecodeQR(t, png))
 	}
 	want := buyer.ticketCodes(t)
 	slices.Sort(got)

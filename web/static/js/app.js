@@ -14,6 +14,7 @@ import { ticketsPage } from "./pages/tickets.js";
 import { organizerEventsPage, newEventPage } from "./pages/organizer-events.js";
 import { keysPage } from "./pages/organizer-keys.js";
 import { scansPage } from "./pages/organizer-scans.js";
+import { ordersPage } from "./pages/organizer-orders.js";
 
 route("/events", eventsPage);
 route("/events/:id", eventPage);
@@ -24,6 +25,7 @@ route("/signup", signupPage);
 route("/organizer", organizerEventsPage);
 route("/organizer/events/new", newEventPage);
 route("/organizer/events/:id/scans", scansPage);
+route("/organizer/events/:id/orders", ordersPage);
 route("/organizer/keys", keysPage);
 
 initNotice();

@@ -18,6 +18,7 @@
  * @property {SoldOutSection[]} [sold_out_sections] sold-out: the sections of general admission short of places
  * @property {ScanResult} [result] scan-rejected: why
  * @property {string} [first_scanned_at] scan-rejected, already_scanned: the admission
+ * @property {"scanned" | "transferred" | "revoked"} [ticket_status] ticket-not-transferable: why
  */
 
 /**
@@ -185,8 +186,8 @@
  * @property {string} seat_id
  * @property {string} section
  * @property {boolean} general_admission a place of general admission: no row or seat number
- * @property {string} code
- * @property {"valid" | "scanned" | "refunded"} status
+ * @property {string} [code] left out once transferred
+ * @property {"valid" | "scanned" | "refunded" | "transferred"} status
  */
 
 /**
@@ -201,6 +202,34 @@
  * @property {string} created_at
  * @property {string} [refunded_at]
  * @property {Ticket[]} tickets
+ */
+
+/**
+ * A ticket of an order, as its event's organizer reads it (OrganizerTicket).
+ * @typedef {object} OrganizerTicket
+ * @property {string} id
+ * @property {{section: string, row: string, number: number}} seat row "" for a place of general admission
+ * @property {"valid" | "scanned" | "refunded" | "transferred"} status
+ * @property {string} holder_email
+ */
+
+/**
+ * An order, as its event's organizer reads it (OrganizerOrder).
+ * @typedef {object} OrganizerOrder
+ * @property {string} id
+ * @property {"pending" | "confirmed" | "refunded"} status
+ * @property {string} buyer_email
+ * @property {number} total_cents
+ * @property {string} currency
+ * @property {string} created_at
+ * @property {OrganizerTicket[]} tickets
+ */
+
+/**
+ * A page of an event's orders (GET /v1/organizer/events/{id}/orders).
+ * @typedef {object} OrganizerOrderPage
+ * @property {OrganizerOrder[]} orders
+ * @property {string | null} next_after
  */
 
 /**

@@ -22,7 +22,7 @@ export async function organizerEventsPage({ main, signal }) {
     h("table", {},
       h("caption", { class: "visually-hidden" }, "My events, with seats held and sold and the revenue"),
       h("thead", {}, h("tr", {},
-        ["Event", "Starts", "Sold", "Held", "Available", "Revenue", "Door"].map((t) => h("th", { scope: "col" }, t)))),
+        ["Event", "Starts", "Sold", "Held", "Available", "Revenue", "Box office", "Door"].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, events.map((e) => h("tr", {},
         h("th", { scope: "row" }, h("a", { href: `#/events/${e.id}` }, e.name), h("br"), h("span", { class: "muted" }, e.venue)),
         h("td", {}, formatDateTime(e.starts_at)),
@@ -30,6 +30,7 @@ export async function organizerEventsPage({ main, signal }) {
         h("td", { class: "num" }, String(e.seats_held)),
         h("td", { class: "num" }, String(e.seats_available)),
         h("td", { class: "num" }, formatMoney(e.revenue_cents ?? 0, e.currency)),
+        h("td", {}, h("a", { href: `#/organizer/events/${e.id}/orders`, "aria-label": `Orders of ${e.name}` }, "Orders")),
         h("td", {}, h("a", { href: `#/organizer/events/${e.id}/scans`, "aria-label": `Scans of ${e.name}` }, "Scans"))))))));
 }
 

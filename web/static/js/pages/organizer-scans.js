@@ -5,7 +5,7 @@
 import { get, readEvent, retrying } from "../api.js";
 import { h } from "../dom.js";
 import { formatDateTime, formatDateTimeSeconds } from "../format.js";
-import { report } from "../notice.js";
+import { pager } from "../pager.js";
 import { requireUser, setTitle } from "../router.js";
 
 const PAGE_SIZE = 50;
@@ -57,35 +57,25 @@ export async function scansPage({ main, params, signal }) {
         body)),
     status, older);
 
-  /** @type {string | null} */
-  let before = null;
-  async function loadPage() {
-    older.disabled = true;
-    const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
-    if (before) query.set("before", before);
-    /** @type {import("../types.js").ScanPage} */
-    const page = await retrying(() => get(`/v1/events/${id}/scans?${query}`, { signal }), signal);
-    for (const s of page.scans) {
-      body.append(h("tr", {},
-        h("td", {}, h("time", { datetime: s.scanned_at }, formatDateTimeSeconds(s.scanned_at))),
-        h("td", { class: `result result-${s.result}` }, RESULT_WORDS[s.result] || s.result),
-        h("td", {}, h("code", {}, `${s.code_prefix}…`)),
-        h("td", {}, s.scanner_label),
-        // Offline: the door checked the ticket alone and uploaded the scan
-        // later; its time is the door's clock, unless that could not be true
-        // (then the time it arrived, and the door's own is said).
-        h("td", {}, how(s))));
-    }
-    before = page.next_before;
-    older.hidden = !before;
-    older.disabled = false;
-    status.textContent = body.children.length === 0 ? "No scans yet." : `${body.children.length} scans shown.`;
-  }
-  older.addEventListener("click", () => loadPage().catch(report));
-  refresh.addEventListener("click", () => {
-    body.replaceChildren();
-    before = null;
-    loadPage().catch(report);
+  const first = pager({
+    body, older, refresh, status,
+    read: async (before) => {
+      const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+      if (before) query.set("before", before);
+      /** @type {import("../types.js").ScanPage} */
+      const page = await retrying(() => get(`/v1/events/${id}/scans?${query}`, { signal }), signal);
+      return { items: page.scans, next: page.next_before };
+    },
+    row: (s) => h("tr", {},
+      h("td", {}, h("time", { datetime: s.scanned_at }, formatDateTimeSeconds(s.scanned_at))),
+      h("td", { class: `result result-${s.result}` }, RESULT_WORDS[s.result] || s.result),
+      h("td", {}, h("code", {}, `${s.code_prefix}…`)),
+      h("td", {}, s.scanner_label),
+      // Offline: the door checked the ticket alone and uploaded the scan
+      // later; its time is the door's clock, unless that could not be true
+      // (then the time it arrived, and the door's own is said).
+      h("td", {}, how(s))),
+    says: (n) => (n === 0 ? "No scans yet." : `${n} scans shown.`),
   });
-  await loadPage();
+  await first();
 }

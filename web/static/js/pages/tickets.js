@@ -1,8 +1,9 @@
 // The buyer's tickets (GET /v1/tickets), each with its QR code
 // (GET /v1/tickets/{id}/qr, a PNG the door scans) and the code in text.
-// print.css prints one ticket to a block, without the navigation. Every QR
-// image loads at once; one that fails (no connection, a busy server) is asked
-// for again, waiting a little longer each time.
+// print.css prints one ticket to a block, without the navigation (and without
+// the tickets that admit no one). Every QR image loads at once; one that
+// fails (no connection, a busy server) is asked for again, waiting a little
+// longer each time. A valid ticket can be given to a friend (transfer.js).
 
 import { get, readEvent, readSeatMap, retrying } from "../api.js";
 import { backoffMs } from "../retry.js";
@@ -11,6 +12,7 @@ import { formatDateTime } from "../format.js";
 import { requireUser, setTitle } from "../router.js";
 import { placeName } from "../places.js";
 import { seatName } from "../seatmap.js";
+import { transferButton } from "./transfer.js";
 
 /**
  * @typedef {import("../types.js").Ticket} Ticket
@@ -51,6 +53,7 @@ export async function ticketsPage({ main, signal }) {
 const TICKET_STATUS = {
   scanned: "Used: scanned at the door",
   refunded: "Refunded: this ticket no longer admits anyone",
+  transferred: "Given away: it belongs to someone else now, and no longer admits you",
 };
 
 /**
@@ -63,14 +66,18 @@ function ticketCard(ticket, { event, seats }, signal) {
   const seat = seats.get(ticket.seat_id);
   const where = ticket.general_admission ? placeName(ticket.section) : seat ? seatName(seat) : ticket.section;
   const headingId = `ticket-${ticket.id}`;
-  return h("li", { class: "ticket", "aria-labelledby": headingId },
+  // A ticket refunded or given away admits no one: no code, and not printed.
+  const admits = ticket.status === "valid" || ticket.status === "scanned";
+  const code = admits ? ticket.code : undefined;
+  return h("li", { class: admits ? "ticket" : "ticket ticket-void no-print", "aria-labelledby": headingId },
     h("div", { class: "ticket-text" },
       h("h2", { id: headingId }, event.name),
       h("p", {}, event.venue, " · ", h("time", { datetime: event.starts_at }, formatDateTime(event.starts_at))),
       h("p", { class: "ticket-seat" }, where),
       h("p", { class: "ticket-status" }, TICKET_STATUS[ticket.status] || "Valid"),
-      ticket.status === "refunded" ? null : h("p", {}, "Code: ", h("code", { class: "ticket-code" }, ticket.code))),
-    ticket.status === "refunded" ? null : qrImage(ticket, where, signal));
+      code ? h("p", {}, "Code: ", h("code", { class: "ticket-code" }, code)) : null,
+      ticket.status === "valid" ? transferButton(ticket, `${where}, ${event.name}`) : null),
+    code ? qrImage(code, ticket.id, where, signal) : null);
 }
 
 // How many times a QR image is asked for before the card says it did not load.
@@ -80,16 +87,17 @@ const qrAttempts = 6;
 // again after 1, 2, 4 … s (the server's Retry-After is not visible to an
 // image); after qrAttempts the card says so: the code in text works too.
 /**
- * @param {Ticket} ticket
+ * @param {string} code the ticket's
+ * @param {string} id the ticket's
  * @param {string} where its seat in words
  * @param {AbortSignal} signal
  * @returns {HTMLImageElement}
  */
-function qrImage(ticket, where, signal) {
-  const src = `/v1/tickets/${ticket.id}/qr`;
+function qrImage(code, id, where, signal) {
+  const src = `/v1/tickets/${id}/qr`;
   const img = h("img", {
     class: "qr", src, width: 220, height: 220,
-    alt: `QR code of ticket ${ticket.code} (${where})`,
+    alt: `QR code of ticket ${code} (${where})`,
   });
   let attempt = 1;
   img.addEventListener("error", () => {

@@ -1,0 +1,92 @@
+package httpapi_test
+
+import (
+	"encoding/csv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stagedoor/stagedoor/internal/auth"
+)
+
+type organizerOrderJSON struct {
+	ID         string    `json:"id"`
+	Status     string    `json:"status"`
+	BuyerEmail string    `json:"buyer_email"`
+	TotalCents int64     `json:"total_cents"`
+	Currency   string    `json:"currency"`
+	CreatedAt  time.Time `json:"created_at"`
+	Tickets    []struct {
+		ID   string `json:"id"`
+		Seat struct {
+			Section string `json:"section"`
+			Row     string `json:"row"`
+			Number  int    `json:"number"`
+		} `json:"seat"`
+		Status      string `json:"status"`
+		HolderEmail string `json:"holder_email"`
+	} `json:"tickets"`
+}
+
+type organizerOrderPage struct {
+	Orders    []organizerOrderJSON `json:"orders"`
+	NextAfter *string              `json:"next_after"`
+}
+
+// TestTheBoxOfficeIsItsOrganizers: the organizer pages through the event's
+// orders, newest first, one a page, each with its buyer's email and its
+// tickets; the attendee list is a CSV download of the tickets that admit.
+// Another organizer gets 404, a buyer 403, a cursor the list did not give 400.
+func TestTheBoxOfficeIsItsOrganizers(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, 0)
+	ada, bea := newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer)
+	adas := as[orderJSON](t, s.checkout(t, ada, orderBody(s.hold(t, ada, s.seats[0], s.seats[1]), "tok_visa"), ""))
+	beas := as[orderJSON](t, s.checkout(t, bea, orderBody(s.hold(t, bea, s.seats[2]), "tok_visa"), ""))
+	orders := "/v1/organizer/events/" + s.event + "/orders"
+
+	a := s.request(t, "GET", orders+"?limit=1", "", s.org.bearer()...)
+	first := as[organizerOrderPage](t, a)
+	if a.StatusCode != 200 || len(first.Orders) != 1 || first.Orders[0].ID != beas.ID || first.NextAfter == nil {
+		t.Fatalf("the first page = %d %s, want bea's order and a next page", a.StatusCode, a.raw)
+	}
+	if o := first.Orders[0]; o.BuyerEmail != bea.email || o.TotalCents != 4500 || o.Currency != "USD" || o.Status != "confirmed" ||
+		len(o.Tickets) != 1 || o.Tickets[0].ID != beas.Tickets[0].ID || o.Tickets[0].Seat.Section != "Floor" ||
+		o.Tickets[0].Seat.Row != "A" || o.Tickets[0].Seat.Number != 3 || o.Tickets[0].Status != "valid" || o.Tickets[0].HolderEmail != bea.email {
+		t.Errorf("bea's order = %+v", o)
+	}
+	a = s.request(t, "GET", orders+"?limit=1&after="+*first.NextAfter, "", s.org.bearer()...)
+	second := as[organizerOrderPage](t, a)
+	if a.StatusCode != 200 || len(second.Orders) != 1 || second.Orders[0].ID != adas.ID || len(second.Orders[0].Tickets) != 2 || second.NextAfter != nil {
+		t.Fatalf("the second page = %d %s, want ada's order, the last", a.StatusCode, a.raw)
+	}
+	if !strings.Contains(string(a.raw), `"next_after":null`) {
+		t.Errorf("the last page's next_after is not null: %s", a.raw)
+	}
+
+	a = s.request(t, "GET", "/v1/organizer/events/"+s.event+"/attendees.csv", "", s.org.bearer()...)
+	if a.StatusCode != 200 || a.Header.Get("Content-Type") != "text/csv; charset=utf-8" ||
+		a.Header.Get("Content-Disposition") != `attachment; filename="attendees-`+s.event+`.csv"` {
+		t.Fatalf("the attendee list = %d %v", a.StatusCode, a.Header)
+	}
+	records, err := csv.NewReader(strings.NewReader(string(a.raw))).ReadAll()
+	if err != nil || len(records) != 4 || records[0][0] != "ticket_id" || records[1][2] != ada.email || records[3][2] != bea.email ||
+		records[3][0] != beas.Tickets[0].ID || records[3][5] != "3" || records[3][6] != "valid" {
+		t.Errorf("the attendee list reads %q, %v", records, err)
+	}
+
+	stranger := newAccount(t, s.testServer, auth.Organizer)
+	for _, path := range []string{orders, "/v1/organizer/events/" + s.event + "/attendees.csv"} {
+		if a := s.request(t, "GET", path, "", stranger.bearer()...); a.StatusCode != 404 || !a.problem(t).is("not-found") {
+			t.Errorf("another organizer's %s = %d %s, want 404", path, a.StatusCode, a.raw)
+		}
+		if a := s.request(t, "GET", path, "", ada.bearer()...); a.StatusCode != 403 {
+			t.Errorf("a buyer's %s = %d %s, want 403", path, a.StatusCode, a.raw)
+		}
+	}
+	for _, query := range []string{"?after=bm90LWEtY3Vyc29y", "?limit=0", "?limit=101"} {
+		if a := s.request(t, "GET", orders+query, "", s.org.bearer()...); a.StatusCode != 400 || !a.problem(t).is("invalid-request") {
+			t.Errorf("orders%s = %d %s, want 400", query, a.StatusCode, a.raw)
+		}
+	}
+}
