@@ -25,6 +25,7 @@ run: ## Run Stagedoor on 127.0.0.1:8080: run-docker if a Docker engine answers, 
 
 run-docker: ## Run the whole stack in Docker (docker compose up --build)
 	@echo "run-docker: admin token: $${STAGEDOOR_ADMIN_TOKEN:-stagedoor-dev-admin-token} (docker-compose.yml); the demo data: docker compose logs seed"
+	@echo "run-docker: Stagedoor on http://127.0.0.1:8080; the e-mail it sends: http://127.0.0.1:8025 (Mailpit's inbox)"
 	@if docker compose version >/dev/null 2>&1; then exec docker compose up --build; \
 	else exec docker-compose up --build; fi
 

@@ -3,10 +3,11 @@
 #
 # Makes sure PostgreSQL and Redis answer (scripts/ensure-services.sh), seeds the demo
 # data (stagedoor seed, which prints it and writes it to .env.demo, the admin token
-# included), then runs Payrail and Stagedoor as children of this script until one of
-# them exits or the script is stopped: Ctrl-C, or SIGTERM to make or to this script.
-# Either way both children are stopped (SIGTERM: requests in flight finish) and waited
-# for, so none is left holding :8080 or :8090.
+# included), then runs MailDev (the mail catcher: an SMTP server and a web inbox, from
+# npm, pinned in package-lock.json), Payrail and Stagedoor as children of this script
+# until one of them exits or the script is stopped: Ctrl-C, or SIGTERM to make or to
+# this script. Either way every child is stopped (SIGTERM: requests in flight finish)
+# and waited for, so none is left holding :8080, :8090, :1025 or :1080.
 #
 # Environment (make passes its command-line variables, such as make run REDIS_URL=...):
 #   DATABASE_URL, REDIS_URL   default: the local services, database stagedoor
@@ -17,6 +18,10 @@
 #                             in .env.demo by seed, so it stays the same run after run)
 #   PAYRAIL_API_KEY           default: a new random one each run (Payrail asks for it,
 #                             Stagedoor sends it; both are this script's children)
+#   STAGEDOOR_SMTP_URL        default: MailDev, started here, on smtp://127.0.0.1:MAILDEV_SMTP_PORT
+#                             (given: that server, and no MailDev)
+#   MAILDEV_SMTP_PORT         default 1025; MAILDEV_WEB_PORT (its inbox) default 1080
+#   STAGEDOOR_PUBLIC_URL      default http://STAGEDOOR_ADDR (the e-mails' links)
 #   STAGEDOOR_DEMO_ENV_FILE   default .env.demo
 #   STAGEDOOR_BIN             default bin/stagedoor (make run builds it)
 set -euo pipefail
@@ -41,6 +46,16 @@ export PAYRAIL_DATABASE_URL=${PAYRAIL_DATABASE_URL:-$DATABASE_URL}
 # Payrail's API key: as given, else 192 random bits for this run.
 export PAYRAIL_API_KEY=${PAYRAIL_API_KEY:-prk_$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')}
 export STAGEDOOR_DEMO_ENV_FILE=$env_file
+# E-mail: to MailDev, unless a server is given.
+maildev_smtp=${MAILDEV_SMTP_PORT:-1025} maildev_web=${MAILDEV_WEB_PORT:-1080}
+run_maildev=
+if [[ -z ${STAGEDOOR_SMTP_URL:-} ]]; then
+  run_maildev=1
+  export STAGEDOOR_SMTP_URL=smtp://127.0.0.1:$maildev_smtp
+fi
+public_addr=$STAGEDOOR_ADDR
+[[ $public_addr == :* ]] && public_addr=127.0.0.1$public_addr
+export STAGEDOOR_PUBLIC_URL=${STAGEDOOR_PUBLIC_URL:-http://$public_addr}
 
 # The admin token: as given, else the one seed wrote to the demo file last time
 # (the line STAGEDOOR_ADMIN_TOKEN='...'), else 192 random bits.
@@ -57,12 +72,13 @@ export STAGEDOOR_ADMIN_TOKEN
 
 "$bin" seed
 
-# --- Payrail and Stagedoor, stopped together --------------------------------------
+# --- MailDev, Payrail and Stagedoor, stopped together ------------------------------
 
-pids=()
+pids=() names=()
 stop_children() {
   trap - INT TERM EXIT
-  # Stagedoor first (its checkouts in flight may still need Payrail), then Payrail.
+  # Last started first: Stagedoor (its checkouts in flight may still need Payrail),
+  # then Payrail, then MailDev.
   local i
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
     kill -TERM "${pids[$i]}" 2>/dev/null || true
@@ -70,14 +86,21 @@ stop_children() {
   done
 }
 # A signal ends "wait" at once and runs its trap: children stopped, then exit.
-trap 'say "stopping Stagedoor and Payrail"; stop_children; exit 130' INT
-trap 'say "stopping Stagedoor and Payrail"; stop_children; exit 143' TERM
+trap 'say "stopping Stagedoor, Payrail and MailDev"; stop_children; exit 130' INT
+trap 'say "stopping Stagedoor, Payrail and MailDev"; stop_children; exit 143' TERM
 trap stop_children EXIT
 
+mail_line="run-local: e-mail:       sent to $(printf %s "$STAGEDOOR_SMTP_URL" | sed 's#//\([^:/@]*\):[^@]*@#//\1:xxxxx@#')"
+if [[ -n $run_maildev ]]; then
+  # make build ran scripts/ensure-web.sh, which installed it (npm ci).
+  node_modules/.bin/maildev --ip 127.0.0.1 --smtp "$maildev_smtp" --web "$maildev_web" --silent &
+  pids+=("$!") names+=(MailDev)
+  mail_line="run-local: the e-mail:   http://127.0.0.1:$maildev_web/   MailDev's inbox: every message Stagedoor sends (a checkout's tickets, ...)"
+fi
 "$bin" payrail &
-pids+=("$!")
+pids+=("$!") names+=(Payrail)
 "$bin" serve &
-pids+=("$!")
+pids+=("$!") names+=(Stagedoor)
 
 # make demo talks to 127.0.0.1:8080 unless told otherwise.
 demo_url=""
@@ -88,27 +111,31 @@ show=${env_file}
 [[ $show == */* ]] || show=./$show
 cat >&2 <<EOF
 
-run-local: Stagedoor on http://$STAGEDOOR_ADDR, Payrail on http://$PAYRAIL_ADDR (Ctrl-C stops both)
+run-local: Stagedoor on http://$STAGEDOOR_ADDR, Payrail on http://$PAYRAIL_ADDR (Ctrl-C stops them)
 run-local: in a browser: http://$STAGEDOOR_ADDR/       log in as demo-buyer@example.com or
 run-local:               demo-organizer@example.com, password stagedoor-demo
 run-local: the door:     http://$STAGEDOOR_ADDR/door   with DEMO_SCANNER_KEY of $show
+$mail_line
 run-local: admin token: $STAGEDOOR_ADMIN_TOKEN
 run-local: in another shell: . $show     (the demo data and STAGEDOOR_ADMIN_TOKEN)
 run-local:                   make demo$demo_url          (the whole flow, step by step)
 
 EOF
 
-# Until either child exits; polled, so that a signal's trap runs at once.
-while kill -0 "${pids[0]}" 2>/dev/null && kill -0 "${pids[1]}" 2>/dev/null; do
+# Until any child exits; polled, so that a signal's trap runs at once.
+all_running() {
+  local pid
+  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null || return 1; done
+}
+while all_running; do
   sleep 1 &
   wait "$!" || true
 done
-names=(Payrail Stagedoor)
-for i in 0 1; do
+for i in "${!pids[@]}"; do
   if ! kill -0 "${pids[$i]}" 2>/dev/null; then
     status=0
     wait "${pids[$i]}" || status=$?
-    say "${names[$i]} exited (status $status); the other is stopped too"
+    say "${names[$i]} exited (status $status); the others are stopped too"
   fi
 done
-exit 1 # the EXIT trap stops the other
+exit 1 # the EXIT trap stops the others

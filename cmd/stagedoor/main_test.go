@@ -241,13 +241,16 @@ func TestBadAddressStopsBeforeMigrating(t *testing.T) {
 		"REDIS_URL":              "127.0.0.1:6379",
 		"PAYRAIL_URL":            "127.0.0.1:8090",
 		"PAYRAIL_DATABASE_URL":   "host=127.0.0.1",
+		"STAGEDOOR_SMTP_URL":     "smtp://stagedoor:hunter2hunter2@mail.example.com:99999",
+		"STAGEDOOR_MAIL_FROM":    "Stagedoor",
+		"STAGEDOOR_PUBLIC_URL":   "tickets.example.com",
 	} {
 		cmd := exec.Command(os.Args[0], "serve")
 		cmd.Env = append(os.Environ(), "STAGEDOOR_TEST_RUN_MAIN=1", "DATABASE_URL="+dbURL, variable+"="+value)
 		out, err := cmd.CombinedOutput()
 		var exitErr *exec.ExitError
-		if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 || !strings.Contains(string(out), variable) {
-			t.Errorf("%s=%q: exit %v, want code 2 and a message naming it; output: %s", variable, value, err, out)
+		if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 || !strings.Contains(string(out), variable) || strings.Contains(string(out), "hunter2") {
+			t.Errorf("%s=%q: exit %v, want code 2 and a message naming it (and no password); output: %s", variable, value, err, out)
 		}
 	}
 	db, err := pgx.Connect(context.Background(), dbURL)

@@ -32,6 +32,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/janitor"
 	"github.com/stagedoor/stagedoor/internal/limitadmin"
 	"github.com/stagedoor/stagedoor/internal/limits"
+	"github.com/stagedoor/stagedoor/internal/mail"
 	"github.com/stagedoor/stagedoor/internal/metrics"
 	"github.com/stagedoor/stagedoor/internal/queuetoken"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
@@ -63,6 +64,9 @@ type App struct {
 	QueueTokens *queuetoken.Signer // signs the waiting room's queue tokens
 	Seats       *seatstream.Hub    // the live seat maps' streams
 	TicketKeys  *ticketsign.Keys   // the events' keys that sign ticket codes
+	// Mail sends the outbox's e-mail (one instance at a time); without
+	// STAGEDOOR_SMTP_URL it only counts what waits.
+	Mail *mail.Sender
 	// BuyerConcurrency and OrganizerConcurrency bound a buyer's and an
 	// organizer's requests in flight at once, across instances.
 	BuyerConcurrency     *concurrency.Limiter
@@ -70,7 +74,8 @@ type App struct {
 	// Handler answers the HTTP API.
 	Handler *httpapi.Server
 	// Janitor deletes expired sessions and devices, old Idempotency-Keys,
-	// long-ended holds and the scan audit's rows of no ticket.
+	// long-ended holds, the scan audit's rows of no ticket and the e-mail
+	// sent long ago.
 	Janitor *janitor.Janitor
 	// Utilization and Fleet are the shedders, asked in this order.
 	Utilization *shed.Utilization
@@ -212,11 +217,16 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	a.QueueTokens = queuetoken.New(a.DB, 0, nil)
 	a.Seats = seatstream.New(a.Events, seatstream.Options{Registerer: a.Registry})
 	a.closers = append(a.closers, a.Seats.Close)
+	if a.Mail, err = mail.NewSender(a.DB, mail.Options{SMTPURL: cfg.SMTPURL, From: cfg.MailFrom, PublicURL: cfg.PublicURL,
+		Sessions: a.Sessions, Logger: logger, Registerer: a.Registry}); err != nil {
+		return nil, err
+	}
 	a.Janitor = janitor.New([]janitor.Task{
 		{Name: "sessions_and_devices", Purge: a.Auth.PurgeExpired},
 		{Name: "idempotency_keys", Purge: a.Checkout.PurgeKeys},
 		{Name: "holds", Purge: a.Holds.PurgeEnded},
 		{Name: "scans_of_no_ticket", Purge: a.Scans.PurgeJunk},
+		{Name: "mail_sent", Purge: a.Mail.PurgeSent},
 	}, janitor.DefaultBatch, logger, a.Registry)
 	a.Handler = httpapi.New(a.deps(o.routes))
 	return a, nil
@@ -312,7 +322,10 @@ const (
 	// Shedding samples the worker utilization shedder's signals, and
 	// exchanges this instance's rates by class with the fleet's in Redis.
 	Shedding
-	All = SettingsWatcher | HoldSweeper | Recovery | Janitor | CredentialWatcher | LeaseRenewer | Shedding
+	// Mail sends the outbox's due messages, every mail.DefaultEvery, on one
+	// instance at a time.
+	Mail
+	All = SettingsWatcher | HoldSweeper | Recovery | Janitor | CredentialWatcher | LeaseRenewer | Shedding | Mail
 )
 
 // Start runs the loops in the background until the returned stop is called;
@@ -343,6 +356,9 @@ func (a *App) Start(ctx context.Context, loops Loops) (stop func()) {
 	}
 	if loops&Janitor != 0 {
 		wg.Go(func() { a.Janitor.Run(ctx, janitor.DefaultEvery) })
+	}
+	if loops&Mail != 0 {
+		wg.Go(func() { a.Mail.Run(ctx) })
 	}
 	return func() {
 		cancel()

@@ -29,7 +29,11 @@
 // refunded order's revoked through scan.RevokeOrder, in this package's
 // transaction, and listed through scan.TicketsOf. It changes holds and seats
 // only through internal/hold, in its own transactions, and reaches Payrail
-// only over HTTP, as it would a real provider.
+// only over HTTP, as it would a real provider. The transaction that confirms
+// an order also writes the buyer's e-mail of its tickets to internal/mail's
+// outbox (mail.Enqueue), reading the buyer, the event and the seats through
+// auth.AccountByID, event.SummaryOf and hold.PlacesOf: the e-mail exists
+// exactly when the order is confirmed, and is sent later, never waited for.
 package checkout
 
 import (

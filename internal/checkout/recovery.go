@@ -97,7 +97,7 @@ func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery)
 		case finding == FindingCharged && charge.Refund != nil:
 			// Refunded at Payrail before anyone here knew it was charged:
 			// confirmed and refunded at once, its tickets never admitting.
-			_, err = s.store.confirmThen(ctx, o, charge.ID, func(tx pgx.Tx) error {
+			_, err = s.store.confirmThen(ctx, o, charge.ID, func(tx pgx.Tx, _ Order) error {
 				_, err := refundOrderIn(ctx, tx, o.ID, charge.ID, charge.Refund.ID)
 				return err
 			})

@@ -103,15 +103,20 @@ func (s store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 var errNotPending = errors.New("the order is no longer pending")
 
 // confirm settles a charged order: the order is confirmed, its hold converted
-// (its seats sold), and one ticket issued a seat. It returns the confirmed
-// order, or errNotPending when the order was already settled.
+// (its seats sold), one ticket issued a seat, and the buyer's e-mail of the
+// tickets written to the outbox (notifyConfirmed), all in one transaction. It
+// returns the confirmed order, or errNotPending when the order was already
+// settled.
 func (s store) confirm(ctx context.Context, o pendingOrder, chargeID string) (Order, error) {
-	return s.confirmThen(ctx, o, chargeID, nil)
+	return s.confirmThen(ctx, o, chargeID, func(tx pgx.Tx, confirmed Order) error {
+		return notifyConfirmed(ctx, tx, confirmed)
+	})
 }
 
-// confirmThen is confirm, with then run in the same transaction after it
-// (nil: nothing).
-func (s store) confirmThen(ctx context.Context, o pendingOrder, chargeID string, then func(pgx.Tx) error) (Order, error) {
+// confirmThen is confirm, with then run in the same transaction after the
+// tickets are issued, given the confirmed order, instead of writing the
+// buyer's e-mail (an order refunded as it is confirmed announces no tickets).
+func (s store) confirmThen(ctx context.Context, o pendingOrder, chargeID string, then func(pgx.Tx, Order) error) (Order, error) {
 	confirmed := o.Order
 	code, err := scan.CodeMaker(ctx, s.keys, o.EventID)
 	if err != nil {
@@ -134,18 +139,17 @@ func (s store) confirmThen(ctx context.Context, o pendingOrder, chargeID string,
 		confirmed.Status, confirmed.Tickets = Confirmed, make([]Ticket, len(seats))
 		issued := make([]scan.NewTicket, len(seats))
 		for i, seat := range seats {
-			issued[i] = scan.NewTicket{ID: ids.New(), SeatID: seat.ID}
+			issued[i] = scan.NewTicket{ID: ids.New(), SeatID: seat.SeatID}
 			if issued[i].Code, err = code(issued[i].ID); err != nil {
 				return err
 			}
-			confirmed.Tickets[i] = Ticket{Ticket: scan.Ticket{ID: issued[i].ID, OrderID: o.ID, EventID: o.EventID, SeatID: seat.ID,
-				Section: seat.Section, GeneralAdmission: seat.GeneralAdmission, Code: issued[i].Code}}
+			confirmed.Tickets[i] = Ticket{Ticket: scan.Ticket{ID: issued[i].ID, OrderID: o.ID, EventID: o.EventID, SeatID: seat.SeatID,
+				Section: seat.Section, GeneralAdmission: seat.GeneralAdmission(), Code: issued[i].Code}}
 		}
-		err = scan.IssueTickets(ctx, tx, o.ID, o.BuyerID, o.EventID, issued)
-		if err != nil || then == nil {
+		if err := scan.IssueTickets(ctx, tx, o.ID, o.BuyerID, o.EventID, issued); err != nil {
 			return err
 		}
-		return then(tx)
+		return then(tx, confirmed)
 	})
 	switch {
 	case errors.Is(err, errNotPending):

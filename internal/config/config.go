@@ -4,7 +4,8 @@
 //
 // It owns no state and does no I/O beyond reading the environment; the
 // protections' variables and defaults are declared in internal/limits, the
-// registry, and read here.
+// registry, and read here; the mail settings are checked by internal/mail's
+// own parsers, the ones its Sender uses.
 package config
 
 import (
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/limits"
+	"github.com/stagedoor/stagedoor/internal/mail"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 )
 
@@ -54,6 +56,14 @@ type Config struct {
 	MaxHeldSeats    int           // STAGEDOOR_MAX_HELD_SEATS: seats one buyer may hold at once in one event
 	ReholdCooldown  time.Duration // STAGEDOOR_REHOLD_COOLDOWN: how long a buyer may not hold again seats their hold gave back; 0: off
 	LogLevel        string        // STAGEDOOR_LOG_LEVEL: debug, info, warn or error
+
+	// SMTPURL is the mail server (STAGEDOOR_SMTP_URL: smtp:// or smtps://,
+	// maybe with a login whose password it holds: never log it; the
+	// mail.Server read from it hides the password); empty: notices stay in
+	// the outbox, unsent.
+	SMTPURL   string
+	MailFrom  string // STAGEDOOR_MAIL_FROM: the messages' From
+	PublicURL string // STAGEDOOR_PUBLIC_URL: where the messages' links lead
 
 	// DirectDatabaseURL is PostgreSQL itself, when DATABASE_URL is a
 	// transaction pooler such as PgBouncer (STAGEDOOR_DIRECT_DATABASE_URL);
@@ -154,6 +164,9 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxHeldSeats:    r.integer("STAGEDOOR_MAX_HELD_SEATS", 10, 1, 10_000),
 		ReholdCooldown:  r.durationOrZero("STAGEDOOR_REHOLD_COOLDOWN", time.Minute),
 		LogLevel:        r.oneOf("STAGEDOOR_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
+		SMTPURL:         r.checked("STAGEDOOR_SMTP_URL", "", problemOf(func(v string) error { _, err := mail.ParseServerURL(v); return err })),
+		MailFrom:        r.checked("STAGEDOOR_MAIL_FROM", DefaultMailFrom, problemOf(func(v string) error { _, err := mail.ParseFrom(v); return err })),
+		PublicURL:       r.checked("STAGEDOOR_PUBLIC_URL", DefaultPublicURL, problemOf(mail.CheckPublicURL)),
 
 		BuyerConcurrency:     r.protection(limits.BuyerConcurrency, 1, 10_000),
 		OrganizerConcurrency: r.protection(limits.OrganizerConcurrency, 1, 10_000),
@@ -187,6 +200,23 @@ func Load(getenv func(string) string) (Config, error) {
 				RecoveryMargin, c.PaymentTimeout))
 	}
 	return c, errors.Join(r.errs...)
+}
+
+// The messages' From and links when STAGEDOOR_MAIL_FROM and
+// STAGEDOOR_PUBLIC_URL are not set: fit for make run on this machine only.
+const (
+	DefaultMailFrom  = "Stagedoor <tickets@localhost>"
+	DefaultPublicURL = "http://localhost:8080"
+)
+
+// problemOf makes a check of check: the error's text, or "".
+func problemOf(check func(string) error) func(string) string {
+	return func(v string) string {
+		if err := check(v); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
 }
 
 // RecoveryMargin is how many payment timeouts a pending order must be older

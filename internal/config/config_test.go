@@ -27,7 +27,8 @@ func TestDefaults(t *testing.T) {
 		c.BodyTimeout != 5*time.Second || c.MaxHeldSeats != 10 || c.ReholdCooldown != time.Minute ||
 		c.BuyerConcurrency != 5 || c.OrganizerConcurrency != 20 || c.FleetCapacity != 0 || c.FleetReserve != 0.2 || c.WorkerUtilization != "enforce" ||
 		c.MetricsAddr != "127.0.0.1:9091" || c.MaxConnections != 10_000 || c.WriteTimeout != 10*time.Second ||
-		c.DirectDatabaseURL != "" || c.Pooled() || c.SessionDatabaseURL() != c.DatabaseURL {
+		c.DirectDatabaseURL != "" || c.Pooled() || c.SessionDatabaseURL() != c.DatabaseURL ||
+		c.SMTPURL != "" || c.MailFrom != "Stagedoor <tickets@localhost>" || c.PublicURL != "http://localhost:8080" {
 		t.Errorf("defaults differ from docs/configuration.md: %+v", c)
 	}
 	want := map[ratelimit.Name]ratelimit.Limit{
@@ -130,6 +131,20 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 		{"PAYRAIL_URL", "ftp://127.0.0.1:8090"},
 		{"PAYRAIL_URL", "http://"},
 		{"PAYRAIL_URL", "http://127.0.0.1:port"},
+		{"STAGEDOOR_SMTP_URL", "mail.example.com:25"},
+		{"STAGEDOOR_SMTP_URL", "http://mail.example.com"},
+		{"STAGEDOOR_SMTP_URL", "smtp://"},
+		{"STAGEDOOR_SMTP_URL", "smtp://mail.example.com:0"},
+		{"STAGEDOOR_SMTP_URL", "smtp://mail.example.com:port"},
+		{"STAGEDOOR_SMTP_URL", "smtps://mail.example.com/inbox"},
+		{"STAGEDOOR_SMTP_URL", "smtp://:secret@mail.example.com"},
+		{"STAGEDOOR_MAIL_FROM", "Stagedoor"},
+		{"STAGEDOOR_MAIL_FROM", "a@example.com, b@example.com"},
+		{"STAGEDOOR_MAIL_FROM", "tickets@"},
+		{"STAGEDOOR_PUBLIC_URL", "tickets.example.com"},
+		{"STAGEDOOR_PUBLIC_URL", "ftp://tickets.example.com"},
+		{"STAGEDOOR_PUBLIC_URL", "https://tickets.example.com/?x=1"},
+		{"STAGEDOOR_PUBLIC_URL", "https://tickets.example.com/#/tickets"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.variable+"="+tt.value, func(t *testing.T) {
@@ -204,6 +219,13 @@ func TestGoodAddressesPass(t *testing.T) {
 		{"REDIS_URL", "10.0.0.1:7000, 10.0.0.2:7000,redis://10.0.0.3:7000"},
 		{"PAYRAIL_URL", "http://payrail:8090"},
 		{"PAYRAIL_URL", "https://payrail.example.com"},
+		{"STAGEDOOR_SMTP_URL", "smtp://127.0.0.1:1025"},
+		{"STAGEDOOR_SMTP_URL", "smtps://stagedoor:s3cret@mail.example.com"},
+		{"STAGEDOOR_SMTP_URL", "smtp://apikey:a%2Fb%40c@smtp.example.com:587"},
+		{"STAGEDOOR_MAIL_FROM", "tickets@example.com"},
+		{"STAGEDOOR_MAIL_FROM", "Théâtre du Nord <billets@example.fr>"},
+		{"STAGEDOOR_PUBLIC_URL", "https://tickets.example.com"},
+		{"STAGEDOOR_PUBLIC_URL", "http://127.0.0.1:8080/stagedoor/"},
 	} {
 		c, err := Load(env(map[string]string{tt.variable: tt.value}))
 		if err != nil {
@@ -212,7 +234,8 @@ func TestGoodAddressesPass(t *testing.T) {
 		}
 		got := map[string]string{"STAGEDOOR_ADDR": c.Addr, "STAGEDOOR_METRICS_ADDR": c.MetricsAddr, "PAYRAIL_ADDR": c.PayrailAddr, "DATABASE_URL": c.DatabaseURL,
 			"PAYRAIL_DATABASE_URL": c.PayrailDatabase, "REDIS_URL": c.RedisURL, "PAYRAIL_URL": c.PayrailURL,
-			"STAGEDOOR_DIRECT_DATABASE_URL": c.DirectDatabaseURL}[tt.variable]
+			"STAGEDOOR_DIRECT_DATABASE_URL": c.DirectDatabaseURL, "STAGEDOOR_SMTP_URL": c.SMTPURL, "STAGEDOOR_MAIL_FROM": c.MailFrom,
+			"STAGEDOOR_PUBLIC_URL": c.PublicURL}[tt.variable]
 		if got != tt.value {
 			t.Errorf("Load(%s=%q) read %q", tt.variable, tt.value, got)
 		}
@@ -228,6 +251,7 @@ func TestBadURLHidesItsPassword(t *testing.T) {
 		"STAGEDOOR_DIRECT_DATABASE_URL": "postgres://root:hunter2hunter2@127.0.0.1:5432x/stagedoor",
 		"REDIS_URL":                     "redis://:hunter2hunter2@127.0.0.1:6379/zero",
 		"PAYRAIL_URL":                   "ftp://me:hunter2hunter2@127.0.0.1",
+		"STAGEDOOR_SMTP_URL":            "smtp://me:hunter2hunter2@mail.example.com:99999",
 	} {
 		_, err := Load(env(map[string]string{variable: value}))
 		if err == nil || !strings.Contains(err.Error(), variable) || strings.Contains(err.Error(), "hunter2") {

@@ -66,22 +66,14 @@ func EndCheckout(ctx context.Context, tx pgx.Tx, holdID string, to Status) ([]st
 	seats, err := EndCheckoutSeats(ctx, tx, holdID, to)
 	ids := make([]string, len(seats))
 	for i, s := range seats {
-		ids[i] = s.ID
+		ids[i] = s.SeatID
 	}
 	return ids, err
 }
 
-// SeatOf is a seat of a hold, or a place of general admission: what a ticket
-// for it says.
-type SeatOf struct {
-	ID               string
-	Section          string
-	GeneralAdmission bool // a place, which has no row or number a buyer is shown
-}
-
 // EndCheckoutSeats is EndCheckout, returning the hold's seats, in its order,
-// with the section of each and whether it is a place.
-func EndCheckoutSeats(ctx context.Context, tx pgx.Tx, holdID string, to Status) ([]SeatOf, error) {
+// as their tickets name them (a place of general admission has no row).
+func EndCheckoutSeats(ctx context.Context, tx pgx.Tx, holdID string, to Status) ([]Place, error) {
 	set, ok := seatsAfterCheckout[to]
 	if !ok {
 		return nil, fmt.Errorf("hold: a checkout cannot end in %q", to)

@@ -176,7 +176,7 @@ type Hold struct {
 	// is a row of the seats table too, so checkout, tickets and the door treat
 	// it as a seat.
 	SeatIDs    []string
-	General    []Places // its places, by section, in the order asked for
+	General    []SectionPlaces // its places, by section, in the order asked for
 	Status     Status
 	TotalCents int64
 	Currency   string
@@ -190,8 +190,8 @@ type General struct {
 	Quantity  int
 }
 
-// Places are some places of one section of general admission.
-type Places struct {
+// SectionPlaces are some places of one section of general admission.
+type SectionPlaces struct {
 	SectionID string
 	Section   string // its name
 	Quantity  int
@@ -200,8 +200,8 @@ type Places struct {
 // Plan is a checked hold request, ready to place once the limits allow it.
 type Plan struct {
 	BuyerID string
-	SeatIDs []string // canonical, distinct
-	General []Places // distinct sections of general admission, in the order asked for
+	SeatIDs []string        // canonical, distinct
+	General []SectionPlaces // distinct sections of general admission, in the order asked for
 	// Event is the event's unchanging facts; Event.OrganizerID keys the
 	// hold-organizer limit.
 	Event event.Info

@@ -86,7 +86,7 @@ func TestAHoldTakesPlacesOfASection(t *testing.T) {
 		t.Fatal(err)
 	}
 	if h.TotalCents != 3100 || len(h.SeatIDs) != 3 || h.SeatIDs[0] != f.seats[1] ||
-		len(h.General) != 1 || h.General[0] != (Places{SectionID: f.lawn, Section: "Lawn", Quantity: 2}) {
+		len(h.General) != 1 || h.General[0] != (SectionPlaces{SectionID: f.lawn, Section: "Lawn", Quantity: 2}) {
 		t.Fatalf("placed %+v; want the seat and 2 places of Lawn, 3100", h)
 	}
 	var places int

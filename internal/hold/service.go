@@ -132,8 +132,8 @@ func checkGeneral(general []General) (int, error) {
 
 // sectionsOf is what general asks of the event's sections, each one a section
 // of general admission of the event (checked by checkGeneral before).
-func sectionsOf(info event.Info, general []General) ([]Places, error) {
-	var out []Places
+func sectionsOf(info event.Info, general []General) ([]SectionPlaces, error) {
+	var out []SectionPlaces
 	for i, g := range general {
 		id, _ := ids.Parse(g.SectionID)
 		sec, ok := info.Section(id)
@@ -143,7 +143,7 @@ func sectionsOf(info event.Info, general []General) ([]Places, error) {
 		case !sec.GeneralAdmission:
 			return nil, invalid("general[%d].section_id names %s, a seated section: choose its seats with seat_ids", i, sec.Name)
 		}
-		out = append(out, Places{SectionID: id, Section: sec.Name, Quantity: g.Quantity})
+		out = append(out, SectionPlaces{SectionID: id, Section: sec.Name, Quantity: g.Quantity})
 	}
 	return out, nil
 }
@@ -192,15 +192,15 @@ func (s *Service) Get(ctx context.Context, buyerID, holdID string) (Hold, error)
 
 // placesBySection counts a hold's places by section, in the event's order of
 // sections; sections has one name a place.
-func placesBySection(info event.Info, sections []string) []Places {
+func placesBySection(info event.Info, sections []string) []SectionPlaces {
 	count := make(map[string]int, len(sections))
 	for _, name := range sections {
 		count[name]++
 	}
-	var out []Places
+	var out []SectionPlaces
 	for _, sec := range info.Sections {
 		if n := count[sec.Name]; n > 0 {
-			out = append(out, Places{SectionID: sec.ID, Section: sec.Name, Quantity: n})
+			out = append(out, SectionPlaces{SectionID: sec.ID, Section: sec.Name, Quantity: n})
 		}
 	}
 	return out

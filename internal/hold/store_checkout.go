@@ -75,7 +75,7 @@ func endCheckout(ctx context.Context, tx pgx.Tx, holdID string, to Status) ([]st
 // settleSeats sets, on every seat the hold still owns, what set says
 // (seatsAfterCheckout); each of seatIDs must be one. It returns them, in the
 // order of seatIDs.
-func settleSeats(ctx context.Context, tx pgx.Tx, holdID string, seatIDs []string, set string) ([]SeatOf, error) {
+func settleSeats(ctx context.Context, tx pgx.Tx, holdID string, seatIDs []string, set string) ([]Place, error) {
 	rows, err := tx.Query(ctx, `
 		WITH mine AS (
 		    SELECT id FROM seats
@@ -84,18 +84,18 @@ func settleSeats(ctx context.Context, tx pgx.Tx, holdID string, seatIDs []string
 		)
 		UPDATE seats SET `+set+`
 		FROM holds h WHERE h.id = $2 AND seats.id IN (SELECT id FROM mine)
-		RETURNING seats.id::text, seats.section, seats.row_label = ''`, seatIDs, holdID)
+		RETURNING seats.id::text, seats.section, seats.row_label, seats.number`, seatIDs, holdID)
 	if err != nil {
 		return nil, fmt.Errorf("hold: end checkout: %w", err)
 	}
-	settled := make(map[string]SeatOf, len(seatIDs))
+	settled := make(map[string]Place, len(seatIDs))
 	for rows.Next() {
-		var s SeatOf
-		if err := rows.Scan(&s.ID, &s.Section, &s.GeneralAdmission); err != nil {
+		var s Place
+		if err := rows.Scan(&s.SeatID, &s.Section, &s.Row, &s.Number); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("hold: end checkout: %w", err)
 		}
-		settled[s.ID] = s
+		settled[s.SeatID] = s
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("hold: end checkout: %w", err)
@@ -103,7 +103,7 @@ func settleSeats(ctx context.Context, tx pgx.Tx, holdID string, seatIDs []string
 	if len(settled) != len(seatIDs) {
 		return nil, fmt.Errorf("hold: end checkout of %s: it owns %d of its %d seats", holdID, len(settled), len(seatIDs))
 	}
-	seats := make([]SeatOf, len(seatIDs))
+	seats := make([]Place, len(seatIDs))
 	for i, id := range seatIDs {
 		seats[i] = settled[id]
 	}

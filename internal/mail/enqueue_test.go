@@ -2,11 +2,13 @@ package mail_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/stagedoor/stagedoor/internal/conn"
 	stagemail "github.com/stagedoor/stagedoor/internal/mail"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
@@ -50,5 +52,28 @@ func TestANoticeIsWrittenOnlyWithItsTransaction(t *testing.T) {
 	}
 	if mine, err := stagemail.Outbox(ctx, db, transfer.To.Email); err != nil || len(mine) != 1 || mine[0].Kind != stagemail.KindTicketReceived {
 		t.Errorf("the receiver's messages: %+v, %v", mine, err)
+	}
+}
+
+// TestANoticeIsWrittenBehindATransactionPooler: through the pool Stagedoor
+// opens for a transaction pooler (statements not described first, arguments
+// sent as text), a notice is written as JSON and reads back whole.
+func TestANoticeIsWrittenBehindATransactionPooler(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := conn.PostgresPooler(ctx, testenv.DatabaseURL(t), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n := confirmation(buyerEmail())
+	enqueue(t, db, n)
+	got, err := stagemail.Outbox(ctx, db, n.To.Email)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("outbox: %+v, %v", got, err)
+	}
+	var back stagemail.OrderConfirmed
+	if err := json.Unmarshal(got[0].Notice, &back); err != nil || back.OrderID != n.OrderID || len(back.Tickets) != 2 || back.Tickets[1].Code != n.Tickets[1].Code {
+		t.Errorf("the notice reads back as %+v (%v)", back, err)
 	}
 }

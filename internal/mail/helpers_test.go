@@ -3,12 +3,6 @@ package mail_test
 import (
 	"context"
 	"crypto/tls"
-	"encoding/base64"
-	"io"
-	"mime"
-	"mime/multipart"
-	"net/mail"
-	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +21,11 @@ const (
 
 // enqueue writes the notices in one transaction, as their callers do.
 func enqueue(t *testing.T, db *pgxpool.Pool, notices ...stagemail.Notice) {
+	enqueueB(t, db, notices...)
+}
+
+// enqueueB is enqueue for tests and benchmarks.
+func enqueueB(t testing.TB, db *pgxpool.Pool, notices ...stagemail.Notice) {
 	t.Helper()
 	ctx := context.Background()
 	if err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
@@ -38,6 +37,44 @@ func enqueue(t *testing.T, db *pgxpool.Pool, notices ...stagemail.Notice) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// queued is a database of the test's own with a confirmation queued to a
+// new address (returned), and a mail server of o.
+func queued(t *testing.T, o testenv.SMTPOptions) (*pgxpool.Pool, *testenv.SMTPServer, string) {
+	t.Helper()
+	db := testenv.Postgres(t)
+	server := testenv.StartSMTP(t, o)
+	to := buyerEmail()
+	enqueue(t, db, confirmation(to))
+	return db, server, to
+}
+
+// enqueueMany writes txs transactions of per cancellations each, each to an
+// address of its own.
+func enqueueMany(t *testing.T, db *pgxpool.Pool, txs, per int) {
+	t.Helper()
+	for range txs {
+		var notices []stagemail.Notice
+		for range per {
+			notices = append(notices, cancellation(buyerEmail()))
+		}
+		enqueue(t, db, notices...)
+	}
+}
+
+// eachOnce fails t unless counts counts want things (what they are: what),
+// each once.
+func eachOnce[K comparable](t *testing.T, counts map[K]int, want int, what string) {
+	t.Helper()
+	if len(counts) != want {
+		t.Errorf("%d %s; want %d", len(counts), what, want)
+	}
+	for k, n := range counts {
+		if n != 1 {
+			t.Errorf("%v: %d times; want once", k, n)
+		}
 	}
 }
 
@@ -90,81 +127,18 @@ func confirmation(email string) stagemail.OrderConfirmed {
 	}
 }
 
+// cancellation is a cheap message to email (no QR image to draw), for the
+// tests of sending many.
+func cancellation(email string) stagemail.EventCancelled {
+	return stagemail.EventCancelled{To: stagemail.Recipient{Name: "Ada", Email: email}, OrderID: ids.New(),
+		Event:       stagemail.Event{ID: ids.New(), Name: "Night", Venue: "Hall", StartsAt: time.Date(2031, 6, 14, 19, 30, 0, 0, time.UTC)},
+		RefundCents: 2500, Currency: "EUR"}
+}
+
 // buyerEmail is an address of the test's own.
 func buyerEmail() string { return "buyer-" + ids.New()[:8] + "@example.com" }
-
-// parts is a received message taken apart.
-type parts struct {
-	text, html string
-	images     map[string][]byte // by Content-ID, without angle brackets
-	types      []string          // every part's media type, depth first
-}
-
-// readParts takes a message apart: multipart/alternative of text/plain and
-// text/html or multipart/related (text/html and images).
-func readParts(t *testing.T, m *mail.Message) parts {
-	t.Helper()
-	p := parts{images: map[string][]byte{}}
-	var walk func(mediaType string, params map[string]string, header map[string][]string, body io.Reader)
-	walk = func(mediaType string, params map[string]string, header map[string][]string, body io.Reader) {
-		p.types = append(p.types, mediaType)
-		if strings.HasPrefix(mediaType, "multipart/") {
-			r := multipart.NewReader(body, params["boundary"])
-			for {
-				part, err := r.NextPart() // decodes quoted-printable
-				if err == io.EOF {
-					return
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				mt, ps, err := mime.ParseMediaType(part.Header.Get("Content-Type"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				walk(mt, ps, part.Header, part)
-			}
-		}
-		raw, err := io.ReadAll(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		get := func(k string) string {
-			if v := header[k]; len(v) > 0 {
-				return v[0]
-			}
-			return ""
-		}
-		switch {
-		case mediaType == "text/plain":
-			p.text = string(raw)
-		case mediaType == "text/html":
-			p.html = string(raw)
-		case mediaType == "image/png":
-			if get("Content-Transfer-Encoding") != "base64" {
-				t.Fatalf("an image is %q, not base64", get("Content-Transfer-Encoding"))
-			}
-			p.images[strings.Trim(get("Content-Id"), "<>")] = decodeBase64(t, raw)
-		}
-	}
-	mt, params, err := mime.ParseMediaType(m.Header.Get("Content-Type"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	walk(mt, params, map[string][]string(m.Header), m.Body)
-	return p
-}
 
 // testTLS trusts the test server's certificate.
 func testTLS(s *testenv.SMTPServer) *tls.Config {
 	return &tls.Config{RootCAs: s.RootCAs, MinVersion: tls.VersionTLS12}
-}
-
-func decodeBase64(t *testing.T, b []byte) []byte {
-	t.Helper()
-	out, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(string(b)), ""))
-	if err != nil {
-		t.Fatalf("an image is no base64: %v", err)
-	}
-	return out
 }

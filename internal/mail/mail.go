@@ -53,8 +53,9 @@ type Ticket struct {
 	Row              string `json:"row,omitempty"`
 	Number           int    `json:"number,omitempty"`
 	GeneralAdmission bool   `json:"general_admission,omitempty"`
-	// Code is the ticket's door code, shown as text and as a QR image. Left
-	// empty where the message must not show it (a refunded ticket).
+	// Code is the ticket's door code, shown as text and as a QR image where
+	// the recipient holds the ticket (OrderConfirmed, the receiver's
+	// TicketTransferred); the other messages never show it, given or not.
 	Code string `json:"code,omitempty"`
 }
 

@@ -76,7 +76,7 @@ func NewRenderer(from, publicURL string) (*Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPublicURL(publicURL); err != nil {
+	if err := CheckPublicURL(publicURL); err != nil {
 		return nil, err
 	}
 	r := &Renderer{from: *addr, domain: addr.Address[strings.LastIndexByte(addr.Address, '@')+1:],
@@ -108,9 +108,9 @@ func ParseFrom(from string) (*mail.Address, error) {
 	return addr, nil
 }
 
-// checkPublicURL checks STAGEDOOR_PUBLIC_URL: http or https, a host, no query
-// or fragment (the messages add their own paths).
-func checkPublicURL(v string) error {
+// CheckPublicURL checks STAGEDOOR_PUBLIC_URL: http or https, a host, no
+// user, query or fragment (the messages add their own paths).
+func CheckPublicURL(v string) error {
 	u, err := url.Parse(v)
 	switch {
 	case err != nil:

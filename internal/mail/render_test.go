@@ -14,7 +14,7 @@ import (
 )
 
 // render writes a notice as the message of kind, and reads it back.
-func render(t *testing.T, kind, to string, n stagemail.Notice) (*mail.Message, parts) {
+func render(t *testing.T, kind, to string, n stagemail.Notice) (*mail.Message, testenv.MailParts) {
 	t.Helper()
 	r, err := stagemail.NewRenderer(testFrom, testPublic+"/")
 	if err != nil {
@@ -42,17 +42,17 @@ func render(t *testing.T, kind, to string, n stagemail.Notice) (*mail.Message, p
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, readParts(t, m)
+	return m, testenv.ReadMailParts(t, m)
 }
 
 // mustContain fails t unless each of want is in both parts.
-func mustContain(t *testing.T, kind string, p parts, want ...string) {
+func mustContain(t *testing.T, kind string, p testenv.MailParts, want ...string) {
 	t.Helper()
 	for _, s := range want {
-		if !strings.Contains(p.text, s) {
+		if !strings.Contains(p.Text, s) {
 			t.Errorf("%s: the text part lacks %q", kind, s)
 		}
-		if !strings.Contains(p.html, s) {
+		if !strings.Contains(p.HTML, s) {
 			t.Errorf("%s: the HTML part lacks %q", kind, s)
 		}
 	}
@@ -80,7 +80,7 @@ func TestEveryNoticeRenders(t *testing.T) {
 			stagemail.OrderConfirmed{To: ada, OrderID: ids.New(), Event: ev, Tickets: []stagemail.Ticket{ga, seat}, TotalCents: 12345, Currency: "USD"},
 			[]string{"Hello Ada", "2 tickets", "Meadow, general admission", "Stand, row C, seat 4", "123.45 USD", ga.Code, seat.Code}, 2, nil},
 		{stagemail.KindRefunded, ada.Email, "Your refund for Summer Fest",
-			stagemail.Refunded{To: ada, OrderID: ids.New(), Event: ev, Tickets: []stagemail.Ticket{{ID: seat.ID, Section: "Stand", Row: "C", Number: 4}}, AmountCents: 4000, Currency: "EUR"},
+			stagemail.Refunded{To: ada, OrderID: ids.New(), Event: ev, Tickets: []stagemail.Ticket{seat}, AmountCents: 4000, Currency: "EUR"},
 			[]string{"40.00 EUR", "Stand, row C, seat 4", "This ticket no longer admits"}, 0, []string{seat.Code}},
 		{stagemail.KindTicketGiven, ada.Email, "You gave your ticket for Summer Fest",
 			stagemail.TicketTransferred{From: ada, To: bob, Event: ev, Ticket: seat},
@@ -102,16 +102,16 @@ func TestEveryNoticeRenders(t *testing.T) {
 		}
 		mustContain(t, c.kind, p, append(c.want, "Summer Fest", "Park", "Tuesday 1 July 2031, 16:00 UTC",
 			testPublic+"/#/tickets", testPublic+"/#/events/"+ev.ID)...)
-		if len(p.images) != c.images {
-			t.Errorf("%s: %d inline images; want %d", c.kind, len(p.images), c.images)
+		if len(p.Images) != c.images {
+			t.Errorf("%s: %d inline images; want %d", c.kind, len(p.Images), c.images)
 		}
-		for cid, img := range p.images {
-			if code := testenv.DecodeQR(t, img); !strings.Contains(p.html, "cid:"+cid) || !strings.Contains(p.text, code) {
+		for cid, img := range p.Images {
+			if code := testenv.DecodeQR(t, img); !strings.Contains(p.HTML, "cid:"+cid) || !strings.Contains(p.Text, code) {
 				t.Errorf("%s: image %s (%s) is not shown in the HTML, or its code is not in the text", c.kind, cid, code)
 			}
 		}
 		for _, s := range c.absent {
-			if strings.Contains(p.text, s) || strings.Contains(p.html, s) {
+			if strings.Contains(p.Text, s) || strings.Contains(p.HTML, s) {
 				t.Errorf("%s: shows %q, which it must not", c.kind, s)
 			}
 		}
@@ -139,19 +139,19 @@ func TestHostileTextArrivesEscaped(t *testing.T) {
 		t.Fatalf("%d messages arrived; want 1", len(got))
 	}
 	m := got[0]
-	p := readParts(t, m)
+	p := testenv.ReadMailParts(t, m)
 	for _, hostile := range []string{"<script", "<img src=x", `href="https://evil.example"`, "<b>Floor", "</p><a"} {
-		if strings.Contains(p.html, hostile) {
+		if strings.Contains(p.HTML, hostile) {
 			t.Errorf("the HTML part has %q unescaped", hostile)
 		}
 	}
 	for _, escaped := range []string{"&lt;script&gt;", "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;Hall &amp; &#34;Co&#34;", "&lt;b&gt;Floor&lt;/b&gt;"} {
-		if !strings.Contains(p.html, escaped) {
+		if !strings.Contains(p.HTML, escaped) {
 			t.Errorf("the HTML part lacks %q", escaped)
 		}
 	}
 	for _, typed := range []string{n.Event.Name, n.Event.Venue, n.To.Name, "<b>Floor</b>, row A, seat 1"} {
-		if !strings.Contains(p.text, typed) {
+		if !strings.Contains(p.Text, typed) {
 			t.Errorf("the text part lacks %q as typed", typed)
 		}
 	}

@@ -44,27 +44,27 @@ func TestAConfirmationArrivesWithBothPartsAndItsQRCodes(t *testing.T) {
 	if _, err := h.Date(); err != nil {
 		t.Errorf("Date %q: %v", h.Get("Date"), err)
 	}
-	p := readParts(t, m)
+	p := testenv.ReadMailParts(t, m)
 	want := []string{"multipart/alternative", "text/plain", "multipart/related", "text/html", "image/png", "image/png"}
-	if strings.Join(p.types, " ") != strings.Join(want, " ") {
-		t.Errorf("parts %v; want %v", p.types, want)
+	if strings.Join(p.Types, " ") != strings.Join(want, " ") {
+		t.Errorf("parts %v; want %v", p.Types, want)
 	}
 	for i, tk := range n.Tickets {
-		if !strings.Contains(p.text, tk.Code) || !strings.Contains(p.html, tk.Code) {
+		if !strings.Contains(p.Text, tk.Code) || !strings.Contains(p.HTML, tk.Code) {
 			t.Errorf("ticket %d's code is not in both parts", i)
 		}
 		var cid string
-		for id, img := range p.images {
+		for id, img := range p.Images {
 			if testenv.DecodeQR(t, img) == tk.Code {
 				cid = id
 			}
 		}
-		if cid == "" || !strings.Contains(p.html, `src="cid:`+cid+`"`) {
+		if cid == "" || !strings.Contains(p.HTML, `src="cid:`+cid+`"`) {
 			t.Errorf("ticket %d: no inline image reads as its code, or the HTML does not show it (cid %q)", i, cid)
 		}
 	}
 	for _, s := range []string{"Floor, row A, seat 1", "50.00 EUR", "Royal Hall", "Saturday 14 June 2031, 19:30 UTC", testPublic + "/#/tickets"} {
-		if !strings.Contains(p.text, s) || !strings.Contains(p.html, s) {
+		if !strings.Contains(p.Text, s) || !strings.Contains(p.HTML, s) {
 			t.Errorf("%q is not in both parts", s)
 		}
 	}

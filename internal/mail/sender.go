@@ -26,6 +26,9 @@ const (
 	// maxPerPass bounds one pass's messages; the lock is then given up, and
 	// the next pass goes on.
 	maxPerPass = 500
+	// idleEvery is how often a Sender without a mail server counts the
+	// backlog: it sends nothing, and counting is all it does.
+	idleEvery = 15 * time.Second
 )
 
 // Backoff is how long a message waits after a failed try: First after the
@@ -80,6 +83,10 @@ type Sender struct {
 	metrics      *senderMetrics
 	smtp         *outage.Reporter // the mail server unreachable
 	database     *outage.Reporter // PostgreSQL failing a pass
+
+	// taken, when set (tests), is called once the server has a message and
+	// before it is marked sent; an error ends the pass there, as a crash would.
+	taken func(id int64) error
 
 	mu          sync.Mutex
 	pausedUntil time.Time      // the server could not be reached: no try before then
@@ -219,6 +226,11 @@ func (s *Sender) sendBatch(ctx context.Context, q Querier, sess **session, batch
 		}
 		how, err := (*sess).send(s.from, m.To, raw)
 		if err == nil {
+			if s.taken != nil {
+				if err := s.taken(m.ID); err != nil {
+					return true, err
+				}
+			}
 			// The server has the message: mark it sent before anything else.
 			if err := s.markSent(ctx, q, m.ID); err != nil {
 				return true, err
@@ -300,12 +312,13 @@ func (s *Sender) unreachable(ctx context.Context, q Querier, left []Queued, caus
 	p.Unreachable = true
 	why := s.server.scrub(cause)
 	s.metrics.failed.WithLabelValues(string(unreachable)).Add(float64(len(left)))
-	s.smtp.Failed(errors.New(why))
 	s.mu.Lock()
 	s.unreached++
 	s.pausedUntil = s.o.Clock().Add(s.o.Backoff.after(s.unreached))
 	s.mu.Unlock()
-	if err := retryLater(ctx, q, idsOf(left), s.o.Clock(), s.o.Backoff, why); err != nil {
+	err := retryLater(ctx, q, idsOf(left), s.o.Clock(), s.o.Backoff, why)
+	s.smtp.Failed(errors.New(why))
+	if err != nil {
 		return fmt.Errorf("mail: record a failed try: %w", err)
 	}
 	return nil
@@ -347,12 +360,14 @@ func (s *Sender) measure(ctx context.Context, q Querier, p Pass) (Pass, error) {
 // failures are logged as the database's outage, the mail server's as an
 // outage of "smtp": never a line per message.
 func (s *Sender) Run(ctx context.Context) {
+	every := s.o.Every
 	if s.server == nil {
+		every = max(every, idleEvery)
 		s.logger.Info("mail: STAGEDOOR_SMTP_URL is not set: notices stay in the outbox, unsent")
 	} else {
 		s.logger.Info("mail: sending the outbox", "smtp", s.server.String(), "from", s.render.from.String())
 	}
-	protect.Every(ctx, s.o.Every, func(ctx context.Context) {
+	protect.Every(ctx, every, func(ctx context.Context) {
 		switch _, err := s.SendDue(ctx); {
 		case err != nil && ctx.Err() == nil:
 			s.database.Failed(err)

@@ -1,9 +1,11 @@
 package mail
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,11 +21,13 @@ type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// insert writes one message in tx.
+// insert writes one message in tx. The notice travels as text cast to jsonb:
+// behind a transaction pooler statements are not described first, and pgx
+// would send bytes as bytea.
 func insert(ctx context.Context, tx pgx.Tx, messageID, kind, recipient string, notice []byte) error {
 	_, err := tx.Exec(ctx, `
-		INSERT INTO mail_outbox (message_id, kind, recipient, notice) VALUES ($1, $2, $3, $4)`,
-		messageID, kind, recipient, notice)
+		INSERT INTO mail_outbox (message_id, kind, recipient, notice) VALUES ($1, $2, $3, $4::text::jsonb)`,
+		messageID, kind, recipient, string(notice))
 	return err
 }
 
@@ -77,14 +81,17 @@ func claim(ctx context.Context, q Querier, now, claimedUntil time.Time, limit in
 		WHERE id IN (
 		    SELECT id FROM mail_outbox
 		    WHERE sent_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= $1
-		      AND (claimed_until IS NULL OR claimed_until <= $1) AND id <> ALL($4::bigint[])
+		      AND (claimed_until IS NULL OR claimed_until <= $1) AND id <> ALL(coalesce($4::bigint[], '{}'))
 		    ORDER BY id LIMIT $3
 		    FOR UPDATE SKIP LOCKED)
 		RETURNING `+queuedColumns, now, claimedUntil, limit, skip)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, scanQueued)
+	batch, err := pgx.CollectRows(rows, scanQueued)
+	// RETURNING keeps no order: the batch goes out in the order written.
+	slices.SortFunc(batch, func(a, b Queued) int { return cmp.Compare(a.ID, b.ID) })
+	return batch, err
 }
 
 // markSent records that the server took message id (its 250 to DATA).

@@ -71,7 +71,7 @@ def main():
 
     def authenticate(server, session, envelope, mechanism, login):
         ok = login.login.decode() == args.user and login.password.decode() == args.password
-        return AuthResult(success=ok, auth_data=login)
+        return AuthResult(success=ok, handled=False, auth_data=login)
 
     handler = Handler(args.maildir, args.reject, args.defer)
     loop = asyncio.new_event_loop()

@@ -8,10 +8,9 @@ package ticketqr
 import (
 	"bytes"
 	"image"
-	"image/draw"
+	"image/color"
 	"image/png"
 
-	"github.com/boombuler/barcode"
 	"github.com/boombuler/barcode/qr"
 )
 
@@ -29,7 +28,8 @@ const Drawing = "qr-m-320-v1:"
 const quietModules = 4
 
 // PNG draws code as a QR code of about Pixels a side, its quiet zone
-// included: error correction M, alphanumeric (ticket codes are base32).
+// included: error correction M, alphanumeric (ticket codes are base32). Each
+// module is a square of whole pixels, written straight into the image.
 func PNG(code string) ([]byte, error) {
 	symbol, err := qr.Encode(code, qr.M, qr.AlphaNumeric)
 	if err != nil {
@@ -37,15 +37,25 @@ func PNG(code string) ([]byte, error) {
 	}
 	modules := symbol.Bounds().Dx()
 	scale := max(1, Pixels/(modules+2*quietModules))
-	scaled, err := barcode.Scale(symbol, modules*scale, modules*scale)
-	if err != nil {
-		return nil, err
-	}
 	side := (modules + 2*quietModules) * scale
 	canvas := image.NewGray(image.Rect(0, 0, side, side))
-	draw.Draw(canvas, canvas.Bounds(), image.White, image.Point{}, draw.Src)
-	offset := image.Pt(quietModules*scale, quietModules*scale)
-	draw.Draw(canvas, scaled.Bounds().Add(offset), scaled, image.Point{}, draw.Src)
+	for i := range canvas.Pix {
+		canvas.Pix[i] = 0xff
+	}
+	for my := range modules {
+		for mx := range modules {
+			if c := color.GrayModel.Convert(symbol.At(mx, my)).(color.Gray); c.Y >= 0x80 {
+				continue
+			}
+			x0, y0 := (quietModules+mx)*scale, (quietModules+my)*scale
+			for y := y0; y < y0+scale; y++ {
+				row := canvas.Pix[y*canvas.Stride+x0 : y*canvas.Stride+x0+scale]
+				for i := range row {
+					row[i] = 0
+				}
+			}
+		}
+	}
 	var out bytes.Buffer
 	if err := png.Encode(&out, canvas); err != nil {
 		return nil, err
