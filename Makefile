@@ -35,13 +35,14 @@ run-local: build ## Run Payrail and Stagedoor here, on local PostgreSQL and Redi
 demo: ## Run the whole flow against the running Stagedoor (make run first), as the demo data of .env.demo
 	go run ./cmd/stagedoor demo
 
-test: lint ## make lint, then the web pages' unit tests (node --test), then all Go tests with -race (local services, or testcontainers when Docker answers)
+test: lint ## make lint, then the web pages' unit tests (node --test), then all Go tests with -race (local services, or testcontainers when Docker answers), then Lighthouse's scores of the pages
 	@bash scripts/check-web.sh tests
 	@bash scripts/ensure-browser.sh
 	@bash scripts/ensure-ops.sh
 	@bash scripts/ensure-mail.sh
 	@services_env=$$(bash scripts/ensure-services.sh --test-env); eval "$$services_env"; \
 	echo "go test -race -count=1 -timeout 15m ./..."; go test -race -count=1 -timeout 15m ./...
+	@bash scripts/lighthouse.sh
 
 bench: ## Run the benchmarks (services as for make test)
 	@services_env=$$(bash scripts/ensure-services.sh --test-env); eval "$$services_env"; \

@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,7 +30,7 @@ func TestAFiringAlertReachesAlertmanager(t *testing.T) {
 	alertmanager := need(t, "prometheus-alertmanager", "prometheus-alertmanager")
 	prometheus := need(t, "prometheus", "prometheus")
 	dir := t.TempDir()
-	amAddr, promAddr := freeAddr(t), freeAddr(t)
+	amAddr, promAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
 	config, err := filepath.Abs("alertmanager/alertmanager.yml")
 	if err != nil {
 		t.Fatal(err)
@@ -78,17 +77,6 @@ func TestAFiringAlertReachesAlertmanager(t *testing.T) {
 		len(a.Receivers) != 1 || a.Receivers[0].Name != "on-call" {
 		t.Errorf("Alertmanager holds %+v; want StagedoorTestCritical, routed to on-call", alerts)
 	}
-}
-
-// freeAddr is a loopback address nothing listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // start runs a program in the background until the test ends (killed by pid).

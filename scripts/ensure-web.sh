@@ -4,8 +4,9 @@
 #   Node and npm  Debian's nodejs and npm, only to install the packages below
 #   npm packages  from the npm registry, pinned in package-lock.json (npm ci): zxing-wasm,
 #                 the door page's QR decoder, copied into web/vendor (scripts/vendor-web.sh)
-#                 for the binary to embed; axe-core, for the browser tests; and the
-#                 contract's linters, Spectral and Redocly (scripts/lint-contract.sh)
+#                 for the binary to embed; axe-core, for the browser tests; Lighthouse,
+#                 for the pages' scores (scripts/lighthouse.sh); and the contract's
+#                 linters, Spectral and Redocly (scripts/lint-contract.sh)
 #
 # As root, missing Debian packages are installed with apt-get (CI, a fresh machine);
 # otherwise the script says what to install. npm ci runs when node_modules does not

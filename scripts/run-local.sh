@@ -9,8 +9,15 @@
 # this script. Either way every child is stopped (SIGTERM: requests in flight finish)
 # and waited for, so none is left holding :8080, :8090, :1025 or :1080.
 #
+# Their logs are short lines of text (STAGEDOOR_LOG_FORMAT=text, unless given). The
+# block of what to do next is printed once they start; on a terminal, Ctrl-L clears the
+# screen and prints it again (the script reads the keys meanwhile: read -rsn1).
+# cmd/stagedoor's TestRunLocal runs this script on a pseudo-terminal (Ctrl-L, Ctrl-C)
+# and without one (SIGTERM).
+#
 # Environment (make passes its command-line variables, such as make run REDIS_URL=...):
-#   DATABASE_URL, REDIS_URL   default: the local services, database stagedoor
+#   DATABASE_URL, REDIS_URL   default: the local services, database stagedoor (made to
+#                             answer by scripts/ensure-services.sh unless both are given)
 #   STAGEDOOR_ADDR            default 127.0.0.1:8080 (this machine only: the demo
 #                             password is public)
 #   PAYRAIL_ADDR              default 127.0.0.1:8090; PAYRAIL_URL follows it
@@ -24,6 +31,7 @@
 #   STAGEDOOR_PUBLIC_URL      default http://STAGEDOOR_ADDR (the e-mails' links)
 #   STAGEDOOR_DEMO_ENV_FILE   default .env.demo
 #   STAGEDOOR_BIN             default bin/stagedoor (make run builds it)
+#   STAGEDOOR_LOG_FORMAT      default text (json for machines)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -34,9 +42,12 @@ say() { printf 'run-local: %s\n' "$*" >&2; }
 # --- configuration ------------------------------------------------------------
 
 given_db=${DATABASE_URL:-} given_redis=${REDIS_URL:-}
-services=$(bash scripts/ensure-services.sh --run-env stagedoor)
-eval "$services" # DATABASE_URL and REDIS_URL of the local services
+if [[ -z $given_db || -z $given_redis ]]; then
+  services=$(bash scripts/ensure-services.sh --run-env stagedoor)
+  eval "$services" # DATABASE_URL and REDIS_URL of the local services
+fi
 export DATABASE_URL=${given_db:-$DATABASE_URL} REDIS_URL=${given_redis:-$REDIS_URL}
+export STAGEDOOR_LOG_FORMAT=${STAGEDOOR_LOG_FORMAT:-text}
 export STAGEDOOR_ADDR=${STAGEDOOR_ADDR:-127.0.0.1:8080}
 export PAYRAIL_ADDR=${PAYRAIL_ADDR:-127.0.0.1:8090}
 payrail_host=${PAYRAIL_ADDR%:*}
@@ -75,8 +86,11 @@ export STAGEDOOR_ADMIN_TOKEN
 # --- MailDev, Payrail and Stagedoor, stopped together ------------------------------
 
 pids=() names=()
+tty_state= # the terminal's settings while keys are read, restored at the end
+# shellcheck disable=SC2317 # run by the traps below
 stop_children() {
   trap - INT TERM EXIT
+  [[ -n $tty_state ]] && stty "$tty_state" 2>/dev/null
   # Last started first: Stagedoor (its checkouts in flight may still need Payrail),
   # then Payrail, then MailDev.
   local i
@@ -85,7 +99,7 @@ stop_children() {
     wait "${pids[$i]}" 2>/dev/null || true
   done
 }
-# A signal ends "wait" at once and runs its trap: children stopped, then exit.
+# A signal ends "wait" or "read" at once and runs its trap: children stopped, then exit.
 trap 'say "stopping Stagedoor, Payrail and MailDev"; stop_children; exit 130' INT
 trap 'say "stopping Stagedoor, Payrail and MailDev"; stop_children; exit 143' TERM
 trap stop_children EXIT
@@ -109,9 +123,14 @@ demo_addr=$STAGEDOOR_ADDR
 [[ $demo_addr == 127.0.0.1:8080 ]] || demo_url=" STAGEDOOR_URL=http://$demo_addr"
 show=${env_file}
 [[ $show == */* ]] || show=./$show
-cat >&2 <<EOF
+on_terminal=false
+[[ -t 0 ]] && on_terminal=true
+next_steps() {
+  local again=""
+  $on_terminal && again="; Ctrl-L shows this again"
+  cat >&2 <<EOF
 
-run-local: Stagedoor on http://$STAGEDOOR_ADDR, Payrail on http://$PAYRAIL_ADDR (Ctrl-C stops them)
+run-local: Stagedoor on http://$STAGEDOOR_ADDR, Payrail on http://$PAYRAIL_ADDR (Ctrl-C stops them$again)
 run-local: in a browser: http://$STAGEDOOR_ADDR/       log in as demo-buyer@example.com or
 run-local:               demo-organizer@example.com, password stagedoor-demo
 run-local: the door:     http://$STAGEDOOR_ADDR/door   with DEMO_SCANNER_KEY of $show
@@ -121,15 +140,33 @@ run-local: in another shell: . $show     (the demo data and STAGEDOOR_ADMIN_TOKE
 run-local:                   make demo$demo_url          (the whole flow, step by step)
 
 EOF
+}
+next_steps
 
-# Until any child exits; polled, so that a signal's trap runs at once.
+# Until any child exits; polled each second, so that a signal's trap runs at once. On a
+# terminal the wait is a read of one key (no echo): Ctrl-L (form feed) clears the screen
+# and prints the block again; at the end of input, the plain wait.
 all_running() {
   local pid
   for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null || return 1; done
 }
+if $on_terminal; then
+  tty_state=$(stty -g 2>/dev/null || true)
+fi
 while all_running; do
-  sleep 1 &
-  wait "$!" || true
+  if $on_terminal; then
+    key='' status=0
+    IFS= read -rsn1 -t 1 key || status=$?
+    if ((status == 0)) && [[ $key == $'\f' ]]; then
+      printf '\033[H\033[2J' >&2 # what Ctrl-L does in a shell: the screen cleared
+      next_steps
+    elif ((status > 0 && status <= 128)); then
+      on_terminal=false # the end of input (Ctrl-D, a closed terminal): no more keys
+    fi
+  else
+    sleep 1 &
+    wait "$!" || true
+  fi
 done
 for i in "${!pids[@]}"; do
   if ! kill -0 "${pids[$i]}" 2>/dev/null; then

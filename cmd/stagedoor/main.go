@@ -84,8 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if command == "payrail" {
 		program = "payrail"
 	}
-	logger := newLogger(stderr, cfg.LogLevel).With("program", program)
-	redis.SetLogger(conn.RedisLogger(logger)) // go-redis's own lines, as JSON too
+	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat, program)
+	redis.SetLogger(conn.RedisLogger(logger)) // go-redis's own lines, in the same format
 	switch command {
 	case "serve":
 		return serve(ctx, cfg, logger)

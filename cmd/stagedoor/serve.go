@@ -182,9 +182,3 @@ func healthcheck(ctx context.Context, args []string, getenv func(string) string)
 	}
 	return nil
 }
-
-func newLogger(w interface{ Write([]byte) (int, error) }, level string) *slog.Logger {
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
-}

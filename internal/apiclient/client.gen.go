@@ -887,6 +887,13 @@ type WaitingRoomState struct {
 	Waiting int64 `json:"waiting"`
 }
 
+// WebSessionState defines model for WebSessionState.
+type WebSessionState struct {
+	// Authenticated Whether the browser's session cookie is a live session.
+	Authenticated bool       `json:"authenticated"`
+	Principal     *Principal `json:"principal,omitempty"`
+}
+
 // After defines model for After.
 type After = string
 
@@ -1337,10 +1344,14 @@ type ClientInterface interface {
 
 	// WebAsset The front end's scripts, styles and images
 	//
-	// `file` may hold slashes: `/ui/js/app.js`. Each file has an ETag (`If-None-Match`: 304)
-	// and is revalidated on each load (`Cache-Control: no-cache`); text of 1 KiB or more is
-	// sent compressed to a client that takes gzip (`Content-Encoding: gzip`,
-	// `Vary: Accept-Encoding`). A directory, `/ui/` included, is no file: 404.
+	// `file` may hold slashes: `/ui/js/app.js`. Each file has an ETag (`If-None-Match`: 304);
+	// text of 1 KiB or more is sent compressed to a client that takes gzip
+	// (`Content-Encoding: gzip`, `Vary: Accept-Encoding`). The pages name their files under
+	// `/ui/v/{version}/{file}`, the version a digest of every file under `/ui/`: under the
+	// version in force a file is answered `Cache-Control: public, max-age=31536000, immutable`
+	// (a new binary with any file changed has a new version); without a version, or under
+	// another (a page of an earlier binary), it is the file as it is now, revalidated on each
+	// load (`Cache-Control: no-cache`). A directory, `/ui/` included, is no file: 404.
 	//
 	// Corresponds with GET /ui/{file} (the `WebAsset` operationId).
 	WebAsset(ctx context.Context, file File, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2033,6 +2044,17 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/web/session (the `WebLogout` operationId).
 	WebLogout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebSession Whether the browser is logged in, and as whom
+	//
+	// For the web front end's start: whether the `sd_session` cookie is a live session,
+	// and whose. It answers 200 either way, `{"authenticated": false}` without a cookie
+	// or with one whose session ended (expired, logged out elsewhere; that cookie is
+	// cleared), so that a visitor who is not logged in meets no error
+	// (`GET /v1/me` answers them 401). Only the cookie counts, not a bearer token.
+	//
+	// Corresponds with GET /v1/web/session (the `WebSession` operationId).
+	WebSession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebLoginWithBody Log in, for the browser
 	//
 	// The login of `POST /v1/login` (same checks, same limits), for the web front end:
@@ -2218,10 +2240,14 @@ func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 
 // WebAsset The front end's scripts, styles and images
 //
-// `file` may hold slashes: `/ui/js/app.js`. Each file has an ETag (`If-None-Match`: 304)
-// and is revalidated on each load (`Cache-Control: no-cache`); text of 1 KiB or more is
-// sent compressed to a client that takes gzip (`Content-Encoding: gzip`,
-// `Vary: Accept-Encoding`). A directory, `/ui/` included, is no file: 404.
+// `file` may hold slashes: `/ui/js/app.js`. Each file has an ETag (`If-None-Match`: 304);
+// text of 1 KiB or more is sent compressed to a client that takes gzip
+// (`Content-Encoding: gzip`, `Vary: Accept-Encoding`). The pages name their files under
+// `/ui/v/{version}/{file}`, the version a digest of every file under `/ui/`: under the
+// version in force a file is answered `Cache-Control: public, max-age=31536000, immutable`
+// (a new binary with any file changed has a new version); without a version, or under
+// another (a page of an earlier binary), it is the file as it is now, revalidated on each
+// load (`Cache-Control: no-cache`). A directory, `/ui/` included, is no file: 404.
 //
 // Corresponds with GET /ui/{file} (the `WebAsset` operationId).
 func (c *Client) WebAsset(ctx context.Context, file File, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3444,6 +3470,27 @@ func (c *Client) TransferTicket(ctx context.Context, id ID, body TransferTicketJ
 // Corresponds with DELETE /v1/web/session (the `WebLogout` operationId).
 func (c *Client) WebLogout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebLogoutRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WebSession Whether the browser is logged in, and as whom
+//
+// For the web front end's start: whether the `sd_session` cookie is a live session,
+// and whose. It answers 200 either way, `{"authenticated": false}` without a cookie
+// or with one whose session ended (expired, logged out elsewhere; that cookie is
+// cleared), so that a visitor who is not logged in meets no error
+// (`GET /v1/me` answers them 401). Only the cookie counts, not a bearer token.
+//
+// Corresponds with GET /v1/web/session (the `WebSession` operationId).
+func (c *Client) WebSession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebSessionRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -5368,6 +5415,33 @@ func NewWebLogoutRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewWebSessionRequest constructs an http.Request for the WebSession method
+func NewWebSessionRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/web/session")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewWebLoginRequest calls the generic WebLogin builder with application/json body
 func NewWebLoginRequest(server string, body WebLoginJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5536,10 +5610,14 @@ type ClientWithResponsesInterface interface {
 
 	// WebAssetWithResponse The front end's scripts, styles and images
 	//
-	// `file` may hold slashes: `/ui/js/app.js`. Each file has an ETag (`If-None-Match`: 304)
-	// and is revalidated on each load (`Cache-Control: no-cache`); text of 1 KiB or more is
-	// sent compressed to a client that takes gzip (`Content-Encoding: gzip`,
-	// `Vary: Accept-Encoding`). A directory, `/ui/` included, is no file: 404.
+	// `file` may hold slashes: `/ui/js/app.js`. Each file has an ETag (`If-None-Match`: 304);
+	// text of 1 KiB or more is sent compressed to a client that takes gzip
+	// (`Content-Encoding: gzip`, `Vary: Accept-Encoding`). The pages name their files under
+	// `/ui/v/{version}/{file}`, the version a digest of every file under `/ui/`: under the
+	// version in force a file is answered `Cache-Control: public, max-age=31536000, immutable`
+	// (a new binary with any file changed has a new version); without a version, or under
+	// another (a page of an earlier binary), it is the file as it is now, revalidated on each
+	// load (`Cache-Control: no-cache`). A directory, `/ui/` included, is no file: 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6287,6 +6365,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /v1/web/session (the `WebLogout` operationId).
 	WebLogoutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*WebLogoutResponse, error)
+
+	// WebSessionWithResponse Whether the browser is logged in, and as whom
+	//
+	// For the web front end's start: whether the `sd_session` cookie is a live session,
+	// and whose. It answers 200 either way, `{"authenticated": false}` without a cookie
+	// or with one whose session ended (expired, logged out elsewhere; that cookie is
+	// cleared), so that a visitor who is not logged in meets no error
+	// (`GET /v1/me` answers them 401). Only the cookie counts, not a bearer token.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/web/session (the `WebSession` operationId).
+	WebSessionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*WebSessionResponse, error)
 
 	// WebLoginWithBodyWithResponse Log in, for the browser
 	//
@@ -9980,6 +10071,60 @@ func (r WebLogoutResponse) StatusCode() int {
 	return 0
 }
 
+type WebSessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebSessionState
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r WebSessionResponse) GetJSON200() *WebSessionState {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r WebSessionResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r WebSessionResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r WebSessionResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r WebSessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WebSessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WebSessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
 type WebLoginResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10206,10 +10351,14 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 
 // WebAssetWithResponse The front end's scripts, styles and images
 //
-// `file` may hold slashes: `/ui/js/app.js`. Each file has an ETag (`If-None-Match`: 304)
-// and is revalidated on each load (`Cache-Control: no-cache`); text of 1 KiB or more is
-// sent compressed to a client that takes gzip (`Content-Encoding: gzip`,
-// `Vary: Accept-Encoding`). A directory, `/ui/` included, is no file: 404.
+// `file` may hold slashes: `/ui/js/app.js`. Each file has an ETag (`If-None-Match`: 304);
+// text of 1 KiB or more is sent compressed to a client that takes gzip
+// (`Content-Encoding: gzip`, `Vary: Accept-Encoding`). The pages name their files under
+// `/ui/v/{version}/{file}`, the version a digest of every file under `/ui/`: under the
+// version in force a file is answered `Cache-Control: public, max-age=31536000, immutable`
+// (a new binary with any file changed has a new version); without a version, or under
+// another (a page of an earlier binary), it is the file as it is now, revalidated on each
+// load (`Cache-Control: no-cache`). A directory, `/ui/` included, is no file: 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11280,6 +11429,25 @@ func (c *ClientWithResponses) WebLogoutWithResponse(ctx context.Context, reqEdit
 		return nil, err
 	}
 	return ParseWebLogoutResponse(rsp)
+}
+
+// WebSessionWithResponse Whether the browser is logged in, and as whom
+//
+// For the web front end's start: whether the `sd_session` cookie is a live session,
+// and whose. It answers 200 either way, `{"authenticated": false}` without a cookie
+// or with one whose session ended (expired, logged out elsewhere; that cookie is
+// cleared), so that a visitor who is not logged in meets no error
+// (`GET /v1/me` answers them 401). Only the cookie counts, not a bearer token.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/web/session (the `WebSession` operationId).
+func (c *ClientWithResponses) WebSessionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*WebSessionResponse, error) {
+	rsp, err := c.WebSession(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebSessionResponse(rsp)
 }
 
 // WebLoginWithBodyWithResponse Log in, for the browser
@@ -14610,6 +14778,53 @@ func ParseWebLogoutResponse(rsp *http.Response) (*WebLogoutResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseWebSessionResponse parses an HTTP response from a WebSessionWithResponse call
+func ParseWebSessionResponse(rsp *http.Response) (*WebSessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WebSessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebSessionState
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

@@ -56,6 +56,10 @@ type Config struct {
 	MaxHeldSeats    int           // STAGEDOOR_MAX_HELD_SEATS: seats one buyer may hold at once in one event
 	ReholdCooldown  time.Duration // STAGEDOOR_REHOLD_COOLDOWN: how long a buyer may not hold again seats their hold gave back; 0: off
 	LogLevel        string        // STAGEDOOR_LOG_LEVEL: debug, info, warn or error
+	// LogFormat is STAGEDOOR_LOG_FORMAT: json (a line of JSON an event, for
+	// machines), text (a short line of text, for a person: internal/textlog)
+	// or auto, text when standard error is a terminal and JSON otherwise.
+	LogFormat string
 
 	// SMTPURL is the mail server (STAGEDOOR_SMTP_URL: smtp:// or smtps://,
 	// maybe with a login whose password it holds: never log it; the
@@ -164,6 +168,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxHeldSeats:    r.integer("STAGEDOOR_MAX_HELD_SEATS", 10, 1, 10_000),
 		ReholdCooldown:  r.durationOrZero("STAGEDOOR_REHOLD_COOLDOWN", time.Minute),
 		LogLevel:        r.oneOf("STAGEDOOR_LOG_LEVEL", "info", "debug", "info", "warn", "error"),
+		LogFormat:       r.oneOf("STAGEDOOR_LOG_FORMAT", "auto", "auto", "json", "text"),
 		SMTPURL:         r.checked("STAGEDOOR_SMTP_URL", "", problemOf(func(v string) error { _, err := mail.ParseServerURL(v); return err })),
 		MailFrom:        r.checked("STAGEDOOR_MAIL_FROM", DefaultMailFrom, problemOf(func(v string) error { _, err := mail.ParseFrom(v); return err })),
 		PublicURL:       r.checked("STAGEDOOR_PUBLIC_URL", DefaultPublicURL, problemOf(mail.CheckPublicURL)),

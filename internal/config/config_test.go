@@ -27,7 +27,7 @@ func TestDefaults(t *testing.T) {
 		c.BodyTimeout != 5*time.Second || c.MaxHeldSeats != 10 || c.ReholdCooldown != time.Minute ||
 		c.BuyerConcurrency != 5 || c.OrganizerConcurrency != 20 || c.FleetCapacity != 0 || c.FleetReserve != 0.2 || c.WorkerUtilization != "enforce" ||
 		c.MetricsAddr != "127.0.0.1:9091" || c.MaxConnections != 10_000 || c.WriteTimeout != 10*time.Second ||
-		c.DirectDatabaseURL != "" || c.Pooled() || c.SessionDatabaseURL() != c.DatabaseURL ||
+		c.DirectDatabaseURL != "" || c.Pooled() || c.SessionDatabaseURL() != c.DatabaseURL || c.LogFormat != "auto" ||
 		c.SMTPURL != "" || c.MailFrom != "Stagedoor <tickets@localhost>" || c.PublicURL != "http://localhost:8080" {
 		t.Errorf("defaults differ from docs/configuration.md: %+v", c)
 	}
@@ -58,6 +58,7 @@ func TestOverrides(t *testing.T) {
 		"STAGEDOOR_TRUSTED_PROXIES":  "10.0.0.0/8, 192.168.1.7,fd00::/8",
 		"STAGEDOOR_MAX_IN_FLIGHT":    "2",
 		"STAGEDOOR_AUTO_MIGRATE":     "false",
+		"STAGEDOOR_LOG_FORMAT":       "text",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +69,7 @@ func TestOverrides(t *testing.T) {
 	if len(c.TrustedProxies) != 3 || c.TrustedProxies[1].String() != "192.168.1.7/32" {
 		t.Errorf("trusted proxies = %v", c.TrustedProxies)
 	}
-	if c.MaxInFlight != 2 || c.AutoMigrate {
+	if c.MaxInFlight != 2 || c.AutoMigrate || c.LogFormat != "text" {
 		t.Errorf("overrides not applied: %+v", c)
 	}
 }
@@ -97,6 +98,7 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 		{"PAYRAIL_API_KEY", "a key with spaces in it"},
 		{"STAGEDOOR_LIMIT_CHECKOUT_BUYER", "5 a minute"},
 		{"STAGEDOOR_LOG_LEVEL", "loud"},
+		{"STAGEDOOR_LOG_FORMAT", "logfmt"},
 		{"STAGEDOOR_BODY_TIMEOUT", "0s"},
 		{"STAGEDOOR_MAX_HELD_SEATS", "0"},
 		{"STAGEDOOR_METRICS_ADDR", "9091"},

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -128,6 +129,7 @@ func (l *boundedListener) Accept() (net.Conn, error) {
 // is closed at once.
 func (l *boundedListener) refuse(c net.Conn) {
 	l.s.metrics.shed.WithLabelValues(l.bound).Inc()
+	l.s.refusals.Count("bound", l.bound, slog.LevelWarn)
 	_ = c.SetDeadline(time.Now().Add(refusalDrain))
 	if _, err := c.Write(l.refusal); err != nil {
 		c.Close()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -208,6 +209,24 @@ var reportedElsewhere = map[string]bool{"service-overloaded": true, "payment-una
 // shedder's name), so that a client or a load tool can tell them apart.
 func boundMember(bound string) map[string]any { return map[string]any{"bound": bound} }
 
+// refusedBy names the protection that refused a 429 or a 503
+// service-overloaded, by the problem's member that names it ("limit",
+// "shedder" or "bound"); "" for any other problem.
+func refusedBy(p *Problem) (key, name string) {
+	if p.Status != http.StatusTooManyRequests && p.Slug != "service-overloaded" {
+		return "", ""
+	}
+	for _, key := range [...]string{"limit", "shedder", "bound"} {
+		switch v := p.Extensions[key].(type) {
+		case string:
+			return key, v
+		case ratelimit.Name:
+			return key, string(v)
+		}
+	}
+	return "", ""
+}
+
 // handleError is echo's error handler: every error becomes a problem response.
 // Errors that are not problems of the client are logged with the request id.
 func (s *Server) handleError(err error, c echo.Context) {
@@ -217,6 +236,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 	p, known := problemFor(err)
 	if p.Slug == "service-unavailable" {
 		s.dbOutage.Failed(err)
+	}
+	if key, name := refusedBy(p); key != "" {
+		level := slog.LevelInfo
+		if p.Status >= 500 {
+			level = slog.LevelWarn
+		}
+		s.refusals.Count(key, name, level)
 	}
 	if !known || p.Status >= 500 && !reportedElsewhere[p.Slug] {
 		s.logger.Error("request failed", "request_id", requestID(c), "route", routeOf(c), "error", err)

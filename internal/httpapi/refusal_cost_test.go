@@ -96,3 +96,34 @@ func TestARefusalCostsNoQueryAndNoRedisCall(t *testing.T) {
 		t.Errorf("10 refused holds sent %d PostgreSQL statements and made %d Redis calls in every one of 30 tries, want none", queries, calls)
 	}
 }
+
+// TestRefusalsAreLoggedAsAFewLines: twenty holds refused by hold-buyer make
+// one "refused" line at once, naming the limit, not a line each (the next
+// lines, with counts, come at most every 10 s: internal/tally's tests).
+func TestRefusalsAreLoggedAsAFewLines(t *testing.T) {
+	t.Parallel()
+	logs := &testenv.LogBuffer{}
+	ts := startInstance(t, instance{env: limitEnv("STAGEDOOR_LIMIT_HOLD_BUYER", "1/1m"), logs: logs})
+	org, buyer := newAccount(t, ts, auth.Organizer), newAccount(t, ts, auth.Buyer)
+	event, seats := newEvent(t, ts, org, eventBody(1, 5))
+	if a := ts.request(t, "POST", "/v1/holds", holdBody(event, seats[0]), buyer.bearer()...); a.StatusCode != 201 {
+		t.Fatalf("first hold = %d %s", a.StatusCode, a.raw)
+	}
+	for range 20 {
+		if a := ts.inProcess(t, "POST", "/v1/holds", holdBody(event, seats[1]), buyer.bearer()...); a.StatusCode != 429 {
+			t.Fatalf("a refused hold = %d %s", a.StatusCode, a.raw)
+		}
+	}
+	var refused []map[string]any
+	for _, line := range logs.Lines(t) {
+		if line["msg"] == "refused" {
+			refused = append(refused, line)
+		}
+		if line["msg"] == "request" && line["status"] == 429.0 && line["level"] != "DEBUG" {
+			t.Errorf("a refusal has a request line at %v", line["level"])
+		}
+	}
+	if len(refused) != 1 || refused[0]["limit"] != "hold-buyer" || refused[0]["count"] != 1.0 || refused[0]["level"] != "INFO" {
+		t.Errorf("the refusals' lines: %v, want one INFO line of hold-buyer's first", refused)
+	}
+}

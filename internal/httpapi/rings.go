@@ -83,10 +83,14 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		status := c.Response().Status
 		s.metrics.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 		s.metrics.duration.WithLabelValues(route).Observe(elapsed.Seconds())
-		// A refusal (429, or a 503 at a bound) is counted, and logged only at
-		// debug level: a flood of them must cost next to nothing, log included.
+		// A refusal (429, or a 503 at a bound) is counted, and logged here
+		// only at debug level: a flood of them must cost next to nothing, log
+		// included (handleError tallies them: s.refusals). A quiet route's
+		// answer (a page's file, a probe) is logged at debug level too,
+		// unless it failed.
 		level := slog.LevelInfo
-		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
+			status < 500 && s.quiet[route] {
 			level = slog.LevelDebug
 		}
 		if !s.logger.Enabled(c.Request().Context(), level) {

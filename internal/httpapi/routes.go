@@ -34,16 +34,19 @@ func (s *Server) routes() {
 	const get, post, put, patch, del = "GET", "POST", "PUT", "PATCH", "DELETE"
 	r, as := s.route, s.as
 
-	r(exempt, get, "/healthz", s.healthz)
-	r(exempt, get, "/readyz", s.readyz)
+	r(exempt, get, "/healthz", s.healthz, quiet, ownEncoding)
+	r(exempt, get, "/readyz", s.readyz, quiet, ownEncoding)
 	r(sheddable, get, "/problems/:slug", s.problemDoc)
-	r(sheddable, get, "/openapi.yaml", s.openAPI) // the contract, docs/openapi.yaml
-	// The browser front end (web/): one page, its assets.
-	r(sheddable, get, "/", s.page)
-	r(sheddable, get, "/door", s.doorPage) // the scanner app: works offline
-	r(sheddable, get, "/ui/*", s.asset)
+	// Files are compressed once and kept (static.go): ownEncoding.
+	r(sheddable, get, "/openapi.yaml", s.openAPI, quiet, ownEncoding) // the contract, docs/openapi.yaml
+	// The browser front end (web/): one page, its assets (quiet: a page
+	// view is one line of the log, not one per file).
+	r(sheddable, get, "/", s.page, ownEncoding)
+	r(sheddable, get, "/door", s.doorPage, ownEncoding) // the scanner app: works offline
+	r(sheddable, get, "/ui/*", s.asset, quiet, ownEncoding)
 	r(sheddable, get, "/docs", toAPIReference)
-	r(sheddable, get, "/docs/*", s.apiReference) // the contract as a page to read
+	r(sheddable, get, "/docs/", s.apiReference, ownEncoding)         // the contract as a page to read
+	r(sheddable, get, "/docs/*", s.apiReference, quiet, ownEncoding) // its files
 
 	// A buyer's or an organizer's request counts in flight (lease: 429 past
 	// the maximum) from after its rate limits to its answer. A logout is
@@ -59,6 +62,7 @@ func (s *Server) routes() {
 	r(normal, post, "/v1/organizers", s.createAccount(auth.Organizer), s.limited(limits.SignupAddress))
 	r(critical, post, "/v1/login", s.login, logins)
 	r(critical, post, "/v1/web/session", s.webLogin, logins) // the same login, for the browser: cookies, not tokens
+	r(normal, get, "/v1/web/session", s.webSession)          // who the browser's cookie is: 200 logged out too
 	r(critical, del, "/v1/web/session", s.webLogout)
 	r(critical, post, "/v1/logout", s.logout, as())
 	r(normal, get, "/v1/me", s.me, as(), s.lease(limits.BuyerConcurrency, limits.OrganizerConcurrency))
@@ -70,8 +74,8 @@ func (s *Server) routes() {
 	r(normal, post, "/v1/events", s.createEvent, as(auth.Organizer), s.limited(limits.EventCreate), organizerLease)
 	r(sheddable, get, "/v1/events", s.listEvents)
 	r(sheddable, get, "/v1/events/:id", s.getEvent)
-	r(sheddable, get, "/v1/events/:id/seats", s.seatMap)
-	r(sheddable, get, "/v1/events/:id/seats/stream", s.streamSeats, boundedApart(limits.Streams))
+	r(sheddable, get, "/v1/events/:id/seats", s.seatMap, ownEncoding) // compressed once a snapshot
+	r(sheddable, get, "/v1/events/:id/seats/stream", s.streamSeats, boundedApart(limits.Streams), ownEncoding)
 	r(sheddable, get, "/v1/organizer/events", s.organizerEvents, as(auth.Organizer), organizerLease)
 	// The box office: an event's orders a page at a time, and its attendee
 	// list, streamed as CSV (sheddable: a large read that can wait).
@@ -109,7 +113,7 @@ func (s *Server) routes() {
 	r(normal, get, "/v1/orders", s.listOrders, as(auth.Buyer), buyerLease)
 	r(critical, get, "/v1/orders/:id", s.getOrder, as(auth.Buyer), buyerLease)
 	r(normal, get, "/v1/tickets", s.listTickets, as(auth.Buyer), buyerLease)
-	r(normal, get, "/v1/tickets/:id/qr", s.ticketQR, as(auth.Buyer)) // immutable images: not counted in flight
+	r(normal, get, "/v1/tickets/:id/qr", s.ticketQR, as(auth.Buyer), quiet, ownEncoding) // immutable images: not counted in flight
 	// A transfer gives the ticket to another buyer, named by email; every
 	// attempt spends a transfer-buyer token, so that trying emails is slow.
 	r(normal, post, "/v1/tickets/:id/transfer", s.transferTicket, as(auth.Buyer), s.limited(limits.TransferBuyer), buyerLease)

@@ -33,6 +33,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/scan"
 	"github.com/stagedoor/stagedoor/internal/seatstream"
 	"github.com/stagedoor/stagedoor/internal/shed"
+	"github.com/stagedoor/stagedoor/internal/tally"
 	"github.com/stagedoor/stagedoor/internal/ticketsign"
 	"github.com/stagedoor/stagedoor/internal/waitroom"
 	"github.com/stagedoor/stagedoor/web"
@@ -107,6 +108,7 @@ type Server struct {
 	metrics  *httpMetrics
 	echo     *echo.Echo
 	dbOutage *outage.Reporter // requests refused because PostgreSQL dropped them
+	refusals *tally.Tally     // 429s and the 503s of bounds and shedders, logged a few lines with counts
 
 	seatMapBodies seatMapBodies
 	checkoutSlots *bulkhead                     // the checkout bulkhead
@@ -114,8 +116,10 @@ type Server struct {
 	classes       map[routeKey]shed.Class       // each route's class (routes.go); read-only once New returns
 	rows          map[routeKey][]ratelimit.Name // each route's protections past the outer rings, in its row's order
 	unbounded     map[string]bool               // the routes (templates) the in-flight bound does not count
+	quiet         map[string]bool               // the routes (templates) whose answers are logged at debug level (quiet)
 	inFlight      inFlight                      // requests in flight on this instance
 	ready         readiness                     // the last readiness check, for GET /readyz
+	uiVersion     string                        // the version of the files under /ui/ (uiversion.go)
 	static        *staticFiles                  // the front end's files (web/static), as answered
 	vendor        *staticFiles                  // the third-party browser code (web/vendor)
 	reference     *staticFiles                  // Swagger UI's files, for /docs/
@@ -135,16 +139,20 @@ func New(d Deps) *Server {
 		metrics:       newHTTPMetrics(d.Registry),
 		echo:          echo.New(),
 		dbOutage:      outage.New(d.Logger, "postgresql", 0),
+		refusals:      tally.New(d.Logger, "refused", tally.Options{}),
 		checkoutSlots: newBulkhead(d.Config.CheckoutSlots),
 		streamSlots:   semaphore.NewWeighted(int64(d.Config.MaxStreams)),
 		classes:       map[routeKey]shed.Class{},
 		rows:          map[routeKey][]ratelimit.Name{},
 		unbounded:     map[string]bool{},
+		quiet:         map[string]bool{},
 		static:        newStaticFiles(web.Static),
 		vendor:        newStaticFiles(web.Vendor),
 		reference:     newStaticFiles(swaggerui.FS),
 		contract:      newStaticFile("application/yaml", docs.OpenAPI, nil),
 	}
+	s.uiVersion = assetVersion(web.Static, web.Vendor)
+	s.static.edit = versionedPages(s.uiVersion)
 	if d.Registry != nil && d.WaitRoom != nil && d.Events != nil {
 		_ = d.Registry.Register(newSaleCollector(d.WaitRoom, d.Events)) // once a registry: a second server on it shares it
 	}

@@ -28,7 +28,10 @@ import (
 // take gzip. Only files found are kept, so a scan of made-up names costs no
 // memory.
 type staticFiles struct {
-	fsys  fs.FS
+	fsys fs.FS
+	// edit, when set, changes a file's body as it is read (versionedPages),
+	// before its ETag and compression.
+	edit  func(name string, body []byte) []byte
 	mu    sync.Mutex
 	files map[string]*staticFile
 }
@@ -62,7 +65,7 @@ func (sf *staticFiles) file(name string) (*staticFile, error) {
 	if ok {
 		return f, nil
 	}
-	f, err := loadStatic(sf.fsys, name)
+	f, err := loadStatic(sf.fsys, name, sf.edit)
 	if err != nil || f == nil {
 		return nil, err
 	}
@@ -75,12 +78,15 @@ func (sf *staticFiles) file(name string) (*staticFile, error) {
 	return f, nil
 }
 
-func loadStatic(fsys fs.FS, name string) (*staticFile, error) {
+func loadStatic(fsys fs.FS, name string, edit func(string, []byte) []byte) (*staticFile, error) {
 	body, err := readRegular(fsys, name)
 	if err != nil {
 		return nil, err
 	}
 	if body != nil {
+		if edit != nil {
+			body = edit(name, body)
+		}
 		return newStaticFile(contentTypeOf(name), body, nil), nil
 	}
 	gz, err := readRegular(fsys, name+".gz") // only compressed, or not there at all
@@ -179,6 +185,9 @@ func serveStaticFile(c echo.Context, f *staticFile, cacheControl string) {
 // acceptsGzip reports whether an Accept-Encoding header takes gzip: named (or
 // "*") with a weight above 0 (RFC 9110, 12.5.3).
 func acceptsGzip(header string) bool {
+	if header == "" {
+		return false
+	}
 	gz, star := -1.0, -1.0
 	for part := range strings.SplitSeq(header, ",") {
 		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")

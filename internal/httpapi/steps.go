@@ -22,7 +22,18 @@ type step struct {
 	// apart: the route is not counted in the in-flight bound
 	// (limits.InFlight); its protections bound it instead.
 	apart bool
+	// quiet: the route's answers are logged at debug level (see quiet).
+	quiet bool
+	// ownEncoding: the handler chooses its answer's encoding; no
+	// compression ring (compress.go).
+	ownEncoding bool
 }
+
+// quiet is the step of a route whose answers are not logged one line each
+// (at info level) but at debug level, unless they are 5xx: the files and
+// images a page loads by the dozen, and the probes a balancer sends each
+// second. A page view is its page's line; the metrics count them all.
+var quiet = step{quiet: true}
 
 // inHandler names the protections the handler decides, in its order, once the
 // body names their keys: a bucket whose Ring is limits.Handler, a bound or
@@ -104,7 +115,9 @@ type routeKey struct{ method, path string }
 func (s *Server) route(class shed.Class, method, path string, h echo.HandlerFunc, steps ...step) {
 	key := routeKey{method, path}
 	var rings []echo.MiddlewareFunc
+	compress := true
 	for _, st := range steps {
+		compress = compress && !st.ownEncoding
 		if st.ring != nil {
 			rings = append(rings, st.ring)
 		}
@@ -112,9 +125,15 @@ func (s *Server) route(class shed.Class, method, path string, h echo.HandlerFunc
 		if st.apart {
 			s.unbounded[path] = true
 		}
+		if st.quiet {
+			s.quiet[path] = true
+		}
 	}
 	if class == shed.Exempt {
 		s.unbounded[path] = true
+	}
+	if compress && method == "GET" {
+		rings = append(rings, compressAnswers) // last: what the rings refuse is never wrapped
 	}
 	s.classes[key] = class
 	s.echo.Add(method, path, h, rings...)

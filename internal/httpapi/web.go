@@ -60,19 +60,30 @@ func (s *Server) doorPage(c echo.Context) error {
 }
 
 // asset serves GET /ui/{path}: the front end's scripts, styles and images, and
-// under /ui/vendor/ the third-party code (web/vendor). A directory, /ui/
-// itself included, is no file: 404.
+// under /ui/vendor/ the third-party code (web/vendor), each also under
+// /ui/v/{version}/ (uiversion.go): kept a year under the version in force,
+// revalidated otherwise. A directory, /ui/ itself included, is no file: 404.
 func (s *Server) asset(c echo.Context) error {
-	if name, ok := strings.CutPrefix(c.Param("*"), "vendor/"); ok {
-		return s.serveFile(c, s.vendor, name)
+	name, current := unversioned(c.Param("*"), s.uiVersion)
+	cache := "no-cache"
+	if current {
+		cache = immutableCache
 	}
-	return s.serveFile(c, s.static, c.Param("*"))
+	if vendored, ok := strings.CutPrefix(name, "vendor/"); ok {
+		return s.serveFileCached(c, s.vendor, vendored, cache)
+	}
+	return s.serveFileCached(c, s.static, name, cache)
 }
 
 // serveFile answers the file name of files (staticFiles: ETag, gzip), or a
-// not-found problem. The pages are revalidated on each load (no-cache): a new
-// binary's pages are seen at once, and an unchanged file costs a 304.
+// not-found problem, revalidated on each load (no-cache): a new binary's
+// pages are seen at once, and an unchanged file costs a 304.
 func (s *Server) serveFile(c echo.Context, files *staticFiles, name string) error {
+	return s.serveFileCached(c, files, name, "no-cache")
+}
+
+// serveFileCached is serveFile with the answer's Cache-Control.
+func (s *Server) serveFileCached(c echo.Context, files *staticFiles, name, cacheControl string) error {
 	f, err := files.file(name)
 	if err != nil {
 		return err
@@ -80,6 +91,6 @@ func (s *Server) serveFile(c echo.Context, files *staticFiles, name string) erro
 	if f == nil {
 		return errkind.NotFoundf("no file %s", c.Request().URL.Path)
 	}
-	serveStaticFile(c, f, "no-cache")
+	serveStaticFile(c, f, cacheControl)
 	return nil
 }

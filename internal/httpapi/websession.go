@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -52,6 +53,38 @@ func (s *Server) webLogin(c echo.Context) error {
 		Principal principalResponse `json:"principal"`
 		ExpiresAt time.Time         `json:"expires_at"`
 	}{principalJSON(session.Principal), session.ExpiresAt})
+}
+
+// webSessionJSON is the answer of GET /v1/web/session.
+type webSessionJSON struct {
+	Authenticated bool               `json:"authenticated"`
+	Principal     *principalResponse `json:"principal,omitempty"`
+}
+
+// webSession serves GET /v1/web/session: whether the browser's session
+// cookie is a live session, and whose. It answers 200 either way, so that a
+// page asks at its start without an error for a visitor who is not logged in
+// (GET /v1/me answers them 401, which a browser reports as an error). A
+// cookie whose session ended (expired, logged out elsewhere) is cleared.
+func (s *Server) webSession(c echo.Context) error {
+	c.Response().Header().Set("Cache-Control", "no-store")
+	token, err := s.sessionCookie(c.Request()) // a GET: never refused for its origin
+	if err != nil {
+		return err
+	}
+	if token != "" {
+		p, err := s.auth.Authenticate(c.Request().Context(), token)
+		switch {
+		case err == nil:
+			principal := principalJSON(p)
+			return c.JSON(http.StatusOK, webSessionJSON{Authenticated: true, Principal: &principal})
+		case errors.Is(err, errkind.Unauthorized):
+			s.clearSessionCookie(c)
+		default:
+			return err // PostgreSQL cannot say: 503, not "logged out"
+		}
+	}
+	return c.JSON(http.StatusOK, webSessionJSON{Authenticated: false})
 }
 
 // webLogout serves DELETE /v1/web/session: the cookie's session stops working

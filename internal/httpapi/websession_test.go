@@ -147,3 +147,53 @@ func TestPagesAreServedWithAStrictPolicy(t *testing.T) {
 		t.Errorf("GET /ui/no-such-file.js = %d %s", a.StatusCode, a.raw)
 	}
 }
+
+// TestABrowserAsksWhoItIsWithoutAnError: GET /v1/web/session answers 200
+// before a login ({"authenticated": false}), the buyer with the cookie, and
+// 200 false again once the session ended elsewhere, clearing its cookie; a
+// bearer token is not the browser's session.
+func TestABrowserAsksWhoItIsWithoutAnError(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil, nil, nil)
+	register(t, ts, "buyer", "who@example.com")
+	b := newBrowser(t, ts)
+	state := func(a answer) apiclient.WebSessionState {
+		t.Helper()
+		if a.StatusCode != 200 || a.Header.Get("Cache-Control") != "no-store" {
+			t.Fatalf("GET /v1/web/session = %d (Cache-Control %q) %s, want 200 no-store", a.StatusCode, a.Header.Get("Cache-Control"), a.raw)
+		}
+		return as[apiclient.WebSessionState](t, a)
+	}
+	if s := state(b.do(t, "GET", "/v1/web/session", "")); s.Authenticated || s.Principal != nil {
+		t.Errorf("before a login: %+v, want not authenticated", s)
+	}
+	login := b.do(t, "POST", "/v1/web/session", loginBody("who@example.com", "correct horse"))
+	if login.StatusCode != 200 {
+		t.Fatalf("web login = %d %s", login.StatusCode, login.raw)
+	}
+	s := state(b.do(t, "GET", "/v1/web/session", ""))
+	if !s.Authenticated || s.Principal == nil || string(s.Principal.Email) != "who@example.com" || s.Principal.Kind != "buyer" {
+		t.Errorf("logged in: %+v, want the buyer", s)
+	}
+	var cookie string
+	for _, c := range login.Cookies() {
+		if c.Name == "sd_session" {
+			cookie = c.Value
+		}
+	}
+	// The session ends through the API (POST /v1/logout with the cookie).
+	if a := ts.request(t, "POST", "/v1/logout", "", "Cookie", "sd_session="+cookie, "Origin", ts.http.URL); a.StatusCode != 204 {
+		t.Fatalf("logout = %d %s", a.StatusCode, a.raw)
+	}
+	ended := ts.request(t, "GET", "/v1/web/session", "", "Cookie", "sd_session="+cookie)
+	if s := state(ended); s.Authenticated {
+		t.Errorf("after the session ended: %+v, want not authenticated", s)
+	}
+	if c := ended.Cookies(); len(c) != 1 || c[0].Name != "sd_session" || c[0].MaxAge >= 0 {
+		t.Errorf("after the session ended, cookies %v, want sd_session cleared", c)
+	}
+	buyer := newAccount(t, ts, auth.Buyer)
+	if s := state(ts.request(t, "GET", "/v1/web/session", "", buyer.bearer()...)); s.Authenticated {
+		t.Errorf("with a bearer token: %+v, want not authenticated (the cookie alone counts)", s)
+	}
+}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -52,4 +53,33 @@ func TestSeatMapFallsBackToPolling(t *testing.T) {
 	b.waitJS("the seat held", fmt.Sprintf(`document.querySelector(%q)?.classList.contains("seat-held")`, seatSelector(taken)))
 	t.Logf("polling showed the seat held %v after the hold", time.Since(start).Round(10*time.Millisecond))
 	b.page("event-polling")
+}
+
+// A visitor who is not logged in meets no failed request (no 4xx or 5xx, which
+// the browser reports as console errors) on the home page, an event's page or
+// the door: the pages ask who is logged in with GET /v1/web/session, which
+// answers 200 either way.
+func TestALoggedOutVisitMeetsNoError(t *testing.T) {
+	s := startStack(t, nil)
+	ev := s.signUp(t, "organizer").createEvent(t, "Open Air", 0)
+	b := newBrowser(t, s)
+	for _, p := range []struct{ url, ready string }{
+		{"/#/events", `document.querySelectorAll(".card").length > 0`},
+		{"/#/events/" + ev.ID, `document.querySelectorAll(".seat").length > 0`},
+		{"/door", `!document.getElementById("setup").hidden`},
+	} {
+		b.run("open "+p.url, chromedp.Navigate(b.base+p.url))
+		b.waitJS(p.url+" drawn", p.ready)
+		var failed []string
+		json.Unmarshal(b.eval(`performance.getEntriesByType("navigation").concat(performance.getEntriesByType("resource"))
+			.filter(e => e.responseStatus >= 400).map(e => e.responseStatus + " " + e.name)`), &failed)
+		if len(failed) > 0 {
+			t.Errorf("%s: failed requests %q", p.url, failed)
+		}
+		var asked bool
+		json.Unmarshal(b.eval(`performance.getEntriesByType("resource").some(e => new URL(e.name).pathname === "/v1/web/session")`), &asked)
+		if !asked && p.url != "/door" {
+			t.Errorf("%s did not ask GET /v1/web/session who is logged in", p.url)
+		}
+	}
 }

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import { Answer } from "../static/js/door/server.js";
-import { KEY_REVOKED, offlineVerdict, onlineVerdict, retryWait, revokedNotice, shortId } from "../static/js/door/verdicts.js";
+import { KEY_REVOKED, LastScan, offlineVerdict, onlineVerdict, retryWait, revokedNotice, shortId, shownDetail } from "../static/js/door/verdicts.js";
 
 const TICKET = "0b6f3a52-9c1e-4d7a-8f20-5e4b3c2d1a09";
 const answer = (status, body, headers = {}) => new Answer(status, new Headers(headers), body);
@@ -60,4 +60,28 @@ test("the revoked key's notice says what became of the scans", () => {
 test("a short id is the first 8 characters", () => {
   assert.equal(shortId(TICKET), "0b6f3a52");
   assert.equal(shortId(undefined), "");
+});
+
+test("the last code read again within 10 s shows its verdict again, just now", () => {
+  const last = new LastScan();
+  const admitted = { kind: "admitted", word: "Admitted", detail: "Stalls · row B · seat 7" };
+  assert.equal(last.again("SD1A", 0), null, "nothing scanned yet");
+  last.remember("SD1A", admitted, 1000);
+  assert.deepEqual(last.again("SD1A", 4000), { ...admitted, again: true });
+  assert.equal(shownDetail(/** @type {any} */ (last.again("SD1A", 13_999))), "Stalls · row B · seat 7 · just now",
+    "each reading starts the window anew: a ticket left in front of the camera keeps its verdict");
+  assert.equal(last.again("SD1A", 24_000), null, "10 s after the last reading: decided anew");
+  last.remember("SD1A", admitted, 30_000);
+  assert.equal(last.again("SD1B", 31_000), null, "another code is decided");
+  last.remember("SD1B", { kind: "refused", word: "Invalid", detail: "no ticket has this code" }, 31_000);
+  assert.equal(last.again("SD1A", 32_000), null, "the first code after another: a second use, decided");
+  assert.equal(last.again("SD1B", 32_000)?.word, "Invalid", "a refusal is shown again too");
+  last.remember("SD1C", { kind: "wait", word: "Wait", detail: "the server is busy" }, 33_000);
+  assert.equal(last.again("SD1C", 34_000), null, "a wait is tried again, not shown again");
+});
+
+test("a verdict's detail as shown", () => {
+  assert.equal(shownDetail({ kind: "admitted", word: "Admitted", detail: "ticket 0b6f3a52", offline: true, again: true }), "ticket 0b6f3a52 · offline · just now");
+  assert.equal(shownDetail({ kind: "admitted", word: "Admitted", detail: "", again: true }), "just now");
+  assert.equal(shownDetail({ kind: "refused", word: "Invalid", detail: "no ticket has this code" }), "no ticket has this code");
 });

@@ -1,8 +1,9 @@
 // Who is logged in. The browser's session is a cookie (HttpOnly: this code
 // never sees the token): POST /v1/web/session logs in and sets it, DELETE logs
-// out, GET /v1/me says who it is (401 when nobody).
+// out, GET says who it is (200 when nobody too: a visitor who is not logged in
+// meets no error in the console).
 
-import { api, ApiError } from "./api.js";
+import { api } from "./api.js";
 
 /** @typedef {import("./types.js").Principal} Principal */
 
@@ -38,14 +39,9 @@ function set(p) {
  * @returns {Promise<Principal | null>}
  */
 export async function loadSession() {
-  try {
-    /** @type {import("./api.js").Answer<Principal>} */
-    const me = await api("GET", "/v1/me");
-    set(me.data);
-  } catch (err) {
-    if (!(err instanceof ApiError) || err.status !== 401) throw err;
-    set(null);
-  }
+  /** @type {import("./api.js").Answer<import("./types.js").WebSessionState>} */
+  const { data } = await api("GET", "/v1/web/session");
+  set(data.authenticated && data.principal ? data.principal : null);
   return principal;
 }
 

@@ -22,7 +22,7 @@
  */
 
 /**
- * Who is logged in (Principal): GET /v1/me, and the login's answer.
+ * Who is logged in (Principal): GET /v1/me, GET /v1/web/session and the login's answer.
  * @typedef {object} Principal
  * @property {string} id
  * @property {"buyer" | "organizer"} kind
@@ -34,6 +34,13 @@
  * @typedef {object} WebSession
  * @property {Principal} principal
  * @property {string} expires_at
+ */
+
+/**
+ * The answer of GET /v1/web/session (WebSessionState): 200 logged out too.
+ * @typedef {object} WebSessionState
+ * @property {boolean} authenticated
+ * @property {Principal} [principal] when authenticated
  */
 
 /**

@@ -20,7 +20,8 @@ async function detector() {
   const zxing = window.ZXingWASM;
   if (!zxing) throw new Error("this browser cannot read QR codes (and the decoder is not installed: run make)");
   zxing.prepareZXingModule({
-    overrides: { locateFile: (path, prefix) => (path.endsWith(".wasm") ? `/ui/vendor/zxing-wasm/${path}` : prefix + path) },
+    // Beside this module's own URL, so under the same version (kept like it).
+    overrides: { locateFile: (path, prefix) => (path.endsWith(".wasm") ? new URL(`../../vendor/zxing-wasm/${path}`, import.meta.url).href : prefix + path) },
   });
   const canvas = document.createElement("canvas");
   const context = canvas.getContext("2d", { willReadFrequently: true });

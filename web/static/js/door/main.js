@@ -13,7 +13,9 @@ import { startCamera } from "./camera.js";
 import { signal } from "./feedback.js";
 import { DeviceState, decideOffline, parseSigned } from "./offline.js";
 import { Server, Unreachable } from "./server.js";
-import { clock, KEY_REVOKED, offlineVerdict, onlineVerdict, REVOKED_DETAIL, retryWait, revokedNotice, shortId } from "./verdicts.js";
+import {
+  clock, KEY_REVOKED, LastScan, offlineVerdict, onlineVerdict, REVOKED_DETAIL, retryWait, revokedNotice, shortId, shownDetail,
+} from "./verdicts.js";
 
 /** @typedef {import("./verdicts.js").Verdict} Verdict */
 
@@ -31,6 +33,8 @@ let syncing = false;
 let stopCamera = null;
 /** @type {Set<string>} codes waiting for their Retry-After */
 const retrying = new Set();
+/** The last code and its verdict, shown again when it is read again soon. */
+const lastScan = new LastScan();
 
 /** Scan → verdict on screen, in ms, for each scan (the browser tests read it). */
 window.doorTimings = [];
@@ -76,10 +80,8 @@ async function scan(code) {
   if (!code) return;
   const started = performance.now();
   /** @type {Verdict | undefined} */
-  let verdict;
-  if (state.keyRevokedAt) {
-    verdict = KEY_REVOKED;
-  } else if (server && online && navigator.onLine !== false) {
+  let verdict = state.keyRevokedAt ? KEY_REVOKED : lastScan.again(code, Date.now()) ?? undefined;
+  if (!verdict && server && online && navigator.onLine !== false) {
     try {
       verdict = verdictOf(await server.scan(code), code);
     } catch (err) {
@@ -88,6 +90,7 @@ async function scan(code) {
     }
   }
   verdict ??= await verdictOffline(code);
+  if (!verdict.again) lastScan.remember(code, verdict, Date.now());
   show(verdict, code);
   window.doorTimings.push(performance.now() - started);
 }
@@ -125,7 +128,9 @@ function writeVerdict(box, word, detail) {
 }
 
 /**
- * Shows the verdict of a scan, sounds it and records it.
+ * Shows the verdict of a scan, sounds it and records it; a code read again
+ * (verdict.again) is shown again only: it was sounded, counted and listed
+ * the first time.
  * @param {Verdict} verdict
  * @param {string} code
  */
@@ -133,13 +138,28 @@ function show(verdict, code) {
   const box = $("verdict");
   box.className = `verdict verdict-${verdict.kind} is-fresh`;
   box.dataset.kind = verdict.kind;
-  writeVerdict(box, verdict.word, verdict.detail + (verdict.offline ? " · offline" : ""));
+  writeVerdict(box, verdict.word, shownDetail(verdict));
   clearTimeout(freshTimer);
   freshTimer = setTimeout(() => box.classList.remove("is-fresh"), 1200);
-  signal(verdict.kind);
-  state.remember({ at: new Date().toISOString(), kind: verdict.kind, word: verdict.word, detail: verdict.detail, code: code.slice(0, 6), offline: !!verdict.offline });
+  if (!verdict.again) {
+    signal(verdict.kind);
+    state.remember({ at: new Date().toISOString(), kind: verdict.kind, word: verdict.word, detail: verdict.detail, code: code.slice(0, 6), offline: !!verdict.offline });
+  }
   render();
-  $("code").focus();
+  focusCode();
+}
+
+/** Whether this is a touch device (a phone, a tablet), where a focused field opens the keyboard. */
+const touchDevice = () => matchMedia("(pointer: coarse)").matches;
+
+/**
+ * Puts the focus in the code field, ready for a keyboard-wedge scanner's
+ * next code; not on a touch device, where the keyboard it opens would cover
+ * the camera and the verdict: there the field is focused by a tap, and keeps
+ * the focus from one typed code to the next.
+ */
+function focusCode() {
+  if (!touchDevice()) $("code").focus();
 }
 
 function render() {
@@ -282,7 +302,7 @@ function start(key) {
   sync();
   setInterval(sync, SYNC_EVERY_MS);
   addEventListener("online", sync);
-  $("code").focus();
+  focusCode();
 }
 
 $("setup-form").addEventListener("submit", async (e) => {
@@ -321,6 +341,7 @@ $("camera-toggle").addEventListener("click", async () => {
   try {
     stopCamera = await startCamera($("camera", HTMLVideoElement), scan);
     button.textContent = "Stop the camera";
+    if (touchDevice()) $("code").blur(); // the keyboard closes: the camera is what is used
   } catch (err) {
     $("camera-error").textContent = `The camera cannot be used: ${errorText(err)}`;
   }
@@ -338,4 +359,7 @@ $("sign-out").addEventListener("click", () => {
 
 const saved = localStorage.getItem(KEY);
 if (saved) start(saved);
-else $("setup").hidden = false;
+else {
+  $("setup").hidden = false;
+  $("network").textContent = "Not set up";
+}

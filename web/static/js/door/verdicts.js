@@ -13,6 +13,7 @@ import { placeName } from "../places.js";
  * @property {string} word
  * @property {string} detail
  * @property {boolean} [offline] decided on the device
+ * @property {boolean} [again] the last code read again: its verdict shown again (LastScan)
  */
 
 export const REVOKED_DETAIL = "the organizer revoked this device's scanner key: it admits no one; sign out and set up a new key";
@@ -79,6 +80,59 @@ export function onlineVerdict(answer) {
       return { kind: "refused", word: "Invalid", detail: "no ticket has this code" };
   }
   return { kind: "refused", word: `Error ${answer.status}`, detail: p.detail ?? "unexpected answer" };
+}
+
+/**
+ * How long, in ms, a code read again shows its verdict again instead of being
+ * decided anew: a ticket left in front of the camera (read again every 3 s),
+ * or scanned twice by a nervous hand, is not "already scanned".
+ */
+export const AGAIN_MS = 10_000;
+
+/**
+ * The last code scanned and its verdict, to show again when the same code is
+ * read within AGAIN_MS of its last reading, online and offline alike. Only the
+ * last code: once another was scanned, the first one again is a second use.
+ */
+export class LastScan {
+  /** @type {{code: string, verdict: Verdict, at: number} | null} */
+  #last = null;
+
+  /**
+   * The verdict to show for code read at now (ms): the last code's verdict
+   * again, marked again, when code is the last code read less than AGAIN_MS
+   * ago (the window then starts anew); else null, and the scan is decided.
+   * @param {string} code
+   * @param {number} now
+   * @returns {Verdict | null}
+   */
+  again(code, now) {
+    const last = this.#last;
+    if (!last || last.code !== code || now - last.at >= AGAIN_MS) return null;
+    last.at = now;
+    return { ...last.verdict, again: true };
+  }
+
+  /**
+   * Remembers the verdict of code, decided at now (ms). A "wait" is no
+   * verdict: the scan is tried again, and decided then.
+   * @param {string} code
+   * @param {Verdict} verdict
+   * @param {number} now
+   */
+  remember(code, verdict, now) {
+    this.#last = verdict.kind === "wait" ? null : { code, verdict, at: now };
+  }
+}
+
+/**
+ * The detail line of a verdict as shown: where it was decided, and "just now"
+ * for a code read again.
+ * @param {Verdict} verdict
+ * @returns {string}
+ */
+export function shownDetail(verdict) {
+  return [verdict.detail, verdict.offline && "offline", verdict.again && "just now"].filter(Boolean).join(" · ");
 }
 
 /**
