@@ -27,10 +27,12 @@ const (
 	demoKeyLabel       = "Demo gate"
 )
 
-// demoSections are the demo event's 300 seats.
+// demoSections are the demo event's 300 seats and 200 places of general
+// admission.
 var demoSections = []event.Section{
 	{Name: "Stalls", Rows: 10, SeatsPerRow: 20, PriceCents: 4500},
 	{Name: "Balcony", Rows: 5, SeatsPerRow: 20, PriceCents: 2500},
+	{Name: "Standing", GeneralAdmission: true, Capacity: 200, PriceCents: 2000},
 }
 
 // seed applies pending migrations (unless STAGEDOOR_AUTO_MIGRATE=false), makes

@@ -105,8 +105,8 @@ func TestSeedTwiceCreatesNothingTwice(t *testing.T) {
 		}
 		return
 	}
-	if a, e, st, k := count(); a != 2 || e != 1 || st != 300 || k != 1 {
-		t.Errorf("after three seeds: %d accounts, %d events, %d seats, %d live scanner keys; want 2, 1, 300, 1", a, e, st, k)
+	if a, e, st, k := count(); a != 2 || e != 1 || st != 500 || k != 1 {
+		t.Errorf("after three seeds: %d accounts, %d events, %d seats and places, %d live scanner keys; want 2, 1, 500, 1", a, e, st, k)
 	}
 
 	// With a file that lacks the key (a fresh clone, a deleted file), the demo

@@ -224,11 +224,9 @@ type Admission struct {
 	EventId   openapi_types.UUID `json:"event_id"`
 	Result    interface{}        `json:"result"`
 	ScannedAt time.Time          `json:"scanned_at"`
-	Seat      struct {
-		Number  int32  `json:"number"`
-		Row     string `json:"row"`
-		Section string `json:"section"`
-	} `json:"seat"`
+
+	// Seat Where a ticket admits; a place of general admission has no row.
+	Seat     TicketSeat         `json:"seat"`
 	TicketId openapi_types.UUID `json:"ticket_id"`
 }
 
@@ -263,9 +261,13 @@ type Event struct {
 	OrganizerId openapi_types.UUID `json:"organizer_id"`
 
 	// RefundsUntil Buyers may refund their tickets until then; null: they cannot.
-	RefundsUntil   *time.Time `json:"refunds_until"`
-	SeatsAvailable int32      `json:"seats_available"`
-	SeatsTotal     int32      `json:"seats_total"`
+	RefundsUntil *time.Time `json:"refunds_until"`
+
+	// SeatsAvailable Its seats and places neither held nor sold.
+	SeatsAvailable int32 `json:"seats_available"`
+
+	// SeatsTotal Its seats and places.
+	SeatsTotal int32 `json:"seats_total"`
 
 	// Sections On one event; not in lists.
 	Sections *[]Section `json:"sections,omitempty"`
@@ -344,8 +346,8 @@ type EventRequest struct {
 	// RefundsUntil Buyers may refund their tickets until then: in the future, not after starts_at. Left out: buyers cannot refund (the organizer still can).
 	RefundsUntil *time.Time `json:"refunds_until,omitempty"`
 
-	// Sections At most 50 sections of at most 10,000 seats in all.
-	Sections []Section `json:"sections"`
+	// Sections At most 50 sections of at most 10,000 seats and places in all.
+	Sections []SectionRequest `json:"sections"`
 
 	// StartsAt In the future.
 	StartsAt time.Time `json:"starts_at"`
@@ -358,14 +360,28 @@ type EventRequest struct {
 // EventStatus `cancelled` once its organizer cancelled it: nothing of it is held, sold or changed any more, and its orders are refunded.
 type EventStatus string
 
+// GeneralSectionRequest defines model for GeneralSectionRequest.
+type GeneralSectionRequest struct {
+	// Capacity Its places: at most 10,000, with the event's seats and other places.
+	Capacity         int32       `json:"capacity"`
+	GeneralAdmission interface{} `json:"general_admission"`
+	Name             string      `json:"name"`
+	PriceCents       int32       `json:"price_cents"`
+}
+
 // Hold defines model for Hold.
 type Hold struct {
-	CreatedAt time.Time            `json:"created_at"`
-	Currency  string               `json:"currency"`
-	EventId   openapi_types.UUID   `json:"event_id"`
-	ExpiresAt time.Time            `json:"expires_at"`
-	Id        openapi_types.UUID   `json:"id"`
-	SeatIds   []openapi_types.UUID `json:"seat_ids"`
+	CreatedAt time.Time          `json:"created_at"`
+	Currency  string             `json:"currency"`
+	EventId   openapi_types.UUID `json:"event_id"`
+	ExpiresAt time.Time          `json:"expires_at"`
+
+	// General Its places of general admission, by section; empty for a hold of seats alone.
+	General []Places           `json:"general"`
+	Id      openapi_types.UUID `json:"id"`
+
+	// SeatIds Its seats, in the order asked for, then its places of general admission (each a seat of its section with no row or number to show; its ticket says so).
+	SeatIds []openapi_types.UUID `json:"seat_ids"`
 
 	// Status A hold being checked out shows as active.
 	Status     HoldStatus `json:"status"`
@@ -375,10 +391,15 @@ type Hold struct {
 // HoldStatus A hold being checked out shows as active.
 type HoldStatus string
 
-// HoldRequest defines model for HoldRequest.
+// HoldRequest Seats, places of general admission or both, 1 to 10 in all.
 type HoldRequest struct {
-	EventId openapi_types.UUID   `json:"event_id"`
-	SeatIds []openapi_types.UUID `json:"seat_ids"`
+	EventId openapi_types.UUID `json:"event_id"`
+
+	// General Places of sections of general admission, each section once.
+	General []PlacesRequest `json:"general,omitempty"`
+
+	// SeatIds Seats of the seat map (a place is not a seat).
+	SeatIds []openapi_types.UUID `json:"seat_ids,omitempty"`
 }
 
 // LimitChange Rate, period_ms and burst apply to buckets only; a switch refuses them (400).
@@ -564,6 +585,23 @@ type OrganizerTicket struct {
 // OrganizerTicketStatus defines model for OrganizerTicket.Status.
 type OrganizerTicketStatus string
 
+// Places A hold's places of one section of general admission.
+type Places struct {
+	Quantity int32 `json:"quantity"`
+
+	// Section The section's name.
+	Section   string             `json:"section"`
+	SectionId openapi_types.UUID `json:"section_id"`
+}
+
+// PlacesRequest Places of a section of general admission; which places is the server's choice.
+type PlacesRequest struct {
+	Quantity int32 `json:"quantity"`
+
+	// SectionId A section of general admission of the event (its `id` in the event's `sections`).
+	SectionId openapi_types.UUID `json:"section_id"`
+}
+
 // Principal defines model for Principal.
 type Principal struct {
 	Email openapi_types.Email `json:"email"`
@@ -612,12 +650,15 @@ type Problem struct {
 	// RetryAfterMs rate-limited: when a retry would be allowed, in ms; too-many-concurrent-requests: a suggested wait.
 	RetryAfterMs *int64 `json:"retry_after_ms,omitempty"`
 
-	// SeatsHeld too-many-seats-held: the seats the buyer holds of the event now.
+	// SeatsHeld too-many-seats-held: the seats and places the buyer holds of the event now.
 	SeatsHeld *int32 `json:"seats_held,omitempty"`
 
 	// Shedder service-overloaded from a load shedder: fleet-usage or worker-utilization.
 	Shedder *LimitName `json:"shedder,omitempty"`
-	Status  int32      `json:"status"`
+
+	// SoldOutSections sold-out: each section of general admission asked for that had fewer places left than asked for, in the order asked.
+	SoldOutSections *[]SoldOutSection `json:"sold_out_sections,omitempty"`
+	Status          int32             `json:"status"`
 
 	// TicketId scan-rejected: the organizer's own ticket.
 	TicketId *openapi_types.UUID `json:"ticket_id,omitempty"`
@@ -837,12 +878,39 @@ type SeatMap struct {
 	Seats   []Seat             `json:"seats"`
 }
 
-// Section defines model for Section.
+// SeatedSectionRequest defines model for SeatedSectionRequest.
+type SeatedSectionRequest struct {
+	GeneralAdmission interface{} `json:"general_admission,omitempty"`
+	Name             string      `json:"name"`
+	PriceCents       int32       `json:"price_cents"`
+	Rows             int32       `json:"rows"`
+	SeatsPerRow      int32       `json:"seats_per_row"`
+}
+
+// Section A section of an event. A seated one has `rows` and `seats_per_row`; one of general admission has places, which no seat map lists.
 type Section struct {
-	Name        string `json:"name"`
-	PriceCents  int32  `json:"price_cents"`
-	Rows        int32  `json:"rows"`
-	SeatsPerRow int32  `json:"seats_per_row"`
+	// Available Its seats or places neither held nor sold, as of the event's snapshot (at most 1 s old).
+	Available int32 `json:"available"`
+
+	// Capacity Its places, or seats (rows × seats_per_row).
+	Capacity         int32 `json:"capacity"`
+	GeneralAdmission bool  `json:"general_admission"`
+
+	// Id The section_id of a hold's `general`.
+	Id         openapi_types.UUID `json:"id"`
+	Name       string             `json:"name"`
+	PriceCents int32              `json:"price_cents"`
+
+	// Rows Seated sections only.
+	Rows *int32 `json:"rows,omitempty"`
+
+	// SeatsPerRow Seated sections only.
+	SeatsPerRow *int32 `json:"seats_per_row,omitempty"`
+}
+
+// SectionRequest A seated section (`rows`, `seats_per_row`) or one of general admission (`general_admission` true, `capacity`).
+type SectionRequest struct {
+	union json.RawMessage
 }
 
 // Session defines model for Session.
@@ -871,13 +939,31 @@ type SignupRequest struct {
 	Password string `json:"password"`
 }
 
+// SoldOutSection A section of general admission that had fewer places left than a hold asked for.
+type SoldOutSection struct {
+	Asked int32 `json:"asked"`
+
+	// Available Its places neither held nor sold when the hold was judged: fewer than asked (docs/design.md, "General admission", says when that is).
+	Available int32              `json:"available"`
+	Section   string             `json:"section"`
+	SectionId openapi_types.UUID `json:"section_id"`
+}
+
 // Ticket defines model for Ticket.
 type Ticket struct {
 	// Code What the door scans: `SD1` and 156 base32 characters, signed (a ticket issued before codes were signed: 32 random base32 characters). Left out of a ticket its holder transferred: it admits no one.
 	Code    *string            `json:"code,omitempty"`
 	EventId openapi_types.UUID `json:"event_id"`
-	Id      openapi_types.UUID `json:"id"`
-	SeatId  openapi_types.UUID `json:"seat_id"`
+
+	// GeneralAdmission A place of general admission: no row or seat number, any place of its section.
+	GeneralAdmission bool               `json:"general_admission"`
+	Id               openapi_types.UUID `json:"id"`
+
+	// SeatId Its seat on the seat map, or its place of general admission (on no map).
+	SeatId openapi_types.UUID `json:"seat_id"`
+
+	// Section Its seat's or place's section.
+	Section string `json:"section"`
 
 	// Status `refund_pending`: a refund of it waits for Payrail's answer (it admits no one); `refunded`: it admits no one, and its seat is back on sale. `transferred`: its holder gave it to another buyer, who holds a new ticket for its seat; it admits no one. Only a `valid` ticket admits, can be refunded or transferred.
 	Status TicketStatus `json:"status"`
@@ -888,7 +974,13 @@ type TicketStatus string
 
 // TicketSeat Where a ticket admits; a place of general admission has no row.
 type TicketSeat struct {
-	Number  int32  `json:"number"`
+	// GeneralAdmission A place of general admission: any place of its section admits.
+	GeneralAdmission bool `json:"general_admission"`
+
+	// Number A place's is its number among its section's, which no buyer is shown.
+	Number int32 `json:"number"`
+
+	// Row Empty for a place of general admission.
 	Row     string `json:"row"`
 	Section string `json:"section"`
 }
@@ -1161,6 +1253,68 @@ type TransferTicketJSONRequestBody = TransferRequest
 
 // WebLoginJSONRequestBody defines body for WebLogin for application/json ContentType.
 type WebLoginJSONRequestBody WebLoginJSONBody
+
+// AsSeatedSectionRequest returns the union data inside the SectionRequest as a SeatedSectionRequest
+func (t SectionRequest) AsSeatedSectionRequest() (SeatedSectionRequest, error) {
+	var body SeatedSectionRequest
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSeatedSectionRequest overwrites any union data inside the SectionRequest as the provided SeatedSectionRequest
+func (t *SectionRequest) FromSeatedSectionRequest(v SeatedSectionRequest) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSeatedSectionRequest performs a merge with any union data inside the SectionRequest, using the provided SeatedSectionRequest
+func (t *SectionRequest) MergeSeatedSectionRequest(v SeatedSectionRequest) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGeneralSectionRequest returns the union data inside the SectionRequest as a GeneralSectionRequest
+func (t SectionRequest) AsGeneralSectionRequest() (GeneralSectionRequest, error) {
+	var body GeneralSectionRequest
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGeneralSectionRequest overwrites any union data inside the SectionRequest as the provided GeneralSectionRequest
+func (t *SectionRequest) FromGeneralSectionRequest(v GeneralSectionRequest) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGeneralSectionRequest performs a merge with any union data inside the SectionRequest, using the provided GeneralSectionRequest
+func (t *SectionRequest) MergeGeneralSectionRequest(v GeneralSectionRequest) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SectionRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SectionRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsScanResult returns the union data inside the UploadScans200JSONResponseBody_Results_Result as a ScanResult
 func (t UploadScans200JSONResponseBody_Results_Result) AsScanResult() (ScanResult, error) {
@@ -1468,7 +1622,9 @@ type ClientInterface interface {
 
 	// CreateEventWithBody Create an event and its seats (organizer)
 	//
-	// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+	// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+	// A section of general admission (`general_admission: true`) has `capacity` places
+	// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 	// Limited by `event-create` on the organizer.
 	//
 	// Takes any type of body and a specified content type.
@@ -1478,7 +1634,9 @@ type ClientInterface interface {
 
 	// CreateEvent Create an event and its seats (organizer)
 	//
-	// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+	// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+	// A section of general admission (`general_admission: true`) has `capacity` places
+	// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 	// Limited by `event-create` on the organizer.
 	//
 	// Takes a body of the `application/json` content type.
@@ -1488,7 +1646,8 @@ type ClientInterface interface {
 
 	// GetEvent One event with its sections
 	//
-	// From a snapshot at most 1 s old.
+	// From a snapshot at most 1 s old, as are each section's `available` (its seats or
+	// places neither held nor sold) and `seats_available`.
 	//
 	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
 	GetEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1531,6 +1690,9 @@ type ClientInterface interface {
 
 	// SeatMap Every seat of the event with its status
 	//
+	// Seats only: the places of a section of general admission are not on the map (the
+	// event's `sections` say how many are `available`); an event of general admission
+	// alone has an empty map.
 	// From a snapshot at most 1 s old (`as_of`): however many read it, an instance
 	// queries each event's seats about once a second, encodes them once, and compresses
 	// them at most once for the clients that take gzip (`Vary: Accept-Encoding`).
@@ -1551,14 +1713,18 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/events/{id}/seats/stream (the `SeatStream` operationId).
 	SeatStream(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CreateHoldWithBody Hold 1 to 10 seats (buyer)
+	// CreateHoldWithBody Hold 1 to 10 seats and places (buyer)
 	//
-	// All or nothing, in one conditional write: a seat is takeable when it is not
-	// sold and not held by an unexpired hold. In order: the body is checked and the
+	// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+	// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+	// one transaction: a seat or place is takeable when it is not sold and not held by
+	// an unexpired hold. In order: the body is checked and the
 	// event read (a malformed request, or one before `on_sale_at` or from
 	// `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 	// `hold-buyer` and `hold-organizer` as one decision; then the write, which
-	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+	// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+	// are left (`sold_out_sections`).
 	// Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 	//
 	// Takes any type of body and a specified content type.
@@ -1566,14 +1732,18 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/holds (the `CreateHold` operationId).
 	CreateHoldWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CreateHold Hold 1 to 10 seats (buyer)
+	// CreateHold Hold 1 to 10 seats and places (buyer)
 	//
-	// All or nothing, in one conditional write: a seat is takeable when it is not
-	// sold and not held by an unexpired hold. In order: the body is checked and the
+	// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+	// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+	// one transaction: a seat or place is takeable when it is not sold and not held by
+	// an unexpired hold. In order: the body is checked and the
 	// event read (a malformed request, or one before `on_sale_at` or from
 	// `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 	// `hold-buyer` and `hold-organizer` as one decision; then the write, which
-	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+	// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+	// are left (`sold_out_sections`).
 	// Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 	//
 	// Takes a body of the `application/json` content type.
@@ -2597,7 +2767,9 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 
 // CreateEventWithBody Create an event and its seats (organizer)
 //
-// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+// A section of general admission (`general_admission: true`) has `capacity` places
+// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 // Limited by `event-create` on the organizer.
 //
 // Takes any type of body and a specified content type.
@@ -2617,7 +2789,9 @@ func (c *Client) CreateEventWithBody(ctx context.Context, contentType string, bo
 
 // CreateEvent Create an event and its seats (organizer)
 //
-// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+// A section of general admission (`general_admission: true`) has `capacity` places
+// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 // Limited by `event-create` on the organizer.
 //
 // Takes a body of the `application/json` content type.
@@ -2637,7 +2811,8 @@ func (c *Client) CreateEvent(ctx context.Context, body CreateEventJSONRequestBod
 
 // GetEvent One event with its sections
 //
-// From a snapshot at most 1 s old.
+// From a snapshot at most 1 s old, as are each section's `available` (its seats or
+// places neither held nor sold) and `seats_available`.
 //
 // Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
 func (c *Client) GetEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2720,6 +2895,9 @@ func (c *Client) ListScans(ctx context.Context, id ID, params *ListScansParams, 
 
 // SeatMap Every seat of the event with its status
 //
+// Seats only: the places of a section of general admission are not on the map (the
+// event's `sections` say how many are `available`); an event of general admission
+// alone has an empty map.
 // From a snapshot at most 1 s old (`as_of`): however many read it, an instance
 // queries each event's seats about once a second, encodes them once, and compresses
 // them at most once for the clients that take gzip (`Vary: Accept-Encoding`).
@@ -2760,14 +2938,18 @@ func (c *Client) SeatStream(ctx context.Context, id ID, reqEditors ...RequestEdi
 	return c.Client.Do(req)
 }
 
-// CreateHoldWithBody Hold 1 to 10 seats (buyer)
+// CreateHoldWithBody Hold 1 to 10 seats and places (buyer)
 //
-// All or nothing, in one conditional write: a seat is takeable when it is not
-// sold and not held by an unexpired hold. In order: the body is checked and the
+// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+// one transaction: a seat or place is takeable when it is not sold and not held by
+// an unexpired hold. In order: the body is checked and the
 // event read (a malformed request, or one before `on_sale_at` or from
 // `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 // `hold-buyer` and `hold-organizer` as one decision; then the write, which
-// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+// are left (`sold_out_sections`).
 // Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 //
 // Takes any type of body and a specified content type.
@@ -2785,14 +2967,18 @@ func (c *Client) CreateHoldWithBody(ctx context.Context, contentType string, bod
 	return c.Client.Do(req)
 }
 
-// CreateHold Hold 1 to 10 seats (buyer)
+// CreateHold Hold 1 to 10 seats and places (buyer)
 //
-// All or nothing, in one conditional write: a seat is takeable when it is not
-// sold and not held by an unexpired hold. In order: the body is checked and the
+// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+// one transaction: a seat or place is takeable when it is not sold and not held by
+// an unexpired hold. In order: the body is checked and the
 // event read (a malformed request, or one before `on_sale_at` or from
 // `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 // `hold-buyer` and `hold-organizer` as one decision; then the write, which
-// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+// are left (`sold_out_sections`).
 // Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 //
 // Takes a body of the `application/json` content type.
@@ -6327,7 +6513,9 @@ type ClientWithResponsesInterface interface {
 
 	// CreateEventWithBodyWithResponse Create an event and its seats (organizer)
 	//
-	// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+	// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+	// A section of general admission (`general_admission: true`) has `capacity` places
+	// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 	// Limited by `event-create` on the organizer.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -6337,7 +6525,9 @@ type ClientWithResponsesInterface interface {
 
 	// CreateEventWithResponse Create an event and its seats (organizer)
 	//
-	// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+	// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+	// A section of general admission (`general_admission: true`) has `capacity` places
+	// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 	// Limited by `event-create` on the organizer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -6347,7 +6537,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetEventWithResponse One event with its sections
 	//
-	// From a snapshot at most 1 s old.
+	// From a snapshot at most 1 s old, as are each section's `available` (its seats or
+	// places neither held nor sold) and `seats_available`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6398,6 +6589,9 @@ type ClientWithResponsesInterface interface {
 
 	// SeatMapWithResponse Every seat of the event with its status
 	//
+	// Seats only: the places of a section of general admission are not on the map (the
+	// event's `sections` say how many are `available`); an event of general admission
+	// alone has an empty map.
 	// From a snapshot at most 1 s old (`as_of`): however many read it, an instance
 	// queries each event's seats about once a second, encodes them once, and compresses
 	// them at most once for the clients that take gzip (`Vary: Accept-Encoding`).
@@ -6422,14 +6616,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/events/{id}/seats/stream (the `SeatStream` operationId).
 	SeatStreamWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*SeatStreamResponse, error)
 
-	// CreateHoldWithBodyWithResponse Hold 1 to 10 seats (buyer)
+	// CreateHoldWithBodyWithResponse Hold 1 to 10 seats and places (buyer)
 	//
-	// All or nothing, in one conditional write: a seat is takeable when it is not
-	// sold and not held by an unexpired hold. In order: the body is checked and the
+	// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+	// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+	// one transaction: a seat or place is takeable when it is not sold and not held by
+	// an unexpired hold. In order: the body is checked and the
 	// event read (a malformed request, or one before `on_sale_at` or from
 	// `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 	// `hold-buyer` and `hold-organizer` as one decision; then the write, which
-	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+	// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+	// are left (`sold_out_sections`).
 	// Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -6437,14 +6635,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/holds (the `CreateHold` operationId).
 	CreateHoldWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateHoldResponse, error)
 
-	// CreateHoldWithResponse Hold 1 to 10 seats (buyer)
+	// CreateHoldWithResponse Hold 1 to 10 seats and places (buyer)
 	//
-	// All or nothing, in one conditional write: a seat is takeable when it is not
-	// sold and not held by an unexpired hold. In order: the body is checked and the
+	// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+	// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+	// one transaction: a seat or place is takeable when it is not sold and not held by
+	// an unexpired hold. In order: the body is checked and the
 	// event read (a malformed request, or one before `on_sale_at` or from
 	// `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 	// `hold-buyer` and `hold-organizer` as one decision; then the write, which
-	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+	// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+	// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+	// are left (`sold_out_sections`).
 	// Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11752,7 +11954,9 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 
 // CreateEventWithBodyWithResponse Create an event and its seats (organizer)
 //
-// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+// A section of general admission (`general_admission: true`) has `capacity` places
+// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 // Limited by `event-create` on the organizer.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -11768,7 +11972,9 @@ func (c *ClientWithResponses) CreateEventWithBodyWithResponse(ctx context.Contex
 
 // CreateEventWithResponse Create an event and its seats (organizer)
 //
-// Seats are generated per section: rows A, B, … numbered 1 to `seats_per_row`.
+// Seats are generated per seated section: rows A, B, … numbered 1 to `seats_per_row`.
+// A section of general admission (`general_admission: true`) has `capacity` places
+// instead, which a hold asks for by quantity (`general` of `POST /v1/holds`).
 // Limited by `event-create` on the organizer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11784,7 +11990,8 @@ func (c *ClientWithResponses) CreateEventWithResponse(ctx context.Context, body 
 
 // GetEventWithResponse One event with its sections
 //
-// From a snapshot at most 1 s old.
+// From a snapshot at most 1 s old, as are each section's `available` (its seats or
+// places neither held nor sold) and `seats_available`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11859,6 +12066,9 @@ func (c *ClientWithResponses) ListScansWithResponse(ctx context.Context, id ID, 
 
 // SeatMapWithResponse Every seat of the event with its status
 //
+// Seats only: the places of a section of general admission are not on the map (the
+// event's `sections` say how many are `available`); an event of general admission
+// alone has an empty map.
 // From a snapshot at most 1 s old (`as_of`): however many read it, an instance
 // queries each event's seats about once a second, encodes them once, and compresses
 // them at most once for the clients that take gzip (`Vary: Accept-Encoding`).
@@ -11895,14 +12105,18 @@ func (c *ClientWithResponses) SeatStreamWithResponse(ctx context.Context, id ID,
 	return ParseSeatStreamResponse(rsp)
 }
 
-// CreateHoldWithBodyWithResponse Hold 1 to 10 seats (buyer)
+// CreateHoldWithBodyWithResponse Hold 1 to 10 seats and places (buyer)
 //
-// All or nothing, in one conditional write: a seat is takeable when it is not
-// sold and not held by an unexpired hold. In order: the body is checked and the
+// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+// one transaction: a seat or place is takeable when it is not sold and not held by
+// an unexpired hold. In order: the body is checked and the
 // event read (a malformed request, or one before `on_sale_at` or from
 // `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 // `hold-buyer` and `hold-organizer` as one decision; then the write, which
-// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+// are left (`sold_out_sections`).
 // Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -11916,14 +12130,18 @@ func (c *ClientWithResponses) CreateHoldWithBodyWithResponse(ctx context.Context
 	return ParseCreateHoldResponse(rsp)
 }
 
-// CreateHoldWithResponse Hold 1 to 10 seats (buyer)
+// CreateHoldWithResponse Hold 1 to 10 seats and places (buyer)
 //
-// All or nothing, in one conditional write: a seat is takeable when it is not
-// sold and not held by an unexpired hold. In order: the body is checked and the
+// Seats by id (`seat_ids`), places of general admission by quantity (`general`:
+// which places is the server's choice), or both: 1 to 10 in all. All or nothing, in
+// one transaction: a seat or place is takeable when it is not sold and not held by
+// an unexpired hold. In order: the body is checked and the
 // event read (a malformed request, or one before `on_sale_at` or from
 // `starts_at` on, spends no token); on a waiting-room event the buyer's admission (403 `not-admitted`);
 // `hold-buyer` and `hold-organizer` as one decision; then the write, which
-// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats of the event.
+// also keeps the buyer under `STAGEDOOR_MAX_HELD_SEATS` seats and places of the event.
+// A section with fewer places left than asked for is 409 `sold-out`, saying how many
+// are left (`sold_out_sections`).
 // Holds last `STAGEDOOR_HOLD_TTL` (10 minutes).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

@@ -25,3 +25,18 @@ func Header(name, value string) RequestEditorFn {
 		return nil
 	}
 }
+
+// SeatedSection is a seated section of an EventRequest: rows of seats.
+func SeatedSection(name string, rows, seatsPerRow, priceCents int) SectionRequest {
+	var s SectionRequest
+	_ = s.FromSeatedSectionRequest(SeatedSectionRequest{Name: name, Rows: int32(rows), SeatsPerRow: int32(seatsPerRow), PriceCents: int32(priceCents)})
+	return s
+}
+
+// GeneralSection is a section of general admission of an EventRequest:
+// capacity places, held by quantity.
+func GeneralSection(name string, capacity, priceCents int) SectionRequest {
+	var s SectionRequest
+	_ = s.FromGeneralSectionRequest(GeneralSectionRequest{Name: name, GeneralAdmission: true, Capacity: int32(capacity), PriceCents: int32(priceCents)})
+	return s
+}

@@ -132,18 +132,19 @@ func (s store) confirmThen(ctx context.Context, o pendingOrder, chargeID string,
 		if tag.RowsAffected() == 0 {
 			return errNotPending
 		}
-		seatIDs, err := hold.EndCheckout(ctx, tx, o.HoldID, hold.Converted)
+		seats, err := hold.EndCheckoutSeats(ctx, tx, o.HoldID, hold.Converted)
 		if err != nil {
 			return err
 		}
-		confirmed.Status, confirmed.Tickets = Confirmed, make([]Ticket, len(seatIDs))
-		issued := make([]scan.NewTicket, len(seatIDs))
-		for i, seat := range seatIDs {
-			issued[i] = scan.NewTicket{ID: ids.New(), SeatID: seat}
+		confirmed.Status, confirmed.Tickets = Confirmed, make([]Ticket, len(seats))
+		issued := make([]scan.NewTicket, len(seats))
+		for i, seat := range seats {
+			issued[i] = scan.NewTicket{ID: ids.New(), SeatID: seat.SeatID}
 			if issued[i].Code, err = code(issued[i].ID); err != nil {
 				return err
 			}
-			confirmed.Tickets[i] = Ticket{Ticket: scan.Ticket{ID: issued[i].ID, OrderID: o.ID, EventID: o.EventID, SeatID: seat, Code: issued[i].Code}}
+			confirmed.Tickets[i] = Ticket{Ticket: scan.Ticket{ID: issued[i].ID, OrderID: o.ID, EventID: o.EventID, SeatID: seat.SeatID,
+				Section: seat.Section, GeneralAdmission: seat.GeneralAdmission(), Code: issued[i].Code}}
 		}
 		if err := scan.IssueTickets(ctx, tx, o.ID, o.BuyerID, o.EventID, issued); err != nil {
 			return err

@@ -19,6 +19,7 @@ package event
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
@@ -49,12 +50,14 @@ const (
 	Cancelled = "cancelled"
 )
 
-// Bounds of a new event.
+// Bounds of a new event. MaxSeats bounds the seats and the places of all its
+// sections together (docs/design.md, "General admission: places taken with
+// SKIP LOCKED", says why it was kept at 10,000 when places came).
 const (
 	MaxSections    = 50
 	MaxRows        = 100 // rows A … Z, AA … CV
 	MaxSeatsPerRow = 1000
-	MaxSeats       = 10_000 // in all sections together
+	MaxSeats       = 10_000 // seats and places, in all sections together
 	MaxPriceCents  = 100_000_000
 	maxNameRunes   = 200
 	// MaxDescriptionRunes bounds an event's description.
@@ -64,12 +67,23 @@ const (
 // DefaultCurrency is an event's currency when its organizer names none.
 const DefaultCurrency = "USD"
 
-// Section is a priced block of seats: rows A, B, … each numbered 1..SeatsPerRow.
+// Section is a priced part of an event: either seated, rows A, B, … each
+// numbered 1..SeatsPerRow, or of general admission, Capacity places without
+// row or number (each a row of the seats table all the same, with row label ""
+// and a number 1..Capacity, which no buyer is shown).
 type Section struct {
-	Name        string
-	Rows        int
-	SeatsPerRow int
-	PriceCents  int64
+	ID               string // set once stored
+	Name             string
+	GeneralAdmission bool
+	Rows             int // seated only
+	SeatsPerRow      int // seated only
+	// Capacity is how many places a general-admission section has, or
+	// Rows × SeatsPerRow seats (filled in by Create).
+	Capacity   int
+	PriceCents int64
+	// Available is how many of its seats or places are neither held nor sold,
+	// as of the snapshot Get read (Create: all of them; Info: not filled).
+	Available int
 }
 
 // WaitingRoom is an event's waiting room; holds on the event need an admission
@@ -124,7 +138,18 @@ type Info struct {
 	StartsAt    time.Time // holds and checkouts close then
 	Currency    string
 	WaitingRoom *WaitingRoom
-	Status      string // Scheduled or Cancelled
+	Status      string    // Scheduled or Cancelled
+	Sections    []Section // in order, without Available; shared: never modify
+}
+
+// Section returns the event's section of that id (a canonical UUID).
+func (in Info) Section(id string) (Section, bool) {
+	for _, s := range in.Sections {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Section{}, false
 }
 
 // SeatStatus is a seat's state on the seat map.
@@ -213,6 +238,9 @@ func (d *Draft) checkSections() error {
 	if len(d.Sections) > MaxSections {
 		return invalid("an event has at most %d sections", MaxSections)
 	}
+	// Checking fills in each section's Capacity: a copy, so that the caller's
+	// sections stay as given (a Draft may be created again).
+	d.Sections = slices.Clone(d.Sections)
 	names := make(map[string]bool, len(d.Sections))
 	total := 0
 	for i := range d.Sections {
@@ -226,19 +254,41 @@ func (d *Draft) checkSections() error {
 			return invalid("%s.name %q is used by another section", field, s.Name)
 		}
 		names[s.Name] = true
-		switch {
-		case s.Rows < 1 || s.Rows > MaxRows:
-			return invalid("%s.rows must be between 1 and %d", field, MaxRows)
-		case s.SeatsPerRow < 1 || s.SeatsPerRow > MaxSeatsPerRow:
-			return invalid("%s.seats_per_row must be between 1 and %d", field, MaxSeatsPerRow)
-		case s.PriceCents < 0 || s.PriceCents > MaxPriceCents:
+		if err := s.checkSize(field); err != nil {
+			return err
+		}
+		if s.PriceCents < 0 || s.PriceCents > MaxPriceCents {
 			return invalid("%s.price_cents must be between 0 and %d", field, MaxPriceCents)
 		}
-		total += s.Rows * s.SeatsPerRow
+		total += s.Capacity
 	}
 	if total > MaxSeats {
-		return invalid("the sections hold %d seats; an event has at most %d", total, MaxSeats)
+		return invalid("the sections hold %d seats and places; an event has at most %d", total, MaxSeats)
 	}
+	return nil
+}
+
+// checkSize checks a seated section's rows and seats per row, or a
+// general-admission section's capacity, and fills in Capacity.
+func (s *Section) checkSize(field string) error {
+	if s.GeneralAdmission {
+		switch {
+		case s.Rows != 0 || s.SeatsPerRow != 0:
+			return invalid("%s is of general admission: it has a capacity, not rows or seats_per_row", field)
+		case s.Capacity < 1 || s.Capacity > MaxSeats:
+			return invalid("%s.capacity must be between 1 and %d", field, MaxSeats)
+		}
+		return nil
+	}
+	switch {
+	case s.Capacity != 0:
+		return invalid("%s is seated: its capacity is rows × seats_per_row; give capacity only with general_admission true", field)
+	case s.Rows < 1 || s.Rows > MaxRows:
+		return invalid("%s.rows must be between 1 and %d", field, MaxRows)
+	case s.SeatsPerRow < 1 || s.SeatsPerRow > MaxSeatsPerRow:
+		return invalid("%s.seats_per_row must be between 1 and %d", field, MaxSeatsPerRow)
+	}
+	s.Capacity = s.Rows * s.SeatsPerRow
 	return nil
 }
 

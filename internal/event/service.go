@@ -35,11 +35,12 @@ type Service struct {
 // stores the event: the seats table is internal/hold's (hold.CreateSeats).
 type CreateSeats func(ctx context.Context, tx pgx.Tx, eventID string, seats []NewSeat) error
 
-// NewSeat is a generated seat of a new event, stored by CreateSeats.
+// NewSeat is a generated seat, or place, of a new event, stored by
+// CreateSeats.
 type NewSeat struct {
 	Section    string
-	Row        string // RowLabel of its row
-	Number     int    // 1..SeatsPerRow
+	Row        string // RowLabel of its row; "" for a place of general admission
+	Number     int    // 1..SeatsPerRow; a place's 1..Capacity
 	PriceCents int64
 }
 
@@ -80,8 +81,9 @@ func NewService(db *pgxpool.Pool, createSeats CreateSeats) *Service {
 func (s *Service) SeatMapQueries() int64 { return s.queries.Load() }
 
 // Create validates the draft and stores the event with its generated seats:
-// for each section, rows A, B, … numbered 1..SeatsPerRow. It returns an error
-// of kind errkind.Invalid that says what is wrong, and then stores nothing.
+// for each seated section, rows A, B, … numbered 1..SeatsPerRow; for each
+// section of general admission, its Capacity places. It returns an error of
+// kind errkind.Invalid that says what is wrong, and then stores nothing.
 func (s *Service) Create(ctx context.Context, d Draft) (Event, error) {
 	if err := d.normalize(s.now()); err != nil {
 		return Event{}, err
@@ -119,7 +121,8 @@ func (s *Service) ListByOrganizer(ctx context.Context, organizerID string) ([]Ev
 	return s.store.list(ctx, "WHERE e.organizer_id = $1 ORDER BY e.starts_at, e.id", id)
 }
 
-// Get returns one event with its sections and seat counts, from a snapshot at
+// Get returns one event with its sections and seat counts (each section's
+// Available, and the event's counts, places included), from a snapshot at
 // most SnapshotMaxAge old, or an errkind.NotFound error. Its Sections are shared with other
 // readers of the snapshot: never modify them.
 func (s *Service) Get(ctx context.Context, eventID string) (Event, error) {
@@ -156,7 +159,7 @@ func (s *Service) SeatMap(ctx context.Context, eventID string) (*SeatMap, error)
 }
 
 // Info returns what a hold needs of an event (its organizer, sale opening,
-// start, currency, waiting room, status), from a snapshot at most
+// start, currency, waiting room, status, sections), from a snapshot at most
 // SnapshotMaxAge old: a change or a cancellation reaches every instance
 // within it. An errkind.NotFound error when there is no such event.
 func (s *Service) Info(ctx context.Context, eventID string) (Info, error) {

@@ -64,6 +64,17 @@ func TestCreateRefusesADraftAndStoresNothing(t *testing.T) {
 		"too many seats a row":  func(d *Draft) { d.Sections[0].SeatsPerRow = MaxSeatsPerRow + 1 },
 		"a negative price":      func(d *Draft) { d.Sections[1].PriceCents = -1 },
 		"a still waiting room":  func(d *Draft) { d.WaitingRoom = &WaitingRoom{AdmitPerSecond: 0} },
+		"a place-less GA":       func(d *Draft) { d.Sections[1] = Section{Name: "Lawn", GeneralAdmission: true, PriceCents: 1} },
+		"GA past the bound": func(d *Draft) {
+			d.Sections[1] = Section{Name: "Lawn", GeneralAdmission: true, Capacity: MaxSeats + 1, PriceCents: 1}
+		},
+		"GA with rows": func(d *Draft) {
+			d.Sections[1] = Section{Name: "Lawn", GeneralAdmission: true, Capacity: 5, Rows: 1, PriceCents: 1}
+		},
+		"seated with a capacity": func(d *Draft) { d.Sections[0].Capacity = 6 },
+		"seats and places past the bound": func(d *Draft) {
+			d.Sections[1] = Section{Name: "Lawn", GeneralAdmission: true, Capacity: MaxSeats - 5, PriceCents: 1}
+		},
 	} {
 		d := draft(organizer)
 		change(&d)
@@ -163,5 +174,105 @@ func TestASeatMapIsReadOnceASnapshot(t *testing.T) {
 	}
 	if m, err := events.SeatMap(ctx, ids.New()); err == nil && m != nil {
 		t.Errorf("an unknown event's seat map: %v", m)
+	}
+}
+
+// TestAGeneralAdmissionSectionHasPlacesNotSeats: a section of general
+// admission stores its capacity of places, at its price, which the seat map
+// does not list; the event counts them with its seats, and Get gives every
+// section its id, kind, capacity and what is available of it, as of its
+// snapshot.
+func TestAGeneralAdmissionSectionHasPlacesNotSeats(t *testing.T) {
+	t.Parallel()
+	events, db, organizer := newEvents(t)
+	clock := newClock()
+	events.events.now = clock.Now
+	ctx := context.Background()
+	d := draft(organizer)
+	d.Sections[1] = Section{Name: "Lawn", GeneralAdmission: true, Capacity: 5, PriceCents: 1500}
+	e, err := events.Create(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.SeatsTotal != 11 || len(e.Sections) != 2 || e.Sections[1].ID == "" || e.Sections[1].Available != 5 || e.Sections[0].Capacity != 6 {
+		t.Fatalf("created %+v", e)
+	}
+	var places, numbers int
+	if err := db.QueryRow(ctx, `SELECT count(*), coalesce(sum(number), 0) FROM seats
+		WHERE event_id = $1 AND section = 'Lawn' AND row_label = '' AND price_cents = 1500`, e.ID).Scan(&places, &numbers); err != nil {
+		t.Fatal(err)
+	}
+	if places != 5 || numbers != 15 {
+		t.Errorf("%d places numbered to a sum of %d, want 5 numbered 1 to 5", places, numbers)
+	}
+	if d.Sections[0].Capacity != 0 {
+		t.Errorf("Create changed the draft's sections: %+v", d.Sections[0])
+	}
+	if _, err := events.Create(ctx, d); err != nil {
+		t.Errorf("the same draft again: %v", err)
+	}
+	m, err := events.SeatMap(ctx, e.ID)
+	if err != nil || len(m.Seats) != 6 {
+		t.Fatalf("the seat map lists %d seats (%v), want the 6 of Floor", len(m.Seats), err)
+	}
+	// Two places held, one sold, a seat held: Get shows them once its
+	// snapshot is SnapshotMaxAge old.
+	if _, err := db.Exec(ctx, `
+		UPDATE seats SET held_until = CASE WHEN number < 3 THEN now() + interval '1 hour' END,
+		                 sold_at = CASE WHEN number = 3 THEN now() END
+		WHERE event_id = $1 AND (row_label = '' AND number <= 3 OR position = 0)`, e.ID); err != nil {
+		t.Fatal(err)
+	}
+	before, err := events.Get(ctx, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Sections[1].Available != 2 {
+		t.Fatalf("the first Get saw %d places of Lawn available, want 2", before.Sections[1].Available)
+	}
+	if _, err := db.Exec(ctx, `UPDATE seats SET held_until = NULL WHERE event_id = $1 AND row_label = ''`, e.ID); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(SnapshotMaxAge - time.Millisecond)
+	if got, _ := events.Get(ctx, e.ID); got.Sections[1].Available != 2 {
+		t.Errorf("a snapshot younger than SnapshotMaxAge was read again")
+	}
+	clock.Add(time.Millisecond)
+	got, err := events.Get(ctx, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lawn, floor := got.Sections[1], got.Sections[0]
+	if lawn.ID != e.Sections[1].ID || !lawn.GeneralAdmission || lawn.Capacity != 5 || lawn.Available != 4 || lawn.Rows != 0 {
+		t.Errorf("Lawn as read: %+v; want general admission, 5 places, 4 available", lawn)
+	}
+	if floor.GeneralAdmission || floor.Rows != 2 || floor.SeatsPerRow != 3 || floor.Capacity != 6 || floor.Available != 5 {
+		t.Errorf("Floor as read: %+v; want 2 rows of 3, 5 available", floor)
+	}
+	if got.SeatsTotal != 11 || got.SeatsAvailable != 9 || got.SeatsSold != 1 || got.SeatsHeld != 1 {
+		t.Errorf("the event counts %d, %d available, %d sold, %d held; want 11, 9, 1, 1",
+			got.SeatsTotal, got.SeatsAvailable, got.SeatsSold, got.SeatsHeld)
+	}
+	in, err := events.Info(ctx, e.ID)
+	if s, ok := in.Section(lawn.ID); err != nil || !ok || s.Name != "Lawn" || !s.GeneralAdmission || s.Capacity != 5 {
+		t.Errorf("Info's section %s: %+v, %v, %v", lawn.ID, s, ok, err)
+	}
+}
+
+// TestAnEventOfPlacesAloneHasAnEmptySeatMap: its seat map is empty, not
+// missing.
+func TestAnEventOfPlacesAloneHasAnEmptySeatMap(t *testing.T) {
+	t.Parallel()
+	events, _, organizer := newEvents(t)
+	ctx := context.Background()
+	d := draft(organizer)
+	d.Sections = []Section{{Name: "Field", GeneralAdmission: true, Capacity: 3}}
+	e, err := events.Create(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := events.SeatMap(ctx, e.ID)
+	if err != nil || m == nil || len(m.Seats) != 0 {
+		t.Errorf("SeatMap = %+v, %v; want an empty map", m, err)
 	}
 }

@@ -173,3 +173,57 @@ func TestRefundedSeatsGoBackOnSale(t *testing.T) {
 		t.Errorf("holding the seat put back on sale: %v", err)
 	}
 }
+
+// TestPlacesOfACancelledOrRefundedEvent: places of general admission bought
+// and refunded go back on sale (Resell), at their section's price (PriceOf);
+// once the event is cancelled, a hold of places, planned before, is refused
+// as cancelled by its statement, and the cancellation frees the places an
+// active hold had.
+func TestPlacesOfACancelledOrRefundedEvent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newPlacesFixture(t, nil, 4, 10)
+	bought, err := f.placeFor(f.buyer, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.inTx(t, func(tx pgx.Tx) error {
+		if _, err := BeginCheckout(ctx, tx, f.buyer, bought.ID); err != nil {
+			return err
+		}
+		_, err := EndCheckout(ctx, tx, bought.ID, Converted)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var price, resold int64
+	err = f.inTx(t, func(tx pgx.Tx) (err error) {
+		if price, err = PriceOf(ctx, tx, bought.SeatIDs[:1]); err != nil {
+			return err
+		}
+		resold, err = Resell(ctx, tx, bought.SeatIDs[:1])
+		return err
+	})
+	if err != nil || price != 1500 || resold != 1 || f.free(t) != 3 {
+		t.Fatalf("PriceOf = %d, Resell = %d (%v), %d places free; want 1500, 1 and 3", price, resold, err, f.free(t))
+	}
+
+	other := f.newBuyer(t)
+	if _, err := f.placeFor(other, 2); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := f.holds.Plan(ctx, f.newBuyer(t), f.eventID, nil, General{SectionID: f.lawn, Quantity: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.cancel(f.organizer(t)); err != nil || n != 1 {
+		t.Fatalf("cancel released %d holds (%v), want the other buyer's", n, err)
+	}
+	if n := f.free(t); n != 3 {
+		t.Errorf("%d places free after the cancel, want the released hold's back (3)", n)
+	}
+	if _, err := f.holds.Place(ctx, plan); !errors.Is(err, ErrEventCancelled) {
+		t.Errorf("a hold of places planned before = %v, want ErrEventCancelled", err)
+	}
+}

@@ -66,6 +66,17 @@ var seatsAfterCheckout = map[Status]string{
 // returns the hold's seat ids. A hold that is not checking_out is an error: the
 // caller's transaction must roll back.
 func EndCheckout(ctx context.Context, tx pgx.Tx, holdID string, to Status) ([]string, error) {
+	seats, err := EndCheckoutSeats(ctx, tx, holdID, to)
+	ids := make([]string, len(seats))
+	for i, s := range seats {
+		ids[i] = s.SeatID
+	}
+	return ids, err
+}
+
+// EndCheckoutSeats is EndCheckout, returning the hold's seats, in its order,
+// as their tickets name them (a place of general admission has no row).
+func EndCheckoutSeats(ctx context.Context, tx pgx.Tx, holdID string, to Status) ([]Place, error) {
 	set, ok := seatsAfterCheckout[to]
 	if !ok {
 		return nil, fmt.Errorf("hold: a checkout cannot end in %q", to)
@@ -74,8 +85,5 @@ func EndCheckout(ctx context.Context, tx pgx.Tx, holdID string, to Status) ([]st
 	if err != nil {
 		return nil, err
 	}
-	if err := settleSeats(ctx, tx, holdID, seatIDs, set); err != nil {
-		return nil, err
-	}
-	return seatIDs, nil
+	return settleSeats(ctx, tx, holdID, seatIDs, set)
 }

@@ -1,7 +1,11 @@
 // Package hold places, reads, releases and expires holds: a buyer's claim on 1
-// to 10 seats of one event for a limited time. A hold takes all its seats in one
-// conditional write or none of them, so two holds never own one seat, and no
-// lock wider than the seats asked for is ever taken.
+// to 10 seats and places of general admission of one event for a limited
+// time. A hold takes all its seats in one conditional write or none of them, so
+// two holds never own one seat, and no lock wider than the seats asked for is
+// ever taken. A place is a row of the seats table too (row label ""), which a
+// hold asks for by section and quantity and the placement chooses, skipping
+// the places others have locked (store_places.go); everything after the hold
+// treats it as a seat.
 //
 // It owns the holds and seats tables: a placement reads and takes its seats
 // and writes its hold in one statement, so the seats are this package's.
@@ -112,7 +116,45 @@ func (e *CooldownError) Error() string {
 // Is makes errors.Is(err, ErrReholdCooldown) true.
 func (e *CooldownError) Is(target error) bool { return target == ErrReholdCooldown }
 
-// MaxSeats is the most seats one hold takes.
+// ErrSoldOut is what a *SoldOutError is: a section of general admission has
+// fewer places left than asked for, and nothing was held.
+var ErrSoldOut = errors.New("sold out")
+
+// SoldOutError lists the sections of general admission that had fewer places
+// left than the hold asked for, in the order asked. Nothing was held.
+type SoldOutError struct {
+	Sections []Short
+}
+
+// Short is a section of general admission short of places: Available is how
+// many of its places were neither held nor sold when the placement looked
+// (docs/design.md, "General admission: places taken with SKIP LOCKED", says
+// exactly when), fewer than Asked.
+type Short struct {
+	SectionID, Section string
+	Asked, Available   int
+}
+
+// Error says it in words for the buyer.
+func (e *SoldOutError) Error() string {
+	parts := make([]string, len(e.Sections))
+	for i, s := range e.Sections {
+		switch s.Available {
+		case 0:
+			parts[i] = fmt.Sprintf("%s is sold out", s.Section)
+		case 1:
+			parts[i] = fmt.Sprintf("%s has 1 place left, and %d were asked for", s.Section, s.Asked)
+		default:
+			parts[i] = fmt.Sprintf("%s has %d places left, and %d were asked for", s.Section, s.Available, s.Asked)
+		}
+	}
+	return strings.Join(parts, "; ") + "; nothing was held"
+}
+
+// Is makes errors.Is(err, ErrSoldOut) true.
+func (e *SoldOutError) Is(target error) bool { return target == ErrSoldOut }
+
+// MaxSeats is the most seats and places one hold takes.
 const MaxSeats = 10
 
 // Status is a hold's state. The set is complete: the holds table's CHECK
@@ -129,12 +171,16 @@ const (
 	Converted   Status = "converted"
 )
 
-// Hold is a buyer's hold on seats.
+// Hold is a buyer's hold on seats, places of general admission, or both.
 type Hold struct {
-	ID         string
-	EventID    string
-	BuyerID    string
-	SeatIDs    []string // in the order asked for
+	ID      string
+	EventID string
+	BuyerID string
+	// SeatIDs are its seats, in the order asked for, then its places: a place
+	// is a row of the seats table too, so checkout, tickets and the door treat
+	// it as a seat.
+	SeatIDs    []string
+	General    []SectionPlaces // its places, by section, in the order asked for
 	Status     Status
 	TotalCents int64
 	Currency   string
@@ -142,13 +188,36 @@ type Hold struct {
 	CreatedAt  time.Time
 }
 
+// General asks for Quantity places of one section of general admission.
+type General struct {
+	SectionID string
+	Quantity  int
+}
+
+// SectionPlaces are some places of one section of general admission.
+type SectionPlaces struct {
+	SectionID string
+	Section   string // its name
+	Quantity  int
+}
+
 // Plan is a checked hold request, ready to place once the limits allow it.
 type Plan struct {
 	BuyerID string
-	SeatIDs []string // canonical, distinct
+	SeatIDs []string        // canonical, distinct
+	General []SectionPlaces // distinct sections of general admission, in the order asked for
 	// Event is the event's unchanging facts; Event.OrganizerID keys the
 	// hold-organizer limit.
 	Event event.Info
+}
+
+// size is how many seats and places the plan asks for.
+func (p Plan) size() int {
+	n := len(p.SeatIDs)
+	for _, g := range p.General {
+		n += g.Quantity
+	}
+	return n
 }
 
 func invalid(format string, args ...any) error { return errkind.Invalidf(format, args...) }

@@ -135,7 +135,7 @@ func TestRacingPlacementsOfOneBuyerKeepTheCap(t *testing.T) {
 func (f fixture) newBuyer(t *testing.T) string { return newAccount(t, f.db, "buyer") }
 
 // newAccount stores an account of kind (its password no one's).
-func newAccount(t *testing.T, db *pgxpool.Pool, kind string) string {
+func newAccount(t testing.TB, db *pgxpool.Pool, kind string) string {
 	t.Helper()
 	var id string
 	if err := db.QueryRow(context.Background(), `INSERT INTO accounts (id, kind, email, name, password_hash)

@@ -48,12 +48,14 @@ func (s *Service) WithReholdCooldown(d time.Duration) *Service {
 }
 
 // Plan checks a hold request without writing anything: 1 to MaxSeats distinct
-// seat ids, a known event whose sale has opened and that has not started. It
+// seat ids and places of general admission together, each of general a known
+// section of general admission of the event, named once, with a quantity of at
+// least 1; a known event whose sale has opened and that has not started. It
 // returns an error wrapping errkind.Invalid (saying what is wrong),
 // ErrNotOnSale, ErrEventStarted or ErrEventCancelled. It reads the event from
 // a per-instance cache at most a second old, so it usually costs no query;
 // Place checks the start and the cancellation again, in the database.
-func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []string) (Plan, error) {
+func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []string, general ...General) (Plan, error) {
 	if eventID == "" {
 		return Plan{}, invalid("event_id is required")
 	}
@@ -61,8 +63,15 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 	if !ok {
 		return Plan{}, invalid("event_id %q is not an event id", eventID)
 	}
-	if len(seatIDs) == 0 || len(seatIDs) > MaxSeats {
-		return Plan{}, invalid("seat_ids must list 1 to %d seats; it lists %d", MaxSeats, len(seatIDs))
+	places, err := checkGeneral(general)
+	if err != nil {
+		return Plan{}, err
+	}
+	if len(general) > 0 && (len(seatIDs)+places < 1 || len(seatIDs)+places > MaxSeats) {
+		return Plan{}, invalid("seat_ids and general must ask for 1 to %d seats and places together; they ask for %d", MaxSeats, len(seatIDs)+places)
+	}
+	if len(general) == 0 && (len(seatIDs) == 0 || len(seatIDs) > MaxSeats) {
+		return Plan{}, invalid("seat_ids must list 1 to %d seats; it lists %d, and general asks for no places", MaxSeats, len(seatIDs))
 	}
 	seen := make(map[string]bool, len(seatIDs))
 	canonical := make([]string, len(seatIDs))
@@ -84,6 +93,10 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 	if err != nil {
 		return Plan{}, err
 	}
+	plan := Plan{BuyerID: buyerID, SeatIDs: canonical, Event: info}
+	if plan.General, err = sectionsOf(info, general); err != nil {
+		return Plan{}, err
+	}
 	now := s.now()
 	if info.Status == event.Cancelled {
 		return Plan{}, errCancelledEvent
@@ -95,22 +108,70 @@ func (s *Service) Plan(ctx context.Context, buyerID, eventID string, seatIDs []s
 	if !now.Before(info.StartsAt) {
 		return Plan{}, startedError(info.StartsAt)
 	}
-	return Plan{BuyerID: buyerID, SeatIDs: canonical, Event: info}, nil
+	return plan, nil
 }
 
-// Place takes every seat of the plan for a new hold, in one conditional write,
-// or none. A seat is takeable when it is not sold and not held by an unexpired
-// hold. It returns an *UnavailableError (errors.Is ErrSeatsUnavailable) listing
+// checkGeneral checks what general asks without reading the event: section
+// ids, each once, and quantities of 1 to MaxSeats. It returns the places asked
+// for in all.
+func checkGeneral(general []General) (int, error) {
+	seen := make(map[string]bool, len(general))
+	places := 0
+	for i, g := range general {
+		id, ok := ids.Parse(g.SectionID)
+		switch {
+		case !ok:
+			return 0, invalid("general[%d].section_id %q is not a section id", i, g.SectionID)
+		case seen[id]:
+			return 0, invalid("general names section %s more than once: ask for its places once, with their quantity", id)
+		case g.Quantity < 1 || g.Quantity > MaxSeats:
+			return 0, invalid("general[%d].quantity must be between 1 and %d; it is %d", i, MaxSeats, g.Quantity)
+		}
+		seen[id] = true
+		places += g.Quantity
+	}
+	return places, nil
+}
+
+// sectionsOf is what general asks of the event's sections, each one a section
+// of general admission of the event (checked by checkGeneral before).
+func sectionsOf(info event.Info, general []General) ([]SectionPlaces, error) {
+	var out []SectionPlaces
+	for i, g := range general {
+		id, _ := ids.Parse(g.SectionID)
+		sec, ok := info.Section(id)
+		switch {
+		case !ok:
+			return nil, invalid("general[%d].section_id %s names no section of event %s", i, id, info.ID)
+		case !sec.GeneralAdmission:
+			return nil, invalid("general[%d].section_id names %s, a seated section: choose its seats with seat_ids", i, sec.Name)
+		}
+		out = append(out, SectionPlaces{SectionID: id, Section: sec.Name, Quantity: g.Quantity})
+	}
+	return out, nil
+}
+
+// Place takes every seat of the plan, and the places of general admission it
+// asks for, for a new hold, in one transaction, or nothing. A seat (or place)
+// is takeable when it is not sold and not held by an unexpired hold; which
+// places a hold takes is the placement's choice (docs/design.md, "General
+// admission: places taken with SKIP LOCKED"). A *SoldOutError (errors.Is
+// ErrSoldOut) when a section had fewer places left than asked for. It returns an *UnavailableError (errors.Is ErrSeatsUnavailable) listing
 // exactly the seats that were not takeable, a *TooManyHeldError (errors.Is
 // ErrTooManyHeld) when the buyer would hold more seats of the event than the
 // cap, a *CooldownError (errors.Is ErrReholdCooldown) when a hold of the same
 // buyer gave back some of the seats less than the cooldown ago, or an error
 // wrapping errkind.Invalid when some seat ids are not seats of
 // the event, or ErrEventStarted when the event has started by the database's
-// clock, or ErrEventCancelled when it was cancelled. It is one round trip and one transaction: seats already taken when it
-// starts, and an event that has started, are refused by the statement's own
-// read, before any row is locked.
+// clock, or ErrEventCancelled when it was cancelled. It is one round trip
+// and one transaction: seats already taken when it starts, and an event that
+// has started or was cancelled, are refused by the statement's own read,
+// before any row is locked. A plan of places costs a second round trip
+// and transaction only when the first found too few places free and unlocked.
 func (s *Service) Place(ctx context.Context, p Plan) (Hold, error) {
+	if len(p.General) > 0 {
+		return s.store.placeGeneral(ctx, ids.New(), p, s.ttl, s.maxHeld, s.cooldown)
+	}
 	return s.store.place(ctx, ids.New(), p, s.ttl, s.maxHeld, s.cooldown)
 }
 
@@ -121,7 +182,32 @@ func (s *Service) Get(ctx context.Context, buyerID, holdID string) (Hold, error)
 	if !ok {
 		return Hold{}, errNotFound
 	}
-	return s.store.get(ctx, buyerID, id)
+	h, sections, err := s.store.get(ctx, buyerID, id)
+	if err != nil || len(sections) == 0 {
+		return h, err
+	}
+	info, err := s.events.Info(ctx, h.EventID)
+	if err != nil {
+		return Hold{}, err
+	}
+	h.General = placesBySection(info, sections)
+	return h, nil
+}
+
+// placesBySection counts a hold's places by section, in the event's order of
+// sections; sections has one name a place.
+func placesBySection(info event.Info, sections []string) []SectionPlaces {
+	count := make(map[string]int, len(sections))
+	for _, name := range sections {
+		count[name]++
+	}
+	var out []SectionPlaces
+	for _, sec := range info.Sections {
+		if n := count[sec.Name]; n > 0 {
+			out = append(out, SectionPlaces{SectionID: sec.ID, Section: sec.Name, Quantity: n})
+		}
+	}
+	return out
 }
 
 // Release ends the buyer's active hold and makes its seats available at once

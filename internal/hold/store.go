@@ -23,8 +23,9 @@ type store struct {
 // placeSQL places a hold in one statement, sent in one batch after
 // lockBuyerSQL: one round trip, one implicit transaction:
 //
-//   - peek reads every seat asked for without a lock: whether it is of the event
-//     and takeable in the statement's snapshot, and ev whether the event has
+//   - peek reads every seat asked for without a lock: whether it is a seat of
+//     the event (a place of general admission is not) and takeable in the
+//     statement's snapshot, and ev whether the event has
 //     started by the database's clock. When some seat is not takeable, or the
 //     event has started, the statement locks no row and writes nothing: a
 //     refusal (409 on a seat already taken) never queues on a hot seat's row
@@ -76,47 +77,8 @@ var (
 // reads wanted's verdict of a seat by a subquery rather than a hash join; a
 // seat's event never changes, so the peek's of_event is the locked read's.
 func placeStatement(cooled bool) string {
-	cooling, notCooling, coolFor, joinCooling := "", "", "NULL::float8", ""
-	if cooled {
-		cooling = `
-), cooling AS (
-    SELECT s.id, max(coalesce(h.ended_at, h.expires_at)) + $8::float8 * interval '1 second' AS until
-    FROM holds h CROSS JOIN LATERAL unnest(h.seat_ids) AS s(id)
-    WHERE $8::float8 > 0 AND h.buyer_id = $3 AND h.event_id = $2 AND h.seat_ids && $4::uuid[]
-      AND s.id = ANY($4::uuid[])
-      AND (h.status IN ('released', 'expired') OR (h.status = 'active' AND h.expires_at <= now()))
-      AND coalesce(h.ended_at, h.expires_at) > now() - $8::float8 * interval '1 second'
-      AND NOT EXISTS (SELECT FROM orders o WHERE o.hold_id = h.id)
-    GROUP BY s.id`
-		notCooling = `
-           AND NOT EXISTS (SELECT FROM cooling)`
-		coolFor = `extract(epoch FROM c.until - now())::float8`
-		joinCooling = ` LEFT JOIN cooling c ON c.id = p.id`
-	}
-	return `
-WITH peek AS (
-    SELECT id, event_id = $2 AS of_event,
-           sold_at IS NULL AND (held_until IS NULL OR held_until <= now()) AS takeable
-    FROM seats
-    WHERE id = ANY($4::uuid[])` + cooling + `
-), ev AS (
-    SELECT starts_at, starts_at <= now() AS started, status = 'cancelled' AS cancelled FROM events WHERE id = $2
-), looks_free AS (
-    SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), false)` + notCooling + `
-           AND NOT coalesce((SELECT started OR cancelled FROM ev), true) AS yes
-    FROM peek
-), wanted AS (
-    SELECT id, price_cents, event_id = $2 AS of_event,
-           sold_at IS NULL AND (held_until IS NULL OR held_until <= now()) AS takeable
-    FROM seats
-    WHERE id = ANY($4::uuid[]) AND (SELECT yes FROM looks_free)
-    ORDER BY id
-    FOR NO KEY UPDATE
-), held AS (
-    SELECT coalesce(sum(cardinality(seat_ids)), 0)::int AS seats
-    FROM holds
-    WHERE buyer_id = $3 AND event_id = $2
-      AND (status = 'checking_out' OR (status = 'active' AND expires_at > now()))
+	return placePrefix(cooled, false) + wantedCTE + `
+), ` + heldCTE + `
 ), verdict AS (
     SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), false)
                AND (SELECT seats FROM held) + cardinality($4::uuid[]) <= $7 AS ok,
@@ -132,11 +94,84 @@ WITH peek AS (
     FROM verdict WHERE ok
     RETURNING total_cents, expires_at, created_at
 )
-SELECT p.id::text, p.of_event, coalesce((SELECT w.takeable FROM wanted w WHERE w.id = p.id), p.takeable),
-       (SELECT seats FROM held), h.total_cents, h.expires_at, h.created_at,
-       ` + coolFor + `, ev.starts_at, coalesce(ev.started, false), coalesce(ev.cancelled, false)
-FROM peek p LEFT JOIN hold h ON true` + joinCooling + `
+SELECT p.id::text, NULL::text, p.of_event, coalesce((SELECT w.takeable FROM wanted w WHERE w.id = p.id), p.takeable),
+       NULL::int, (SELECT seats FROM held), h.total_cents, h.expires_at, h.created_at, NULL::text[],
+       ` + coolingFor(cooled) + `, ev.starts_at, coalesce(ev.started, false), coalesce(ev.cancelled, false)
+FROM peek p LEFT JOIN hold h ON true` + joinCooling(cooled, "p.id") + `
      LEFT JOIN ev ON true`
+}
+
+// free is whether a row of seats, a seat or a place, can be taken now: not
+// sold, and not held by a hold that has not expired.
+const free = `sold_at IS NULL AND (held_until IS NULL OR held_until <= now())`
+
+// placePrefix is the start of a placement's statement, up to its looks_free
+// CTE (left open): peek, cooling when cooled, ev and looks_free. A place named
+// among the seats is not a seat of the event (of_event false). When no seat is
+// asked for, the seats look free when noSeatsLookFree.
+func placePrefix(cooled, noSeatsLookFree bool) string {
+	cooling, notCooling := "", ""
+	if cooled {
+		cooling = `
+), cooling AS (
+    SELECT s.id, max(coalesce(h.ended_at, h.expires_at)) + $8::float8 * interval '1 second' AS until
+    FROM holds h CROSS JOIN LATERAL unnest(h.seat_ids) AS s(id)
+    WHERE $8::float8 > 0 AND h.buyer_id = $3 AND h.event_id = $2 AND h.seat_ids && $4::uuid[]
+      AND s.id = ANY($4::uuid[])
+      AND (h.status IN ('released', 'expired') OR (h.status = 'active' AND h.expires_at <= now()))
+      AND coalesce(h.ended_at, h.expires_at) > now() - $8::float8 * interval '1 second'
+      AND NOT EXISTS (SELECT FROM orders o WHERE o.hold_id = h.id)
+    GROUP BY s.id`
+		notCooling = `
+           AND NOT EXISTS (SELECT FROM cooling)`
+	}
+	return `
+WITH peek AS (
+    SELECT id, event_id = $2 AND row_label <> '' AS of_event, ` + free + ` AS takeable
+    FROM seats
+    WHERE id = ANY($4::uuid[])` + cooling + `
+), ev AS (
+    SELECT starts_at, starts_at <= now() AS started, status = 'cancelled' AS cancelled FROM events WHERE id = $2
+), looks_free AS (
+    SELECT count(*) = cardinality($4::uuid[]) AND coalesce(bool_and(of_event AND takeable), ` + fmt.Sprint(noSeatsLookFree) + `)` + notCooling + `
+           AND NOT coalesce((SELECT started OR cancelled FROM ev), true) AS yes
+    FROM peek`
+}
+
+// wantedCTE locks the seats asked for, in id order, when they look free, and
+// reads whether each is a seat of the event and takeable, from its newest
+// version.
+const wantedCTE = `
+), wanted AS (
+    SELECT id, price_cents, event_id = $2 AND row_label <> '' AS of_event, ` + free + ` AS takeable
+    FROM seats
+    WHERE id = ANY($4::uuid[]) AND (SELECT yes FROM looks_free)
+    ORDER BY id
+    FOR NO KEY UPDATE`
+
+// heldCTE counts the seats and places the buyer holds of the event now, active
+// or in a checkout.
+const heldCTE = `held AS (
+    SELECT coalesce(sum(cardinality(seat_ids)), 0)::int AS seats
+    FROM holds
+    WHERE buyer_id = $3 AND event_id = $2
+      AND (status = 'checking_out' OR (status = 'active' AND expires_at > now()))`
+
+// coolingFor is the result's column of the seconds until the buyer may hold a
+// seat again, when cooled.
+func coolingFor(cooled bool) string {
+	if cooled {
+		return `extract(epoch FROM c.until - now())::float8`
+	}
+	return `NULL::float8`
+}
+
+// joinCooling joins the result's seat (id, a uuid) to cooling, when cooled.
+func joinCooling(cooled bool, id string) string {
+	if cooled {
+		return ` LEFT JOIN cooling c ON c.id = ` + id
+	}
+	return ""
 }
 
 // lockBuyerSQL takes a transaction-scoped lock on one buyer's holds of one
@@ -184,77 +219,126 @@ func refusal(p Plan, found map[string]verdict) error {
 // place runs lockBuyerSQL and placeSQL in one batch: a hold placed or refused
 // is one round trip to PostgreSQL and one transaction.
 func (s store) place(ctx context.Context, holdID string, p Plan, ttl time.Duration, maxHeld int, cooldown time.Duration) (Hold, error) {
+	args := []any{holdID, p.Event.ID, p.BuyerID, p.SeatIDs, p.Event.Currency, ttl.Seconds(), maxHeld}
+	statement := placeNoCooldownSQL
+	if cooldown > 0 {
+		statement, args = placeSQL, append(args, cooldown.Seconds())
+	}
+	o, err := s.run(ctx, p, statement, args)
+	if err != nil {
+		return Hold{}, err
+	}
+	return o.judge(holdID, p, maxHeld)
+}
+
+// outcome is what a placement's statement answered.
+type outcome struct {
+	placed    bool
+	hold      Hold               // when placed: its total, expiry, creation and (of places) seats
+	found     map[string]verdict // each seat asked for that exists
+	left      map[string]int     // each section of places asked for: how many it found
+	held      int                // seats and places the buyer held of the event
+	started   *time.Time         // when the event has started: its start
+	cancelled bool               // the event was cancelled
+	cooling   *CooldownError
+}
+
+// run runs lockBuyerSQL and a placement's statement in one batch (one round
+// trip, one implicit transaction) and reads its rows: one a seat asked for,
+// then one a section of places asked for.
+func (s store) run(ctx context.Context, p Plan, statement string, args []any) (outcome, error) {
 	batch := &pgx.Batch{}
 	batch.Queue(lockBuyerSQL, p.BuyerID, p.Event.ID)
-	if cooldown > 0 {
-		batch.Queue(placeSQL, holdID, p.Event.ID, p.BuyerID, p.SeatIDs, p.Event.Currency, ttl.Seconds(), maxHeld, cooldown.Seconds())
-	} else {
-		batch.Queue(placeNoCooldownSQL, holdID, p.Event.ID, p.BuyerID, p.SeatIDs, p.Event.Currency, ttl.Seconds(), maxHeld)
-	}
+	batch.Queue(statement, args...)
 	results := s.db.SendBatch(ctx, batch)
 	defer results.Close()
 	if _, err := results.Exec(); err != nil {
-		return Hold{}, fmt.Errorf("hold: place: lock the buyer's holds: %w", err)
+		return outcome{}, fmt.Errorf("hold: place: lock the buyer's holds: %w", err)
 	}
 	rows, err := results.Query()
 	if err != nil {
-		return Hold{}, fmt.Errorf("hold: place: %w", err)
+		return outcome{}, fmt.Errorf("hold: place: %w", err)
 	}
-	h := Hold{ID: holdID, EventID: p.Event.ID, BuyerID: p.BuyerID, SeatIDs: p.SeatIDs,
-		Status: Active, Currency: p.Event.Currency}
-	found := make(map[string]verdict, len(p.SeatIDs))
-	placed, held := false, 0
-	var startsAt *time.Time
-	started, cancelled := false, false
-	cooling := &CooldownError{}
+	defer rows.Close()
+	o := outcome{found: make(map[string]verdict, len(p.SeatIDs)), left: map[string]int{}, cooling: &CooldownError{}}
 	for rows.Next() {
 		var (
-			id        string
-			v         verdict
-			total     *int64
-			expiresAt *time.Time
-			createdAt *time.Time
-			coolFor   *float64
+			seat, section *string
+			v             verdict
+			found         *int32
+			total         *int64
+			expiresAt     *time.Time
+			createdAt     *time.Time
+			seatIDs       []string
+			coolFor       *float64
+			startsAt      *time.Time
+			started       bool
+			cancelled     bool
 		)
-		if err := rows.Scan(&id, &v.ofEvent, &v.takeable, &held, &total, &expiresAt, &createdAt, &coolFor, &startsAt, &started, &cancelled); err != nil {
-			rows.Close()
-			return Hold{}, fmt.Errorf("hold: place: %w", err)
+		if err := rows.Scan(&seat, &section, &v.ofEvent, &v.takeable, &found, &o.held, &total, &expiresAt, &createdAt,
+			&seatIDs, &coolFor, &startsAt, &started, &cancelled); err != nil {
+			return outcome{}, fmt.Errorf("hold: place: %w", err)
 		}
-		found[id] = v
-		if coolFor != nil {
-			cooling.SeatIDs = append(cooling.SeatIDs, id)
-			cooling.RetryAfter = max(cooling.RetryAfter, time.Duration(*coolFor*float64(time.Second)))
+		switch {
+		case seat != nil:
+			o.found[*seat] = v
+		case section != nil && found != nil:
+			o.left[*section] = int(*found)
+		}
+		if coolFor != nil && seat != nil {
+			o.cooling.SeatIDs = append(o.cooling.SeatIDs, *seat)
+			o.cooling.RetryAfter = max(o.cooling.RetryAfter, time.Duration(*coolFor*float64(time.Second)))
 		}
 		if total != nil {
-			placed = true
-			h.TotalCents, h.ExpiresAt, h.CreatedAt = *total, expiresAt.UTC(), createdAt.UTC()
+			o.placed = true
+			o.hold = Hold{SeatIDs: seatIDs, TotalCents: *total, ExpiresAt: expiresAt.UTC(), CreatedAt: createdAt.UTC()}
 		}
+		if started {
+			o.started = startsAt
+		}
+		o.cancelled = o.cancelled || cancelled
 	}
 	if err := rows.Err(); err != nil {
-		return Hold{}, fmt.Errorf("hold: place: %w", err)
+		return outcome{}, fmt.Errorf("hold: place: %w", err)
 	}
-	if placed {
+	return o, nil
+}
+
+// judge is the hold placed, or the error that says why not, by priority: the
+// event cancelled, the event started, seats not of the event, seats cooling for the buyer, the cap,
+// seats taken, sections of places short.
+func (o outcome) judge(holdID string, p Plan, maxHeld int) (Hold, error) {
+	if o.placed {
+		h := Hold{ID: holdID, EventID: p.Event.ID, BuyerID: p.BuyerID, SeatIDs: p.SeatIDs, General: p.General,
+			Status: Active, TotalCents: o.hold.TotalCents, Currency: p.Event.Currency,
+			ExpiresAt: o.hold.ExpiresAt, CreatedAt: o.hold.CreatedAt}
+		if o.hold.SeatIDs != nil {
+			h.SeatIDs = o.hold.SeatIDs
+		}
 		return h, nil
 	}
-	if cancelled {
+	if o.cancelled {
 		return Hold{}, errCancelledEvent
 	}
-	if started {
+	if o.started != nil {
 		// A placement that passes this read as the event starts may still
 		// hold; checkout (BeginCheckout) refuses to sell it.
-		return Hold{}, startedError(*startsAt)
+		return Hold{}, startedError(*o.started)
 	}
-	err = refusal(p, found)
+	err := refusal(p, o.found)
 	switch {
 	case errors.Is(err, errkind.Invalid):
 		return Hold{}, err
-	case err == nil && len(cooling.SeatIDs) > 0:
-		cooling.SeatIDs = inOrder(p.SeatIDs, cooling.SeatIDs)
-		return Hold{}, cooling
-	case held+len(p.SeatIDs) > maxHeld:
-		return Hold{}, &TooManyHeldError{Max: maxHeld, Held: held, Asked: len(p.SeatIDs)}
+	case err == nil && len(o.cooling.SeatIDs) > 0:
+		o.cooling.SeatIDs = inOrder(p.SeatIDs, o.cooling.SeatIDs)
+		return Hold{}, o.cooling
+	case o.held+p.size() > maxHeld:
+		return Hold{}, &TooManyHeldError{Max: maxHeld, Held: o.held, Asked: p.size()}
 	case err != nil:
 		return Hold{}, err
+	}
+	if short := o.short(p); short != nil {
+		return Hold{}, short
 	}
 	return Hold{}, errors.New("hold: place: every seat was takeable but no hold was written")
 }
@@ -273,25 +357,27 @@ func inOrder(ids, those []string) []string {
 	return out
 }
 
-// get reads a hold of the buyer. An active hold past its expiry reads as
-// expired.
-func (s store) get(ctx context.Context, buyerID, holdID string) (Hold, error) {
+// get reads a hold of the buyer, with the section of each of its places. An
+// active hold past its expiry reads as expired.
+func (s store) get(ctx context.Context, buyerID, holdID string) (Hold, []string, error) {
 	var h Hold
+	var sections []string
 	err := s.db.QueryRow(ctx, `
-		SELECT id::text, event_id::text, buyer_id::text, seat_ids::text[],
-		       CASE WHEN status = 'active' AND expires_at <= now() THEN 'expired' ELSE status END,
-		       total_cents, currency, expires_at, created_at
-		FROM holds WHERE id = $1 AND buyer_id = $2`, holdID, buyerID).
+		SELECT h.id::text, h.event_id::text, h.buyer_id::text, h.seat_ids::text[],
+		       CASE WHEN h.status = 'active' AND h.expires_at <= now() THEN 'expired' ELSE h.status END,
+		       h.total_cents, h.currency, h.expires_at, h.created_at,
+		       ARRAY(SELECT s.section FROM seats s WHERE s.id = ANY(h.seat_ids) AND s.row_label = '')
+		FROM holds h WHERE h.id = $1 AND h.buyer_id = $2`, holdID, buyerID).
 		Scan(&h.ID, &h.EventID, &h.BuyerID, &h.SeatIDs, &h.Status,
-			&h.TotalCents, &h.Currency, &h.ExpiresAt, &h.CreatedAt)
+			&h.TotalCents, &h.Currency, &h.ExpiresAt, &h.CreatedAt, &sections)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Hold{}, errNotFound
+		return Hold{}, nil, errNotFound
 	}
 	if err != nil {
-		return Hold{}, fmt.Errorf("hold: get: %w", err)
+		return Hold{}, nil, fmt.Errorf("hold: get: %w", err)
 	}
 	h.ExpiresAt, h.CreatedAt = h.ExpiresAt.UTC(), h.CreatedAt.UTC()
-	return h, nil
+	return h, sections, nil
 }
 
 // release marks an active, unexpired hold released and frees the seats it

@@ -84,21 +84,39 @@ func endCheckout(ctx context.Context, tx pgx.Tx, holdID string, to Status) ([]st
 }
 
 // settleSeats sets, on every seat the hold still owns, what set says
-// (seatsAfterCheckout); each of seatIDs must be one.
-func settleSeats(ctx context.Context, tx pgx.Tx, holdID string, seatIDs []string, set string) error {
-	tag, err := tx.Exec(ctx, `
+// (seatsAfterCheckout); each of seatIDs must be one. It returns them, in the
+// order of seatIDs.
+func settleSeats(ctx context.Context, tx pgx.Tx, holdID string, seatIDs []string, set string) ([]Place, error) {
+	rows, err := tx.Query(ctx, `
 		WITH mine AS (
 		    SELECT id FROM seats
 		    WHERE id = ANY($1::uuid[]) AND hold_id = $2 AND sold_at IS NULL
 		    ORDER BY id FOR NO KEY UPDATE
 		)
 		UPDATE seats SET `+set+`
-		FROM holds h WHERE h.id = $2 AND seats.id IN (SELECT id FROM mine)`, seatIDs, holdID)
+		FROM holds h WHERE h.id = $2 AND seats.id IN (SELECT id FROM mine)
+		RETURNING seats.id::text, seats.section, seats.row_label, seats.number`, seatIDs, holdID)
 	if err != nil {
-		return fmt.Errorf("hold: end checkout: %w", err)
+		return nil, fmt.Errorf("hold: end checkout: %w", err)
 	}
-	if int(tag.RowsAffected()) != len(seatIDs) {
-		return fmt.Errorf("hold: end checkout of %s: it owns %d of its %d seats", holdID, tag.RowsAffected(), len(seatIDs))
+	settled := make(map[string]Place, len(seatIDs))
+	for rows.Next() {
+		var s Place
+		if err := rows.Scan(&s.SeatID, &s.Section, &s.Row, &s.Number); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("hold: end checkout: %w", err)
+		}
+		settled[s.SeatID] = s
 	}
-	return nil
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("hold: end checkout: %w", err)
+	}
+	if len(settled) != len(seatIDs) {
+		return nil, fmt.Errorf("hold: end checkout of %s: it owns %d of its %d seats", holdID, len(settled), len(seatIDs))
+	}
+	seats := make([]Place, len(seatIDs))
+	for i, id := range seatIDs {
+		seats[i] = settled[id]
+	}
+	return seats, nil
 }

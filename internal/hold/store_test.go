@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stagedoor/stagedoor/internal/event"
@@ -36,16 +37,21 @@ func newFixture(t *testing.T) fixture {
 		t.Fatal(err)
 	}
 	f := fixture{db: db, holds: NewService(db, events, time.Minute, 10), eventID: ev.ID, buyer: account("buyer")}
-	rows, _ := db.Query(ctx, `SELECT id::text FROM seats WHERE event_id = $1 ORDER BY position`, ev.ID)
-	for rows.Next() {
-		var s string
-		_ = rows.Scan(&s)
-		f.seats = append(f.seats, s)
-	}
-	if rows.Err() != nil || len(f.seats) != 3 {
-		t.Fatalf("seats %v (%v)", f.seats, rows.Err())
+	if f.seats = seatsOf(t, db, ev.ID); len(f.seats) != 3 {
+		t.Fatalf("seats %v", f.seats)
 	}
 	return f
+}
+
+// seatsOf is the event's seats (not its places), in seat-map order.
+func seatsOf(t testing.TB, db *pgxpool.Pool, eventID string) []string {
+	t.Helper()
+	rows, _ := db.Query(context.Background(), `SELECT id::text FROM seats WHERE event_id = $1 AND row_label <> '' ORDER BY position`, eventID)
+	seats, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seats
 }
 
 func (f fixture) place(seats ...string) (Hold, error) {
@@ -81,29 +87,8 @@ func TestPlacementDecidesOnTheSeatsNewestState(t *testing.T) {
 			if _, err := f.db.Exec(ctx, `UPDATE seats SET `+tt.before+` WHERE id = $1`, f.seats[1]); err != nil {
 				t.Fatal(err)
 			}
-			tx, err := f.db.Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback(ctx)
-			if _, err := tx.Exec(ctx, `UPDATE seats SET `+tt.commit+` WHERE id = $1`, f.seats[1]); err != nil {
-				t.Fatal(err)
-			}
-
-			type result struct {
-				h   Hold
-				err error
-			}
-			done := make(chan result, 1)
-			go func() {
-				h, err := f.place(f.seats[2], f.seats[1], f.seats[0])
-				done <- result{h, err}
-			}()
-			waitForLockWait(t, f.db)
-			if err := tx.Commit(ctx); err != nil {
-				t.Fatal(err)
-			}
-			r := <-done
+			h, err := behindALock(t, f.db, `UPDATE seats SET `+tt.commit+` WHERE id = $1`, []any{f.seats[1]}, true,
+				func() (Hold, error) { return f.place(f.seats[2], f.seats[1], f.seats[0]) })
 
 			var held int
 			if err := f.db.QueryRow(ctx, `SELECT count(*) FROM seats WHERE hold_id IS NOT NULL`).Scan(&held); err != nil {
@@ -111,12 +96,12 @@ func TestPlacementDecidesOnTheSeatsNewestState(t *testing.T) {
 			}
 			var unavailable *UnavailableError
 			switch {
-			case tt.wantTaken && (r.err != nil || r.h.TotalCents != 300 || held != 3):
-				t.Errorf("placement = %+v, %v with %d seats held; want a hold of all 3", r.h, r.err, held)
-			case !tt.wantTaken && (!errors.As(r.err, &unavailable) || len(unavailable.SeatIDs) != 1 ||
-				unavailable.SeatIDs[0] != f.seats[1] || !errors.Is(r.err, ErrSeatsUnavailable) || held != 0):
+			case tt.wantTaken && (err != nil || h.TotalCents != 300 || held != 3):
+				t.Errorf("placement = %+v, %v with %d seats held; want a hold of all 3", h, err, held)
+			case !tt.wantTaken && (!errors.As(err, &unavailable) || len(unavailable.SeatIDs) != 1 ||
+				unavailable.SeatIDs[0] != f.seats[1] || !errors.Is(err, ErrSeatsUnavailable) || held != 0):
 				t.Errorf("placement = %v with %d seats held; want ErrSeatsUnavailable naming only %s, nothing held",
-					r.err, held, f.seats[1])
+					err, held, f.seats[1])
 			}
 		})
 	}
@@ -160,17 +145,58 @@ func TestRefusalsTakeNoLock(t *testing.T) {
 	}
 }
 
+// behindALock runs place while another transaction, which ran update (with
+// args), holds its row locks; once place waits for them, that transaction
+// commits (or rolls back), and behindALock returns what place returned.
+func behindALock(t *testing.T, db *pgxpool.Pool, update string, args []any, commit bool, place func() (Hold, error)) (Hold, error) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, update, args...); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		h   Hold
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		h, err := place()
+		done <- result{h, err}
+	}()
+	waitForLockWait(t, db)
+	if commit {
+		err = tx.Commit(ctx)
+	} else {
+		err = tx.Rollback(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	return r.h, r.err
+}
+
 // waitForLockWait returns once a session of this database waits for a lock.
 func waitForLockWait(t *testing.T, db *pgxpool.Pool) {
 	t.Helper()
-	testenv.Eventually(t, 5*time.Second, func() bool {
-		var waiting int
-		if err := db.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		return waiting > 0
-	}, "the placement to wait for the locked seat")
+	testenv.Eventually(t, 5*time.Second, func() bool { return lockWaiters(t, db) > 0 },
+		"the placement to wait for the locked seat")
+}
+
+// lockWaiters counts the sessions of this database that wait for a lock.
+func lockWaiters(t *testing.T, db *pgxpool.Pool) int {
+	t.Helper()
+	var waiting int
+	if err := db.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+		t.Error(err)
+	}
+	return waiting
 }
 
 func TestSweepMarksOnlyExpiredActiveHolds(t *testing.T) {

@@ -23,23 +23,29 @@ type problem struct {
 	Status int    `json:"status"`
 	Detail string `json:"detail"`
 
-	Limit              string    `json:"limit"`                     // rate-limited
-	ViolatedPolicies   []string  `json:"violated-policies"`         // rate-limited
-	RetryAfterMS       float64   `json:"retry_after_ms"`            // rate-limited, too-many-concurrent-requests
-	MaxInFlight        int       `json:"max_in_flight"`             // too-many-concurrent-requests
-	Shedder            string    `json:"shedder"`                   // service-overloaded by a shedder
-	Bound              string    `json:"bound"`                     // service-overloaded: what refused
-	UnavailableSeatIDs []string  `json:"unavailable_seat_ids"`      // seats-unavailable
-	MaxHeldSeats       int       `json:"max_held_seats"`            // too-many-seats-held
-	SeatsHeld          int       `json:"seats_held"`                // too-many-seats-held
-	CooldownSeatIDs    []string  `json:"cooldown_seat_ids"`         // rehold-cooldown
-	OrderID            string    `json:"order_id"`                  // payment-declined, payment-unavailable, order-released, refund-refused
-	NotRefundable      []string  `json:"not_refundable_ticket_ids"` // ticket-not-refundable
-	Result             string    `json:"result"`                    // scan-rejected
-	FirstScannedAt     time.Time `json:"first_scanned_at"`          // scan-rejected, already_scanned
-	TicketID           string    `json:"ticket_id"`                 // scan-rejected
-	EventID            string    `json:"event_id"`                  // scan-rejected
-	TicketStatus       string    `json:"ticket_status"`             // ticket-not-transferable
+	Limit              string   `json:"limit"`                // rate-limited
+	ViolatedPolicies   []string `json:"violated-policies"`    // rate-limited
+	RetryAfterMS       float64  `json:"retry_after_ms"`       // rate-limited, too-many-concurrent-requests
+	MaxInFlight        int      `json:"max_in_flight"`        // too-many-concurrent-requests
+	Shedder            string   `json:"shedder"`              // service-overloaded by a shedder
+	Bound              string   `json:"bound"`                // service-overloaded: what refused
+	UnavailableSeatIDs []string `json:"unavailable_seat_ids"` // seats-unavailable
+	MaxHeldSeats       int      `json:"max_held_seats"`       // too-many-seats-held
+	SeatsHeld          int      `json:"seats_held"`           // too-many-seats-held
+	CooldownSeatIDs    []string `json:"cooldown_seat_ids"`    // rehold-cooldown
+	SoldOutSections    []struct {
+		SectionID string `json:"section_id"`
+		Section   string `json:"section"`
+		Asked     int    `json:"asked"`
+		Available int    `json:"available"`
+	} `json:"sold_out_sections"` // sold-out
+	OrderID        string    `json:"order_id"`                  // payment-declined, payment-unavailable, order-released, refund-refused
+	NotRefundable  []string  `json:"not_refundable_ticket_ids"` // ticket-not-refundable
+	Result         string    `json:"result"`                    // scan-rejected
+	FirstScannedAt time.Time `json:"first_scanned_at"`          // scan-rejected, already_scanned
+	TicketID       string    `json:"ticket_id"`                 // scan-rejected
+	EventID        string    `json:"event_id"`                  // scan-rejected
+	TicketStatus   string    `json:"ticket_status"`             // ticket-not-transferable
 }
 
 // is reports whether the problem is of type /problems/slug.
@@ -72,10 +78,14 @@ type eventJSON struct {
 		AdmitPerSecond int `json:"admit_per_second"`
 	} `json:"waiting_room"`
 	Sections []struct {
-		Name        string `json:"name"`
-		Rows        int    `json:"rows"`
-		SeatsPerRow int    `json:"seats_per_row"`
-		PriceCents  int64  `json:"price_cents"`
+		ID               string `json:"id"`
+		Name             string `json:"name"`
+		GeneralAdmission bool   `json:"general_admission"`
+		Rows             int    `json:"rows"`
+		SeatsPerRow      int    `json:"seats_per_row"`
+		PriceCents       int64  `json:"price_cents"`
+		Capacity         int    `json:"capacity"`
+		Available        int    `json:"available"`
 	} `json:"sections"`
 	SeatsTotal     int `json:"seats_total"`
 	SeatsAvailable int `json:"seats_available"`
@@ -93,9 +103,14 @@ type eventList struct {
 }
 
 type holdJSON struct {
-	ID         string    `json:"id"`
-	EventID    string    `json:"event_id"`
-	SeatIDs    []string  `json:"seat_ids"`
+	ID      string   `json:"id"`
+	EventID string   `json:"event_id"`
+	SeatIDs []string `json:"seat_ids"`
+	General []struct {
+		SectionID string `json:"section_id"`
+		Section   string `json:"section"`
+		Quantity  int    `json:"quantity"`
+	} `json:"general"`
 	Status     string    `json:"status"`
 	ExpiresAt  time.Time `json:"expires_at"`
 	TotalCents int64     `json:"total_cents"`
@@ -103,11 +118,13 @@ type holdJSON struct {
 }
 
 type ticketJSON struct {
-	ID      string `json:"id"`
-	EventID string `json:"event_id"`
-	SeatID  string `json:"seat_id"`
-	Code    string `json:"code"`
-	Status  string `json:"status"`
+	ID               string `json:"id"`
+	EventID          string `json:"event_id"`
+	SeatID           string `json:"seat_id"`
+	Section          string `json:"section"`
+	GeneralAdmission bool   `json:"general_admission"`
+	Code             string `json:"code"`
+	Status           string `json:"status"`
 }
 
 type orderJSON struct {
@@ -158,9 +175,10 @@ type admissionJSON struct {
 	TicketID string `json:"ticket_id"`
 	EventID  string `json:"event_id"`
 	Seat     struct {
-		Section string `json:"section"`
-		Row     string `json:"row"`
-		Number  int    `json:"number"`
+		Section          string `json:"section"`
+		Row              string `json:"row"`
+		Number           int    `json:"number"`
+		GeneralAdmission bool   `json:"general_admission"`
 	} `json:"seat"`
 	ScannedAt time.Time `json:"scanned_at"`
 }

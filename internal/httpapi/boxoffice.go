@@ -36,7 +36,7 @@ func organizerOrderOf(o boxoffice.Order) organizerOrderJSON {
 	out := organizerOrderJSON{ID: o.ID, Status: o.Status, BuyerEmail: o.BuyerEmail, TotalCents: o.TotalCents,
 		Currency: o.Currency, CreatedAt: o.CreatedAt.UTC(), Tickets: make([]organizerTicketJSON, len(o.Tickets))}
 	for i, t := range o.Tickets {
-		out.Tickets[i] = organizerTicketJSON{ID: t.ID, Seat: scannedSeatJSON(t.Seat), Status: t.Status, HolderEmail: t.HolderEmail}
+		out.Tickets[i] = organizerTicketJSON{ID: t.ID, Seat: seatJSONOf(t.Seat), Status: t.Status, HolderEmail: t.HolderEmail}
 	}
 	return out
 }

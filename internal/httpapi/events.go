@@ -24,11 +24,15 @@ type eventRequest struct {
 	WaitingRoom  *waitingRoomJSON `json:"waiting_room"`
 }
 
+// sectionRequest is a seated section (rows, seats_per_row) or one of general
+// admission (general_admission true, capacity).
 type sectionRequest struct {
-	Name        string `json:"name"`
-	Rows        int    `json:"rows"`
-	SeatsPerRow int    `json:"seats_per_row"`
-	PriceCents  *int64 `json:"price_cents"`
+	Name             string `json:"name"`
+	GeneralAdmission bool   `json:"general_admission"`
+	Rows             int    `json:"rows"`
+	SeatsPerRow      int    `json:"seats_per_row"`
+	Capacity         int    `json:"capacity"`
+	PriceCents       *int64 `json:"price_cents"`
 }
 
 type waitingRoomJSON struct {
@@ -57,8 +61,8 @@ func (in eventRequest) draft(organizerID string) (event.Draft, error) {
 		if sec.PriceCents == nil {
 			return d, errkind.Invalidf("sections[%d].price_cents is required (0 for free seats)", i)
 		}
-		d.Sections = append(d.Sections, event.Section{
-			Name: sec.Name, Rows: sec.Rows, SeatsPerRow: sec.SeatsPerRow, PriceCents: *sec.PriceCents})
+		d.Sections = append(d.Sections, event.Section{Name: sec.Name, GeneralAdmission: sec.GeneralAdmission,
+			Rows: sec.Rows, SeatsPerRow: sec.SeatsPerRow, Capacity: sec.Capacity, PriceCents: *sec.PriceCents})
 	}
 	if in.WaitingRoom != nil {
 		d.WaitingRoom = &event.WaitingRoom{AdmitPerSecond: in.WaitingRoom.AdmitPerSecond}
@@ -82,11 +86,17 @@ func parseTime(field, value string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
+// sectionJSON is a section of an event as the API shows it: rows and
+// seats_per_row only when it is seated.
 type sectionJSON struct {
-	Name        string `json:"name"`
-	Rows        int    `json:"rows"`
-	SeatsPerRow int    `json:"seats_per_row"`
-	PriceCents  int64  `json:"price_cents"`
+	ID               string `json:"id"`
+	Name             string `json:"name"`
+	GeneralAdmission bool   `json:"general_admission"`
+	Rows             int    `json:"rows,omitempty"`
+	SeatsPerRow      int    `json:"seats_per_row,omitempty"`
+	PriceCents       int64  `json:"price_cents"`
+	Capacity         int    `json:"capacity"`
+	Available        int    `json:"available"`
 }
 
 type eventJSON struct {
@@ -136,7 +146,8 @@ func eventJSONOf(e event.Event) eventJSON {
 		out.WaitingRoom = &waitingRoomJSON{AdmitPerSecond: e.WaitingRoom.AdmitPerSecond}
 	}
 	for _, s := range e.Sections {
-		out.Sections = append(out.Sections, sectionJSON(s))
+		out.Sections = append(out.Sections, sectionJSON{ID: s.ID, Name: s.Name, GeneralAdmission: s.GeneralAdmission,
+			Rows: s.Rows, SeatsPerRow: s.SeatsPerRow, PriceCents: s.PriceCents, Capacity: s.Capacity, Available: s.Available})
 	}
 	return out
 }

@@ -12,19 +12,50 @@ import (
 )
 
 type holdRequest struct {
-	EventID string   `json:"event_id"`
-	SeatIDs []string `json:"seat_ids"`
+	EventID string           `json:"event_id"`
+	SeatIDs []string         `json:"seat_ids"`
+	General []generalRequest `json:"general"`
+}
+
+// generalRequest asks for places of a section of general admission.
+type generalRequest struct {
+	SectionID string `json:"section_id"`
+	Quantity  int    `json:"quantity"`
 }
 
 type holdJSON struct {
-	ID         string      `json:"id"`
-	EventID    string      `json:"event_id"`
-	SeatIDs    []string    `json:"seat_ids"`
-	Status     hold.Status `json:"status"`
-	ExpiresAt  time.Time   `json:"expires_at"`
-	TotalCents int64       `json:"total_cents"`
-	Currency   string      `json:"currency"`
-	CreatedAt  time.Time   `json:"created_at"`
+	ID         string       `json:"id"`
+	EventID    string       `json:"event_id"`
+	SeatIDs    []string     `json:"seat_ids"`
+	General    []placesJSON `json:"general"`
+	Status     hold.Status  `json:"status"`
+	ExpiresAt  time.Time    `json:"expires_at"`
+	TotalCents int64        `json:"total_cents"`
+	Currency   string       `json:"currency"`
+	CreatedAt  time.Time    `json:"created_at"`
+}
+
+// placesJSON are a hold's places of one section of general admission.
+type placesJSON struct {
+	SectionID string `json:"section_id"`
+	Section   string `json:"section"`
+	Quantity  int    `json:"quantity"`
+}
+
+// soldOutJSON is a section of a sold-out problem's sold_out_sections.
+type soldOutJSON struct {
+	SectionID string `json:"section_id"`
+	Section   string `json:"section"`
+	Asked     int    `json:"asked"`
+	Available int    `json:"available"`
+}
+
+func soldOutSections(e *hold.SoldOutError) []soldOutJSON {
+	out := make([]soldOutJSON, len(e.Sections))
+	for i, s := range e.Sections {
+		out[i] = soldOutJSON(s)
+	}
+	return out
 }
 
 // holdJSONOf is a hold as the API shows it: a hold being checked out is still
@@ -35,7 +66,11 @@ func holdJSONOf(h hold.Hold) holdJSON {
 	if status == hold.CheckingOut {
 		status = hold.Active
 	}
-	return holdJSON{ID: h.ID, EventID: h.EventID, SeatIDs: h.SeatIDs, Status: status,
+	general := make([]placesJSON, len(h.General))
+	for i, g := range h.General {
+		general[i] = placesJSON(g)
+	}
+	return holdJSON{ID: h.ID, EventID: h.EventID, SeatIDs: h.SeatIDs, General: general, Status: status,
 		ExpiresAt: h.ExpiresAt, TotalCents: h.TotalCents, Currency: h.Currency, CreatedAt: h.CreatedAt}
 }
 
@@ -57,7 +92,11 @@ func (s *Server) createHold(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	buyer := principalOf(c).AccountID
-	plan, err := s.holds.Plan(ctx, buyer, in.EventID, in.SeatIDs)
+	general := make([]hold.General, len(in.General))
+	for i, g := range in.General {
+		general[i] = hold.General(g)
+	}
+	plan, err := s.holds.Plan(ctx, buyer, in.EventID, in.SeatIDs, general...)
 	if err != nil {
 		return err
 	}

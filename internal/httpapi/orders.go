@@ -17,12 +17,16 @@ type orderRequest struct {
 	PaymentToken string `json:"payment_token"`
 }
 
+// ticketJSON is a ticket: its seat by id and section, and whether that seat is
+// a place of general admission (which has no row or number to show).
 type ticketJSON struct {
-	ID      string `json:"id"`
-	EventID string `json:"event_id"`
-	SeatID  string `json:"seat_id"`
-	Code    string `json:"code,omitempty"` // none once transferred: it admits no one
-	Status  string `json:"status"`
+	ID               string `json:"id"`
+	EventID          string `json:"event_id"`
+	SeatID           string `json:"seat_id"`
+	Section          string `json:"section"`
+	GeneralAdmission bool   `json:"general_admission"`
+	Code             string `json:"code,omitempty"` // none once transferred: it admits no one
+	Status           string `json:"status"`
 }
 
 type orderJSON struct {
@@ -63,7 +67,8 @@ func ticketsJSON(ts []checkout.Ticket) []ticketJSON {
 // ticketJSONOf is a ticket as its holder sees it: a transferred one without
 // its code, which its receiver's new ticket replaced.
 func ticketJSONOf(t checkout.Ticket) ticketJSON {
-	out := ticketJSON{ID: t.ID, EventID: t.EventID, SeatID: t.SeatID, Code: t.Code, Status: t.Status()}
+	out := ticketJSON{ID: t.ID, EventID: t.EventID, SeatID: t.SeatID, Section: t.Section,
+		GeneralAdmission: t.GeneralAdmission, Code: t.Code, Status: t.Status()}
 	if t.Transferred {
 		out.Code = ""
 	}

@@ -93,6 +93,7 @@ var errorProblems = []struct {
 	{err: event.ErrCancelled, slug: "event-cancelled"},
 	{err: event.ErrBreaksTickets, slug: "change-breaks-tickets"},
 	{err: hold.ErrReholdCooldown, slug: "rehold-cooldown"}, // + cooldown_seat_ids, Retry-After
+	{err: hold.ErrSoldOut, slug: "sold-out"},               // + sold_out_sections
 	{err: hold.ErrNotActive, slug: "hold-not-active"},
 	{err: waitroom.ErrNoRoom, slug: "no-waiting-room"},
 	{err: waitroom.ErrNotAdmitted, slug: "not-admitted"},
@@ -149,6 +150,10 @@ func problemExtensions(err error) map[string]any {
 	var refused *scan.NotRefundableError
 	if errors.As(err, &refused) && len(refused.TicketIDs) > 0 {
 		return map[string]any{"not_refundable_ticket_ids": refused.TicketIDs}
+	}
+	var soldOut *hold.SoldOutError
+	if errors.As(err, &soldOut) {
+		return map[string]any{"sold_out_sections": soldOutSections(soldOut)}
 	}
 	var order *checkout.OrderError
 	if errors.As(err, &order) {

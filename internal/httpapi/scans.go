@@ -14,11 +14,18 @@ type scanRequest struct {
 	Code string `json:"code"`
 }
 
-// scannedSeatJSON is where an admitted ticket sits.
+// scannedSeatJSON is where an admitted ticket sits: a seat, or a place of
+// general admission (row "", its number the place's, which no buyer is shown).
 type scannedSeatJSON struct {
-	Section string `json:"section"`
-	Row     string `json:"row"`
-	Number  int    `json:"number"`
+	Section          string `json:"section"`
+	Row              string `json:"row"`
+	Number           int    `json:"number"`
+	GeneralAdmission bool   `json:"general_admission"`
+}
+
+// seatJSONOf is a ticket's seat as the API shows it.
+func seatJSONOf(s scan.Seat) scannedSeatJSON {
+	return scannedSeatJSON{Section: s.Section, Row: s.Row, Number: s.Number, GeneralAdmission: s.Row == ""}
 }
 
 // scan serves POST /v1/scans (X-Api-Key). Its route rings have authenticated
@@ -42,7 +49,7 @@ func (s *Server) scan(c echo.Context) error {
 		EventID   string          `json:"event_id"`
 		Seat      scannedSeatJSON `json:"seat"`
 		ScannedAt time.Time       `json:"scanned_at"`
-	}{scan.Admitted, a.TicketID, a.EventID, scannedSeatJSON(a.Seat), a.ScannedAt.UTC()})
+	}{scan.Admitted, a.TicketID, a.EventID, seatJSONOf(a.Seat), a.ScannedAt.UTC()})
 }
 
 type scanAttemptJSON struct {

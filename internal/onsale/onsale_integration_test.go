@@ -269,7 +269,7 @@ func newShoppers(t *testing.T, s *stack, prefix string, n int) *shopper {
 	}
 	ev, err := api(t, a.url, org.Token).CreateEventWithResponse(ctx, apiclient.EventRequest{
 		Name: "Limits", Venue: "Hall", StartsAt: time.Now().Add(24 * time.Hour),
-		Sections: []apiclient.Section{{Name: "Stalls", Rows: 10, SeatsPerRow: 25, PriceCents: 1000}},
+		Sections: []apiclient.SectionRequest{apiclient.SeatedSection("Stalls", 10, 25, 1000)},
 	})
 	apitest.Expect(t, ev, err, http.StatusCreated)
 	m, err := api(t, a.url, "").SeatMapWithResponse(ctx, ev.JSON201.Id)

@@ -101,8 +101,7 @@ func createEvent(ctx context.Context, c *client, o Options) (Sale, error) {
 		OnSaleAt: &onSale,
 	}
 	for _, s := range sections(o.Seats, o.PriceCents) {
-		body.Sections = append(body.Sections, apiclient.Section{
-			Name: s.Name, Rows: int32(s.Rows), SeatsPerRow: int32(s.SeatsPerRow), PriceCents: int32(s.PriceCents)})
+		body.Sections = append(body.Sections, apiclient.SeatedSection(s.Name, s.Rows, s.SeatsPerRow, int(s.PriceCents)))
 	}
 	if o.RoomRate > 0 {
 		body.WaitingRoom = &apiclient.WaitingRoom{AdmitPerSecond: int32(o.RoomRate)}

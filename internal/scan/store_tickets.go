@@ -24,14 +24,15 @@ func issueTickets(ctx context.Context, tx pgx.Tx, orderID, buyerID, eventID stri
 	return err
 }
 
-// ticketColumns are the columns of a Ticket (of tickets t) a read selects, in
-// the order of Ticket.fields.
-const ticketColumns = `t.id::text, t.order_id::text, t.event_id::text, t.seat_id::text, t.code, t.scanned_at,
-	t.revoked_at IS NOT NULL, t.transferred_at IS NOT NULL, coalesce(t.refund_status, '')`
+// ticketColumns are the columns of a Ticket (of tickets t joined with their
+// seats s) a read selects, in the order of Ticket.fields.
+const ticketColumns = `t.id::text, t.order_id::text, t.event_id::text, t.seat_id::text, s.section, s.row_label = '',
+	t.code, t.scanned_at, t.revoked_at IS NOT NULL, t.transferred_at IS NOT NULL, coalesce(t.refund_status, '')`
 
 // fields are where a row of ticketColumns is read into.
 func (t *Ticket) fields() []any {
-	return []any{&t.ID, &t.OrderID, &t.EventID, &t.SeatID, &t.Code, &t.ScannedAt, &t.Revoked, &t.Transferred, &t.RefundStatus}
+	return []any{&t.ID, &t.OrderID, &t.EventID, &t.SeatID, &t.Section, &t.GeneralAdmission,
+		&t.Code, &t.ScannedAt, &t.Revoked, &t.Transferred, &t.RefundStatus}
 }
 
 // ticketsOf reads the buyer's tickets, oldest first; only those of orderID
@@ -39,7 +40,7 @@ func (t *Ticket) fields() []any {
 func ticketsOf(ctx context.Context, q Querier, buyerID, orderID string) ([]Ticket, error) {
 	rows, err := q.Query(ctx, `
 		SELECT `+ticketColumns+`
-		FROM tickets t
+		FROM tickets t JOIN seats s ON s.id = t.seat_id
 		WHERE t.buyer_id = $1 AND ($2 = '' OR t.order_id::text = $2)
 		ORDER BY t.created_at, t.id`, buyerID, orderID)
 	if err != nil {

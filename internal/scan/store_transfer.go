@@ -100,8 +100,10 @@ func (s store) transfer(ctx context.Context, holderID, ticketID, email string, n
 			return err
 		}
 		old.Revoked, old.Transferred = true, true
+		old.Section, old.GeneralAdmission = seat.Section, seat.Row == ""
 		out = Transferred{Old: old, GiverID: holderID, ReceiverID: receiver.ID, ReceiverEmail: receiver.Email, At: at,
-			New: Ticket{ID: next.ID, OrderID: old.OrderID, EventID: old.EventID, SeatID: old.SeatID, Code: next.Code}}
+			New: Ticket{ID: next.ID, OrderID: old.OrderID, EventID: old.EventID, SeatID: old.SeatID,
+				Section: old.Section, GeneralAdmission: old.GeneralAdmission, Code: next.Code}}
 		return nil
 	})
 	var refused *NotTransferableError

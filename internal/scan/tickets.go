@@ -22,13 +22,17 @@ type NewTicket struct {
 
 // Ticket is an issued ticket, as its holder lists it.
 type Ticket struct {
-	ID        string
-	OrderID   string
-	EventID   string
-	SeatID    string
-	Code      string
-	ScannedAt *time.Time
-	Revoked   bool // by its organizer, because it was refunded, or transferred
+	ID      string
+	OrderID string
+	EventID string
+	SeatID  string
+	Section string // its seat's section
+	// GeneralAdmission: its seat is a place of general admission, which has no
+	// row or number a buyer is shown.
+	GeneralAdmission bool
+	Code             string
+	ScannedAt        *time.Time
+	Revoked          bool // by its organizer, because it was refunded, or transferred
 	// Transferred: its holder gave it to another buyer (Transfer), who holds
 	// a new ticket for its seat; it admits no one and its code is void.
 	Transferred bool

@@ -118,7 +118,7 @@ func TestTheOrganizerReadsOrdersAndExportsAttendees(t *testing.T) {
 	b.signUp("organizer", "Box Office", email)
 	ev := s.logIn(t, email).makeEvent(t, apiclient.EventRequest{Name: "Orders Night", Venue: "Test Hall",
 		StartsAt: time.Now().Add(30 * 24 * time.Hour).UTC().Truncate(time.Second),
-		Sections: []apiclient.Section{{Name: "Stalls", Rows: 3, SeatsPerRow: 20, PriceCents: 4500}}})
+		Sections: []apiclient.SectionRequest{apiclient.SeatedSection("Stalls", 3, 20, 4500)}})
 	formula := s.signUpAs(t, "buyer", fmt.Sprintf("=cmd%s", newEmail("x")))
 	friend := s.signUp(t, "buyer")
 	many := s.signUp(t, "buyer")

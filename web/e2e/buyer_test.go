@@ -76,16 +76,7 @@ func TestBuyerBuysTwoSeats(t *testing.T) {
 		b.waitText("#notice", "Payment confirmed")
 		b.page("tickets")
 
-		want := s.logIn(t, email).ticketCodes(t)
-		var got []string
-		for _, png := range b.imageBytes("img.qr") {
-			got = append(got, testenv.DecodeQR(t, png))
-		}
-		slices.Sort(want)
-		slices.Sort(got)
-		if !slices.Equal(got, want) || len(got) != 2 {
-			t.Errorf("the QR codes read %q, want the tickets %q", got, want)
-		}
+		b.qrCodesRead(t, s.logIn(t, email).ticketCodes(t), 2)
 	})
 
 	t.Run("printed, the tickets stand alone", func(t *testing.T) {
@@ -119,4 +110,19 @@ func TestBuyerBuysTwoSeats(t *testing.T) {
 		b.noSidewaysScroll("tickets")
 		b.screenshot("tickets-360px")
 	})
+}
+
+// qrCodesRead checks that the page's QR codes read as the tickets' codes,
+// n of them.
+func (b *browser) qrCodesRead(t *testing.T, want []string, n int) {
+	t.Helper()
+	var got []string
+	for _, png := range b.imageBytes("img.qr") {
+		got = append(got, testenv.DecodeQR(t, png))
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) || len(got) != n {
+		t.Errorf("the QR codes read %q, want the %d tickets %q", got, n, want)
+	}
 }

@@ -229,11 +229,13 @@ type seat struct {
 	Status  string
 }
 
-// event is an event the organizer made through the API, with its seats.
+// event is an event the organizer made through the API, with its seats and
+// its sections' ids by name.
 type event struct {
-	ID    string
-	Name  string
-	Seats []seat
+	ID       string
+	Name     string
+	Seats    []seat
+	Sections map[string]string
 }
 
 // seat finds a seat by section, row and number.
@@ -253,12 +255,17 @@ func (e event) seat(t *testing.T, section, row string, number int) seat {
 // admitPerSecond buyers a second when that is not 0.
 func (c *client) createEvent(t *testing.T, name string, admitPerSecond int) event {
 	t.Helper()
+	return c.createEventOf(t, name, admitPerSecond,
+		apiclient.SeatedSection("Stalls", 3, 8, 4500), apiclient.SeatedSection("Balcony", 2, 8, 2500))
+}
+
+// createEventOf makes an on-sale event of the sections, with a waiting room
+// admitting admitPerSecond buyers a second when that is not 0.
+func (c *client) createEventOf(t *testing.T, name string, admitPerSecond int, sections ...apiclient.SectionRequest) event {
+	t.Helper()
 	body := apiclient.EventRequest{
 		Name: name, Venue: "Test Hall", StartsAt: time.Now().Add(30 * 24 * time.Hour).UTC().Truncate(time.Second),
-		Sections: []apiclient.Section{
-			{Name: "Stalls", Rows: 3, SeatsPerRow: 8, PriceCents: 4500},
-			{Name: "Balcony", Rows: 2, SeatsPerRow: 8, PriceCents: 2500},
-		},
+		Sections: sections,
 	}
 	if admitPerSecond > 0 {
 		body.WaitingRoom = &apiclient.WaitingRoom{AdmitPerSecond: int32(admitPerSecond)}
@@ -266,7 +273,8 @@ func (c *client) createEvent(t *testing.T, name string, admitPerSecond int) even
 	return c.makeEvent(t, body)
 }
 
-// makeEvent creates the event of body and reads its seats.
+// makeEvent creates the event of body and reads its seats and the ids of its
+// sections by name.
 func (c *client) makeEvent(t *testing.T, body apiclient.EventRequest) event {
 	t.Helper()
 	ctx := context.Background()
@@ -274,9 +282,12 @@ func (c *client) makeEvent(t *testing.T, body apiclient.EventRequest) event {
 	apitest.Expect(t, created, err, 201)
 	m, err := c.api.SeatMapWithResponse(ctx, created.JSON201.Id)
 	apitest.Expect(t, m, err, 200)
-	ev := event{ID: created.JSON201.Id.String(), Name: body.Name}
+	ev := event{ID: created.JSON201.Id.String(), Name: body.Name, Sections: map[string]string{}}
 	for _, s := range m.JSON200.Seats {
 		ev.Seats = append(ev.Seats, seat{ID: s.Id.String(), Section: s.Section, Row: s.Row, Number: int(s.Number), Status: string(s.Status)})
+	}
+	for _, s := range *created.JSON201.Sections {
+		ev.Sections[s.Name] = s.Id.String()
 	}
 	return ev
 }

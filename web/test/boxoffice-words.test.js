@@ -43,5 +43,5 @@ test("an organizer reads a ticket's state and, when another holds it, who", () =
 
 test("a seat is named by section, row and number; a place by its section", () => {
   assert.equal(placeName({ section: "Stalls", row: "B", number: 7 }), "Stalls, row B, seat 7");
-  assert.equal(placeName({ section: "Lawn", row: "", number: 412 }), "Lawn (general admission)");
+  assert.equal(placeName({ section: "Lawn", row: "", number: 412 }), "General admission · Lawn");
 });

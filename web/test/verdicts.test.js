@@ -14,6 +14,12 @@ test("an admission names the seat", () => {
   assert.deepEqual(onlineVerdict(admitted), { kind: "admitted", word: "Admitted", detail: "Stalls · row B · seat 7" });
 });
 
+test("an admission of a place of general admission names its section, not a seat", () => {
+  const admitted = answer(200, { result: "admitted", ticket_id: TICKET, event_id: TICKET,
+    seat: { section: "Lawn", row: "", number: 412, general_admission: true }, scanned_at: "2030-09-01T19:30:00Z" });
+  assert.deepEqual(onlineVerdict(admitted), { kind: "admitted", word: "Admitted", detail: "General admission · Lawn" });
+});
+
 test("each refusal in words", () => {
   const rejected = (result, more = {}) => answer(result === "invalid" ? 404 : 409, { type: "/problems/scan-rejected", result, ...more });
   assert.deepEqual(onlineVerdict(rejected("already_scanned", { first_scanned_at: "2030-09-01T19:30:05Z" })),

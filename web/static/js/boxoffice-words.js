@@ -3,6 +3,7 @@
 // organizer reads it (the orders page). Pure, so that Node tests it.
 
 import { formatWait } from "./format.js";
+import { placeName as generalName } from "./places.js";
 
 /**
  * A refusal of POST /v1/tickets/{id}/transfer, as the page knows it.
@@ -73,11 +74,11 @@ export function organizerTicketWords(ticket, buyerEmail) {
 }
 
 /**
- * Where a ticket admits: "Stalls, row A, seat 3", or the section alone for a
- * place of general admission (no row).
+ * Where a ticket admits: "Stalls, row A, seat 3", or "General admission ·
+ * Lawn" for a place of general admission (no row), as every page says it.
  * @param {{section: string, row: string, number: number}} seat
  * @returns {string}
  */
 export function placeName(seat) {
-  return seat.row ? `${seat.section}, row ${seat.row}, seat ${seat.number}` : `${seat.section} (general admission)`;
+  return seat.row ? `${seat.section}, row ${seat.row}, seat ${seat.number}` : generalName(seat.section);
 }

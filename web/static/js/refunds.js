@@ -37,11 +37,11 @@ export function refundableTickets(order) {
  * their way will refund), as the server reckons it.
  * @param {Order} order
  * @param {Ticket[]} tickets
- * @param {(seatId: string) => number} priceOf a seat's price in cents
+ * @param {(ticket: Ticket) => number} priceOf a ticket's seat's (or place's) price in cents
  * @returns {number} cents
  */
 export function refundAmount(order, tickets, priceOf) {
-  const price = tickets.reduce((sum, t) => sum + priceOf(t.seat_id), 0);
+  const price = tickets.reduce((sum, t) => sum + priceOf(t), 0);
   const pending = (order.refunds || []).filter((r) => r.status === "pending").reduce((sum, r) => sum + r.amount_cents, 0);
   return Math.max(0, Math.min(price, order.total_cents - order.refunded_cents - pending));
 }

@@ -15,6 +15,7 @@
  * @property {string} [limit] rate-limited, too-many-concurrent-requests: the limit that refused
  * @property {number} [retry_after_ms] rate-limited: when a retry would be allowed, in ms
  * @property {string[]} [unavailable_seat_ids] seats-unavailable: the seats held or sold
+ * @property {SoldOutSection[]} [sold_out_sections] sold-out: the sections of general admission short of places
  * @property {ScanResult} [result] scan-rejected: why
  * @property {string} [first_scanned_at] scan-rejected, already_scanned: the admission
  * @property {string[]} [not_refundable_ticket_ids] ticket-not-refundable: the tickets named that cannot be
@@ -44,11 +45,23 @@
  */
 
 /**
+ * A section of an event (Section): seated (rows, seats_per_row) or of general
+ * admission (places, which no seat map lists).
  * @typedef {object} Section
+ * @property {string} id
  * @property {string} name
- * @property {number} rows
- * @property {number} seats_per_row
+ * @property {boolean} general_admission
+ * @property {number} [rows] seated only
+ * @property {number} [seats_per_row] seated only
  * @property {number} price_cents
+ * @property {number} capacity its seats or places
+ * @property {number} available its seats or places neither held nor sold
+ */
+
+/**
+ * A section of POST /v1/events (SeatedSectionRequest, GeneralSectionRequest).
+ * @typedef {{name: string, rows: number, seats_per_row: number, price_cents: number}
+ *   | {name: string, general_admission: true, capacity: number, price_cents: number}} SectionRequest
  */
 
 /**
@@ -61,7 +74,7 @@
  * @property {string} [on_sale_at]
  * @property {string} [refunds_until]
  * @property {string} [currency]
- * @property {Section[]} sections
+ * @property {SectionRequest[]} sections
  * @property {{admit_per_second: number} | null} [waiting_room]
  */
 
@@ -165,8 +178,23 @@
  */
 
 /**
- * POST /v1/holds (HoldRequest).
- * @typedef {{event_id: string, seat_ids: string[]}} HoldRequest
+ * Places of a section of general admission (PlacesRequest).
+ * @typedef {{section_id: string, quantity: number}} PlacesRequest
+ */
+
+/**
+ * POST /v1/holds (HoldRequest): seats, places or both.
+ * @typedef {{event_id: string, seat_ids?: string[], general?: PlacesRequest[]}} HoldRequest
+ */
+
+/**
+ * A hold's places of one section of general admission (Places).
+ * @typedef {{section_id: string, section: string, quantity: number}} Places
+ */
+
+/**
+ * A section short of places, in a sold-out problem (SoldOutSection).
+ * @typedef {{section_id: string, section: string, asked: number, available: number}} SoldOutSection
  */
 
 /**
@@ -174,7 +202,8 @@
  * @typedef {object} Hold
  * @property {string} id
  * @property {string} event_id
- * @property {string[]} seat_ids
+ * @property {string[]} seat_ids its seats, then its places
+ * @property {Places[]} general its places, by section
  * @property {"active" | "expired" | "released" | "converted"} status
  * @property {string} expires_at
  * @property {number} total_cents
@@ -188,6 +217,8 @@
  * @property {string} id
  * @property {string} event_id
  * @property {string} seat_id
+ * @property {string} section
+ * @property {boolean} general_admission a place of general admission: no row or seat number
  * @property {string} [code] left out once transferred
  * @property {"valid" | "scanned" | "refund_pending" | "refunded" | "transferred"} status
  */
@@ -271,7 +302,7 @@
  * @property {"admitted"} result
  * @property {string} ticket_id
  * @property {string} event_id
- * @property {{section: string, row: string, number: number}} seat
+ * @property {{section: string, row: string, number: number, general_admission: boolean}} seat
  * @property {string} scanned_at
  */
 

@@ -3,6 +3,8 @@
 // revoked key in words. Pure (no DOM), so Node's tests import it; main.js
 // draws it and does what the answer asks (admit, revoke, retry).
 
+import { placeName } from "../places.js";
+
 /** @typedef {"admitted" | "already" | "refused" | "wait"} VerdictKind */
 
 /**
@@ -55,7 +57,9 @@ export function onlineVerdict(answer) {
   switch (answer.status) {
     case 200: {
       const seat = admission?.seat;
-      return { kind: "admitted", word: "Admitted", detail: seat ? `${seat.section} · row ${seat.row} · seat ${seat.number}` : "" };
+      const where = !seat ? "" : seat.general_admission ? placeName(seat.section)
+        : `${seat.section} · row ${seat.row} · seat ${seat.number}`;
+      return { kind: "admitted", word: "Admitted", detail: where };
     }
     case 400:
       return { kind: "refused", word: "Not a ticket", detail: p.detail ?? "this is not a ticket code" };

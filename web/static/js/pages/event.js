@@ -1,6 +1,8 @@
-// An event: its details, the waiting room when it has one, and the seat map,
-// kept live by the stream (seatstream.js). A buyer chooses 1 to 10 seats and
-// holds them (POST /v1/holds), then goes on to the hold's page to pay.
+// An event: its details, the waiting room when it has one, the seat map, kept
+// live by the stream (seatstream.js), and a quantity picker for each section of
+// general admission (places.js), whose counts of places left are read again
+// every few seconds. A buyer chooses 1 to 10 seats and places in all and holds
+// them (POST /v1/holds), then goes on to the hold's page to pay.
 
 import { api, ApiError, get, readEvent, retrying } from "../api.js";
 import { h, isAbort } from "../dom.js";
@@ -9,11 +11,13 @@ import { forgetHold, rememberedHold, rememberHold } from "../holds.js";
 import { clearNotice, countdown, report, showMessage } from "../notice.js";
 import { go, setTitle } from "../router.js";
 import { currentUser } from "../session.js";
+import { heldWords, PlacePickers, placesText } from "../places.js";
 import { seatLegend, SeatMap, seatName } from "../seatmap.js";
 import { watchSeats } from "../seatstream.js";
 import { waitingRoom } from "../waitroom.js";
 
-const MAX_SEATS = 10; // a hold takes 1 to 10 seats
+const MAX_SEATS = 10; // a hold takes 1 to 10 seats and places
+const RECOUNT_MS = 5000; // how often the places left are read again
 
 /** @type {import("../router.js").Page} */
 export async function eventPage({ main, params, signal }) {
@@ -41,67 +45,111 @@ export async function eventPage({ main, params, signal }) {
   // The buyer's current hold of this event, if this browser remembers one.
   const myHold = buyer ? await currentHold(user, id, signal) : null;
   if (myHold) {
+    const places = myHold.general.reduce((n, g) => n + g.quantity, 0);
     main.append(h("section", { class: "panel", "aria-label": "Your hold" },
-      h("p", {}, `You hold ${plural(myHold.seat_ids.length, "seat")} of this event until ${formatTime(myHold.expires_at)}. `,
+      h("p", {}, `You hold ${heldWords(myHold.seat_ids.length - places, places)} of this event until ${formatTime(myHold.expires_at)}. `,
         h("a", { href: `#/holds/${myHold.id}` }, "Go to checkout"))));
   }
+  const sections = event.sections ?? [];
+  const seated = sections.some((s) => !s.general_admission);
+  const general = sections.filter((s) => s.general_admission);
 
   // --- The seat selection -------------------------------------------------
   let admitted = !event.waiting_room; // events without a room need no admission
   let holding = false; // a hold request is on its way (or waiting to be retried)
   const summary = h("p", { role: "status", class: "summary" });
   const mode = h("p", { role: "status", class: "muted live-mode" }, "Loading the seat map…");
-  const holdButton = h("button", { type: "button", class: "primary", disabled: true }, "Hold seats");
+  const what = !seated ? "places" : general.length > 0 ? "tickets" : "seats";
+  const holdButton = h("button", { type: "button", class: "primary", disabled: true }, `Hold ${what}`);
   const cancelButton = h("button", { type: "button", class: "secondary", hidden: true }, "Cancel");
 
+  const canChoose = () => {
+    if (!user) return `Log in as a buyer to choose ${what}.`;
+    if (!buyer) return "Organizers cannot buy tickets: log in as a buyer.";
+    if (!admitted) return `Wait for your turn in the queue to choose ${what}.`;
+    if (holding) return `Your ${what} are being held: wait a moment.`;
+    return null;
+  };
   const map = new SeatMap({
     currency: event.currency,
     max: MAX_SEATS,
-    canChoose: () => {
-      if (!user) return "Log in as a buyer to choose seats.";
-      if (!buyer) return "Organizers cannot buy tickets: log in as a buyer.";
-      if (!admitted) return "Wait for your turn in the queue to choose seats.";
-      if (holding) return "Your seats are being held: wait a moment.";
-      return null;
-    },
+    canChoose,
     onToggle: () => updateSummary(),
     onRefused: (message) => { summary.textContent = message; },
   });
   if (myHold) map.setMine(myHold.seat_ids);
+  const pickers = new PlacePickers({
+    sections: general,
+    currency: event.currency,
+    room: () => MAX_SEATS - map.chosenSeats().length - pickers.count(),
+    canChoose,
+    onChange: () => updateSummary(),
+    onRefused: (message) => { summary.textContent = message; },
+  });
 
   const helpId = "seatmap-help";
   const seatSection = h("section", { class: "seats", "aria-labelledby": "seats-heading" },
-    h("h2", { id: "seats-heading" }, "Seats"),
-    h("p", { id: helpId, class: "hint" },
-      "Tab to the map, move between seats with the arrow keys, and press Space or Enter to choose a seat. Up to 10 seats."),
-    seatLegend(),
-    mode,
-    h("div", { class: "seatmap-scroll" }, map.element),
+    seated ? [
+      h("h2", { id: "seats-heading" }, "Seats"),
+      h("p", { id: helpId, class: "hint" },
+        "Tab to the map, move between seats with the arrow keys, and press Space or Enter to choose a seat. ",
+        general.length > 0 ? "Up to 10 seats and places in all." : "Up to 10 seats."),
+      seatLegend(),
+      mode,
+      h("div", { class: "seatmap-scroll" }, map.element),
+    ] : null,
+    general.length > 0 ? [
+      h("h2", { id: seated ? "places-heading" : "seats-heading" }, "General admission"),
+      h("p", { class: "hint" }, "No seat numbers: choose how many places, and any place of the section is yours at the door. Up to 10 ",
+        seated ? "seats and places in all." : "places."),
+      pickers.element,
+    ] : null,
     summary,
     h("div", { class: "actions" }, holdButton, cancelButton));
   map.element.setAttribute("aria-describedby", helpId);
   if (!user) {
     const next = `?next=${encodeURIComponent(`/events/${id}`)}`;
     seatSection.append(h("p", {}, h("a", { href: `#/login${next}` }, "Log in"),
-      " or ", h("a", { href: `#/signup${next}` }, "sign up"), " to hold seats."));
+      " or ", h("a", { href: `#/signup${next}` }, "sign up"), ` to hold ${what}.`));
   }
 
   function updateSummary() {
     const seats = map.chosenSeats();
-    const total = seats.reduce((sum, s) => sum + s.price_cents, 0);
-    summary.textContent = seats.length === 0 ? "No seats chosen."
-      : `${plural(seats.length, "seat")} chosen: ${seats.map(seatName).join("; ")}. Total ${formatMoney(total, event.currency)}.`;
-    holdButton.textContent = seats.length === 0 ? "Hold seats"
-      : `Hold ${plural(seats.length, "seat")} · ${formatMoney(total, event.currency)}`;
-    holdButton.disabled = seats.length === 0 || holding;
+    const places = pickers.chosen();
+    const count = seats.length + pickers.count();
+    map.max = MAX_SEATS - pickers.count();
+    const total = seats.reduce((sum, s) => sum + s.price_cents, 0)
+      + places.reduce((sum, p) => sum + p.quantity * p.section.price_cents, 0);
+    const parts = [];
+    if (seats.length > 0) parts.push(`${plural(seats.length, "seat")} chosen: ${seats.map(seatName).join("; ")}.`);
+    if (places.length > 0) parts.push(`${places.map((p) => placesText(p.quantity, p.section.name)).join("; ")}.`);
+    summary.textContent = count === 0 ? `No ${what} chosen.` : `${parts.join(" ")} Total ${formatMoney(total, event.currency)}.`;
+    holdButton.textContent = count === 0 ? `Hold ${what}`
+      : `Hold ${places.length === 0 ? plural(seats.length, "seat") : plural(count, "ticket")} · ${formatMoney(total, event.currency)}`;
+    holdButton.disabled = count === 0 || holding;
   }
   updateSummary();
+
+  // The places left of each section of general admission, read again every
+  // RECOUNT_MS from the event's snapshot while the page is open.
+  if (general.length > 0) {
+    const recount = setInterval(async () => {
+      try {
+        /** @type {import("../types.js").Event} */
+        const fresh = await get(`/v1/events/${encodeURIComponent(id)}`, { signal });
+        pickers.setAvailable((fresh.sections ?? []).map((s) => ({ id: s.id, available: s.available })));
+      } catch {
+        // the next count will do; the hold says what is left if it comes to that
+      }
+    }, RECOUNT_MS);
+    signal.addEventListener("abort", () => clearInterval(recount));
+  }
 
   // Live statuses: started when the seats are first shown.
   let watching = false;
   function showSeats() {
     seatSection.hidden = false;
-    if (watching) return;
+    if (watching || !seated) return; // an event of places alone has no seat map to watch
     watching = true;
     watchSeats(id, {
       snapshot: (m) => lost(map.setSeats(m.seats)),
@@ -126,15 +174,19 @@ export async function eventPage({ main, params, signal }) {
   cancelButton.addEventListener("click", () => attempt?.abort(new DOMException("cancelled", "AbortError")));
   holdButton.addEventListener("click", async () => {
     const seats = map.chosenSeats();
-    if (seats.length === 0 || !user) return;
+    const places = pickers.chosen();
+    if ((seats.length === 0 && places.length === 0) || !user) return;
     clearNotice();
     holding = true;
     const current = (attempt = new AbortController());
     signal.addEventListener("abort", () => current.abort(signal.reason), { once: true });
     cancelButton.hidden = false;
     updateSummary();
-    summary.textContent = `Holding ${plural(seats.length, "seat")}…`;
-    const body = { event_id: id, seat_ids: seats.map((s) => s.id) };
+    summary.textContent = `Holding ${heldWords(seats.length, pickers.count())}…`;
+    /** @type {import("../types.js").HoldRequest} */
+    const body = { event_id: id };
+    if (seats.length > 0) body.seat_ids = seats.map((s) => s.id);
+    if (places.length > 0) body.general = places.map((p) => ({ section_id: p.section.id, quantity: p.quantity }));
     try {
       // The hold the buyer asked for is retried by itself after a 429 or 503
       // (retrying shows which limit refused, and counts down).
@@ -142,15 +194,22 @@ export async function eventPage({ main, params, signal }) {
       const { data: hold } = await retrying(() => api("POST", "/v1/holds", { body, signal: current.signal }), current.signal);
       rememberHold(user, hold);
       map.clearChoice();
+      pickers.clear();
       go(`/holds/${hold.id}`);
       return;
     } catch (err) {
       if (isAbort(err)) {
-        if (!signal.aborted) showMessage("Holding was cancelled: your seats are still chosen.");
+        if (!signal.aborted) showMessage(`Holding was cancelled: your ${what} are still chosen.`);
       } else if (err instanceof ApiError && err.slug === "seats-unavailable") {
         const taken = err.problem.unavailable_seat_ids || [];
         lost(map.applyChanges(taken.map((seatId) => ({ id: seatId, status: "held" }))));
         report(err, "Those seats were just taken: choose others.");
+      } else if (err instanceof ApiError && err.slug === "sold-out") {
+        // The places left, as the hold found them: quantities above come down.
+        const short = err.problem.sold_out_sections || [];
+        pickers.setAvailable(short.map((s) => ({ id: s.section_id, available: s.available })));
+        report(err, short.every((s) => s.available === 0) ? "Choose another section, or come back later: places given back go on sale again."
+          : "Fewer places are left than you chose: the quantity now shows what is left. Hold again if it suits you.");
       } else if (err instanceof ApiError && err.slug === "rehold-cooldown") {
         // Seats this buyer gave back moments ago cool for them only (others
         // may hold them now): the choice stays, and the countdown says when.
@@ -177,7 +236,7 @@ export async function eventPage({ main, params, signal }) {
     room = waitingRoom(id, {
       signal,
       onAdmitted: () => { admitted = true; showSeats(); },
-      onLapsed: () => { admitted = false; seatSection.hidden = true; map.clearChoice(); updateSummary(); },
+      onLapsed: () => { admitted = false; seatSection.hidden = true; map.clearChoice(); pickers.clear(); updateSummary(); },
     });
     seatSection.hidden = true;
     main.append(room.element, seatSection);

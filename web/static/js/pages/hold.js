@@ -1,4 +1,4 @@
-// A hold: its seats, a countdown to expires_at, a button to give the seats
+// A hold: its seats and places of general admission, a countdown to expires_at, a button to give the seats
 // back (DELETE /v1/holds/{id}), and checkout (POST /v1/orders) with Payrail's
 // test cards.
 //
@@ -21,6 +21,7 @@ import { forgetHold } from "../holds.js";
 import { clearNotice, countdown, report, showMessage, showProblem } from "../notice.js";
 import { go, requireUser, setTitle } from "../router.js";
 import { currentUser } from "../session.js";
+import { heldWords, placesText } from "../places.js";
 import { seatName } from "../seatmap.js";
 
 /**
@@ -62,13 +63,18 @@ export async function holdPage({ main, params, signal }) {
   const hold = await retrying(() => get(holdPath, { signal }), signal);
   const [event, seatMap] = await Promise.all([readEvent(hold.event_id, signal), readSeatMap(hold.event_id, signal)]);
   const seats = seatMap.seats.filter((s) => hold.seat_ids.includes(s.id));
+  const places = hold.general.reduce((n, g) => n + g.quantity, 0);
+  const priceOf = new Map((event.sections ?? []).map((s) => [s.id, s.price_cents]));
   const total = formatMoney(hold.total_cents, hold.currency);
 
   main.append(
     h("p", { class: "lead" }, h("a", { href: `#/events/${event.id}` }, event.name), ` · ${event.venue}`),
     h("section", { class: "panel", "aria-labelledby": "held-heading" },
-      h("h2", { id: "held-heading" }, `${plural(seats.length, "seat")} · ${total}`),
-      h("ul", { class: "seat-list" }, seats.map((s) => h("li", {}, `${seatName(s)} — ${formatMoney(s.price_cents, hold.currency)}`)))));
+      h("h2", { id: "held-heading" }, `${heldWords(seats.length, places)} · ${total}`),
+      h("ul", { class: "seat-list" },
+        seats.map((s) => h("li", {}, `${seatName(s)} — ${formatMoney(s.price_cents, hold.currency)}`)),
+        hold.general.map((g) => h("li", {}, `${placesText(g.quantity, g.section)} — ${formatMoney(priceOf.get(g.section_id) ?? 0, hold.currency)} each`))),
+      places > 0 ? h("p", { class: "hint" }, "A place of general admission has no seat number: any place of its section is yours at the door.") : null));
 
   if (hold.status !== "active" || new Date(hold.expires_at) <= new Date()) {
     forgetHold(user, hold.event_id);
@@ -109,7 +115,8 @@ export async function holdPage({ main, params, signal }) {
       h("legend", {}, "Pay with"),
       CARDS.map(([token, label], i) => radio("card", token, label, i === 0))),
     payButton, progress, stopButton);
-  const releaseButton = h("button", { type: "button", class: "secondary" }, "Give the seats back");
+  const releaseButton = h("button", { type: "button", class: "secondary" },
+    places === 0 ? "Give the seats back" : seats.length === 0 ? "Give the places back" : "Give them back");
   main.append(h("section", { "aria-labelledby": "pay-heading" }, h("h2", { id: "pay-heading" }, "Checkout"), form),
     h("div", { class: "actions" }, releaseButton));
   tick();
@@ -160,7 +167,7 @@ export async function holdPage({ main, params, signal }) {
     try {
       await retrying(() => api("DELETE", holdPath, { signal }), signal);
       forgetHold(user, hold.event_id);
-      go(`/events/${event.id}`, "Your seats were given back.");
+      go(`/events/${event.id}`, places === 0 ? "Your seats were given back." : `Your ${heldWords(seats.length, places)} were given back.`);
     } catch (err) {
       report(err);
       releaseButton.disabled = false;

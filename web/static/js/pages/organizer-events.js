@@ -3,8 +3,8 @@
 // change, cancel), and the form that creates one (POST /v1/events).
 
 import { api, get, retrying } from "../api.js";
-import { field, h, onSubmit } from "../dom.js";
-import { formatDateTime, formatMoney, localInputToISO, toCents } from "../format.js";
+import { field, h, onSubmit, selectField } from "../dom.js";
+import { formatDateTime, formatMoney, localInputToISO, plural, toCents } from "../format.js";
 import { report } from "../notice.js";
 import { go, requireUser, setTitle } from "../router.js";
 
@@ -62,7 +62,9 @@ export async function newEventPage({ main, signal }) {
   const form = h("form", { class: "form" },
     name.field, venue.field, startsAt.field, onSaleAt.field, refundsUntil.field, currency.field,
     h("h2", {}, "Sections"),
-    h("p", { class: "hint" }, "Seats are made row by row: rows A, B, C… numbered from 1. Prices are in the currency's units, such as 45.50."),
+    h("p", { class: "hint" }, "A seated section's seats are made row by row: rows A, B, C… numbered from 1. "
+      + "A section of general admission has places instead, as many as its capacity, with no seat numbers. "
+      + "Prices are in the currency's units, such as 45.50."),
     sections, addSection,
     h("h2", {}, "Waiting room"),
     h("div", { class: "choice" }, roomOn, h("label", { for: "room-on" }, "Use a waiting room for this sale")),
@@ -92,12 +94,7 @@ export async function newEventPage({ main, signal }) {
       venue: venue.input.value.trim(),
       starts_at: localInputToISO(startsAt.input.value),
       currency: currency.input.value.trim().toUpperCase(),
-      sections: [...sections.children].map((fs) => ({
-        name: inputOf(fs, "data-name").value.trim(),
-        rows: Number(inputOf(fs, "data-rows").value),
-        seats_per_row: Number(inputOf(fs, "data-seats").value),
-        price_cents: toCents(inputOf(fs, "data-price").value),
-      })),
+      sections: [...sections.children].map(sectionRequest),
     };
     if (onSaleAt.input.value) body.on_sale_at = localInputToISO(onSaleAt.input.value);
     if (refundsUntil.input.value) body.refunds_until = localInputToISO(refundsUntil.input.value);
@@ -105,7 +102,7 @@ export async function newEventPage({ main, signal }) {
     try {
       /** @type {import("../api.js").Answer<import("../types.js").Event>} */
       const { data: event } = await api("POST", "/v1/events", { body, signal });
-      go("/organizer", `Event “${event.name}” created with ${event.seats_total} seats.`);
+      go("/organizer", `Event “${event.name}” created with ${capacityWords(event.sections ?? [])}.`);
     } catch (err) {
       report(err);
     }
@@ -125,6 +122,42 @@ function inputOf(fieldset, attribute) {
 }
 
 /**
+ * A section's fields as the API takes them: seated, or of general admission.
+ * @param {Element} fs
+ * @returns {import("../types.js").SectionRequest}
+ */
+function sectionRequest(fs) {
+  const name = inputOf(fs, "data-name").value.trim();
+  const price = toCents(inputOf(fs, "data-price").value);
+  if (isGeneral(fs)) {
+    return { name, general_admission: true, capacity: Number(inputOf(fs, "data-capacity").value), price_cents: price };
+  }
+  return { name, rows: Number(inputOf(fs, "data-rows").value), seats_per_row: Number(inputOf(fs, "data-seats").value), price_cents: price };
+}
+
+/**
+ * Whether the section's fields say general admission.
+ * @param {Element} fs
+ * @returns {boolean}
+ */
+function isGeneral(fs) {
+  const kind = fs.querySelector("select[data-kind]");
+  return kind instanceof HTMLSelectElement && kind.value === "general";
+}
+
+/**
+ * "120 seats and 500 places of general admission": what the sections hold.
+ * @param {import("../types.js").Section[]} sections
+ * @returns {string}
+ */
+function capacityWords(sections) {
+  const seats = sections.filter((s) => !s.general_admission).reduce((n, s) => n + s.capacity, 0);
+  const places = sections.filter((s) => s.general_admission).reduce((n, s) => n + s.capacity, 0);
+  return [seats > 0 ? plural(seats, "seat") : "", places > 0 ? `${plural(places, "place")} of general admission` : ""]
+    .filter(Boolean).join(" and ");
+}
+
+/**
  * The fields of one section, with a button that removes it.
  * @param {HTMLElement} container the sections
  * @returns {HTMLFieldSetElement}
@@ -132,16 +165,29 @@ function inputOf(fieldset, attribute) {
 function sectionFields(container) {
   const fs = h("fieldset", { class: "section-fields" }, h("legend", {}, "Section"));
   const name = field("Section name", { required: true, maxlength: 200, "data-name": true, value: container.children.length === 0 ? "Stalls" : "" });
+  const kind = selectField("Kind", [["seated", "Seats in rows"], ["general", "General admission"]]);
+  kind.input.setAttribute("data-kind", "");
   const rows = field("Rows", { type: "number", required: true, min: 1, max: 100, value: 5, "data-rows": true, class: "short" });
   const seats = field("Seats per row", { type: "number", required: true, min: 1, max: 100, value: 10, "data-seats": true, class: "short" });
+  const capacity = field("Places", { type: "number", min: 1, max: 10000, value: 500, "data-capacity": true, class: "short" });
   const price = field("Price", { required: true, inputmode: "decimal", "data-price": true, value: "45.00", class: "short" });
+  // A kind's own fields show, and only they are required.
+  const showKind = () => {
+    const general = kind.input.value === "general";
+    rows.field.hidden = seats.field.hidden = general;
+    capacity.field.hidden = !general;
+    rows.input.required = seats.input.required = !general;
+    capacity.input.required = general;
+  };
+  kind.input.addEventListener("change", showKind);
+  showKind();
   const remove = h("button", { type: "button", class: "link-button" }, "Remove this section");
   remove.addEventListener("click", () => {
     fs.remove();
     renumber(container);
     container.querySelector("input")?.focus();
   });
-  fs.append(h("div", { class: "row-of-fields" }, name.field, rows.field, seats.field, price.field), remove);
+  fs.append(h("div", { class: "row-of-fields" }, name.field, kind.field, rows.field, seats.field, capacity.field, price.field), remove);
   return fs;
 }
 

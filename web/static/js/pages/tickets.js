@@ -15,6 +15,7 @@ import { formatDateTime, formatMoney } from "../format.js";
 import { report } from "../notice.js";
 import { refundAmount, refundableTickets, refundsOpen } from "../refunds.js";
 import { requireUser, setTitle } from "../router.js";
+import { placeName } from "../places.js";
 import { seatName } from "../seatmap.js";
 import { confirmRefund } from "./refund.js";
 import { transferButton } from "./transfer.js";
@@ -71,8 +72,7 @@ async function drawOrders(list, signal) {
       h("h2", { id: "given-heading" }, "Given to you by friends"),
       h("ul", { class: "tickets", "aria-label": "Tickets given to you" }, given.map((t) => {
         const { event, seats } = seatsOf(t.event_id);
-        const seat = seats.get(t.seat_id);
-        return ticketCard(t, event, seat ? seatName(seat) : "Seat", null, signal);
+        return ticketCard(t, event, whereOf(t, seats), null, signal);
       }))));
 }
 
@@ -92,8 +92,10 @@ function orderSection(order, eventSeats, redraw, signal) {
   const headingId = `order-${order.id}`;
   const open = refundsOpen(event, Date.now());
   const refundable = open ? refundableTickets(order) : [];
-  const priceOf = (/** @type {string} */ seatId) => seats.get(seatId)?.price_cents ?? 0;
-  const where = (/** @type {Ticket} */ t) => { const s = seats.get(t.seat_id); return s ? seatName(s) : "Seat"; };
+  // A place of general admission is not on the seat map: its section's price.
+  const sectionPrice = new Map((event.sections ?? []).map((s) => [s.name, s.price_cents]));
+  const priceOf = (/** @type {Ticket} */ t) => seats.get(t.seat_id)?.price_cents ?? sectionPrice.get(t.section) ?? 0;
+  const where = (/** @type {Ticket} */ t) => whereOf(t, seats);
   /** @param {Ticket[]} tickets */
   const amount = (tickets) => formatMoney(refundAmount(order, tickets, priceOf), order.currency);
   /** @param {Ticket[]} tickets */
@@ -112,6 +114,17 @@ function orderSection(order, eventSeats, redraw, signal) {
     h("ul", { class: "tickets", "aria-label": `Tickets for ${event.name}` },
       tickets.map((t) => ticketCard(t, event, where(t),
         refundable.includes(t) ? { text: `Refund this ticket · ${amount([t])}`, ask: () => refund([t]) } : null, signal))));
+}
+
+/**
+ * A ticket's seat or place in words.
+ * @param {Ticket} ticket
+ * @param {Map<string, import("../types.js").Seat>} seats the seat map's seats
+ * @returns {string}
+ */
+function whereOf(ticket, seats) {
+  const seat = seats.get(ticket.seat_id);
+  return ticket.general_admission ? placeName(ticket.section) : seat ? seatName(seat) : ticket.section;
 }
 
 /**
