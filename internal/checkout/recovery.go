@@ -42,15 +42,7 @@ type Recovery struct {
 //     Payrail made since its last pass: a confirmed order whose charge was
 //     refunded at Payrail becomes refunded, its tickets revoked.
 func (s *Service) Recover(ctx context.Context) (Recovery, error) {
-	var r Recovery
-	err := s.alone(ctx, recoveryLock, func() (err error) {
-		r, err = s.recover(ctx)
-		return err
-	})
-	if err != nil {
-		return r, fmt.Errorf("checkout: recover: %w", err)
-	}
-	return r, nil
+	return alone(ctx, s, recoveryLock, "checkout: recover", s.recover)
 }
 
 // recover is one pass of Recover, with its lock held.
@@ -148,22 +140,29 @@ func (s *Service) recoverOrder(ctx context.Context, o pendingOrder, r *Recovery)
 	}
 }
 
-// alone runs fn while this instance holds the advisory lock, taken on a
-// session of its own (Options.Sessions: never a transaction pooler's), fn's
-// work running on the pool. When another instance holds it, fn is not run
-// and alone returns at once, nil.
-func (s *Service) alone(ctx context.Context, lock int64, fn func() error) error {
+// alone runs pass while this instance holds the advisory lock, taken on a
+// session of its own (Options.Sessions: never a transaction pooler's), pass's
+// work running on the pool. When another instance holds it, pass is not run
+// and alone returns at once, T's zero value and nil. Its error says what.
+func alone[T any](ctx context.Context, s *Service, lock int64, what string, pass func(context.Context) (T, error)) (T, error) {
+	var r T
 	conn, err := s.sessions.Acquire(ctx)
 	if err != nil {
-		return err
+		return r, fmt.Errorf("%s: %w", what, err)
 	}
 	defer conn.Release()
 	var locked bool
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lock).Scan(&locked); err != nil || !locked {
-		return err
+		if err != nil {
+			err = fmt.Errorf("%s: %w", what, err)
+		}
+		return r, err
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lock)
-	return fn()
+	if r, err = pass(ctx); err != nil {
+		return r, fmt.Errorf("%s: %w", what, err)
+	}
+	return r, nil
 }
 
 // RecoveryEvery is how often RunRecovery runs: a quarter of the recovery age,

@@ -43,15 +43,7 @@ type RefundPass struct {
 // settles it by the answer. A refund Payrail cannot answer is put off (1 s,
 // doubling, at most a minute) and tried again by a later pass.
 func (s *Service) Refunds(ctx context.Context) (RefundPass, error) {
-	var p RefundPass
-	err := s.alone(ctx, refundLock, func() (err error) {
-		p, err = s.refundPass(ctx)
-		return err
-	})
-	if err != nil {
-		return p, fmt.Errorf("checkout: refund pass: %w", err)
-	}
-	return p, nil
+	return alone(ctx, s, refundLock, "checkout: refund pass", s.refundPass)
 }
 
 // refundPass is one pass of Refunds, with its lock held.
