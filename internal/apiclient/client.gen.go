@@ -2104,7 +2104,8 @@ type ClientInterface interface {
 	//
 	// As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
 	// time (no refund window). Anyone else's is 404. A scanned ticket is not
-	// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+	// refundable. A 202 carries no `Location` (the order is the buyer's to read). Its
+	// tickets carry no `code`: a code admits, and an organizer names tickets by id.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2115,7 +2116,8 @@ type ClientInterface interface {
 	//
 	// As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
 	// time (no refund window). Anyone else's is 404. A scanned ticket is not
-	// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+	// refundable. A 202 carries no `Location` (the order is the buyer's to read). Its
+	// tickets carry no `code`: a code admits, and an organizer names tickets by id.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3569,7 +3571,8 @@ func (c *Client) ChangeWaitingRoom(ctx context.Context, id ID, body ChangeWaitin
 //
 // As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
 // time (no refund window). Anyone else's is 404. A scanned ticket is not
-// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+// refundable. A 202 carries no `Location` (the order is the buyer's to read). Its
+// tickets carry no `code`: a code admits, and an organizer names tickets by id.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3590,7 +3593,8 @@ func (c *Client) OrganizerRefundOrderWithBody(ctx context.Context, id ID, params
 //
 // As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
 // time (no refund window). Anyone else's is 404. A scanned ticket is not
-// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+// refundable. A 202 carries no `Location` (the order is the buyer's to read). Its
+// tickets carry no `code`: a code admits, and an organizer names tickets by id.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7031,7 +7035,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
 	// time (no refund window). Anyone else's is 404. A scanned ticket is not
-	// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+	// refundable. A 202 carries no `Location` (the order is the buyer's to read). Its
+	// tickets carry no `code`: a code admits, and an organizer names tickets by id.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7042,7 +7047,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
 	// time (no refund window). Anyone else's is 404. A scanned ticket is not
-	// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+	// refundable. A 202 carries no `Location` (the order is the buyer's to read). Its
+	// tickets carry no `code`: a code admits, and an organizer names tickets by id.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12664,7 +12670,8 @@ func (c *ClientWithResponses) ChangeWaitingRoomWithResponse(ctx context.Context,
 //
 // As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
 // time (no refund window). Anyone else's is 404. A scanned ticket is not
-// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+// refundable. A 202 carries no `Location` (the order is the buyer's to read). Its
+// tickets carry no `code`: a code admits, and an organizer names tickets by id.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12681,7 +12688,8 @@ func (c *ClientWithResponses) OrganizerRefundOrderWithBodyWithResponse(ctx conte
 //
 // As `POST /v1/orders/{id}/refund`, for the organizer of the order's event, at any
 // time (no refund window). Anyone else's is 404. A scanned ticket is not
-// refundable. A 202 carries no `Location` (the order is the buyer's to read).
+// refundable. A 202 carries no `Location` (the order is the buyer's to read). Its
+// tickets carry no `code`: a code admits, and an organizer names tickets by id.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -111,8 +111,14 @@ func TestRefundsOverHTTP(t *testing.T) {
 		t.Errorf("after the window = %d %s, want 409 refund-window-closed", a.StatusCode, a.raw)
 	}
 	a = s.refund(t, s.org, true, o.ID, "", "")
-	if got := as[orderJSON](t, a); a.StatusCode != 200 || got.Status != "refunded" || got.RefundedCents != o.TotalCents || len(got.Refunds) != 2 {
+	got = as[orderJSON](t, a)
+	if a.StatusCode != 200 || got.Status != "refunded" || got.RefundedCents != o.TotalCents || len(got.Refunds) != 2 {
 		t.Errorf("the organizer's refund of the rest = %d %s, want 200 refunded", a.StatusCode, a.raw)
+	}
+	for _, tk := range got.Tickets {
+		if tk.Code != "" {
+			t.Errorf("the organizer's answer shows ticket %s's door code", tk.ID)
+		}
 	}
 	s.noViolations(t)
 }

@@ -56,5 +56,19 @@ func (s *Server) refund(c echo.Context, organizer bool) error {
 			c.Response().Header().Set(echo.HeaderLocation, "/v1/orders/"+res.Order.ID)
 		}
 	}
-	return c.JSON(status, orderOut(res.Order))
+	out := orderOut(res.Order)
+	if organizer {
+		out.Tickets = withoutCodes(out.Tickets)
+	}
+	return c.JSON(status, out)
+}
+
+// withoutCodes is the tickets without their door codes: a code admits, and
+// the organizer, who refunds and lists tickets, never needs one (the box
+// office names tickets by id too).
+func withoutCodes(ts []ticketJSON) []ticketJSON {
+	for i := range ts {
+		ts[i].Code = ""
+	}
+	return ts
 }
