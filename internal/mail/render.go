@@ -248,7 +248,7 @@ func money(cents int64, currency string) string {
 func place(t Ticket) string {
 	switch {
 	case t.GeneralAdmission:
-		return t.Section + ", general admission"
+		return "General admission · " + t.Section
 	case t.Row == "":
 		return fmt.Sprintf("%s, seat %d", t.Section, t.Number)
 	}

@@ -78,7 +78,7 @@ func TestEveryNoticeRenders(t *testing.T) {
 	}{
 		{stagemail.KindOrderConfirmed, ada.Email, "Your tickets for Summer Fest",
 			stagemail.OrderConfirmed{To: ada, OrderID: ids.New(), Event: ev, Tickets: []stagemail.Ticket{ga, seat}, TotalCents: 12345, Currency: "USD"},
-			[]string{"Hello Ada", "2 tickets", "Meadow, general admission", "Stand, row C, seat 4", "123.45 USD", ga.Code, seat.Code}, 2, nil},
+			[]string{"Hello Ada", "2 tickets", "General admission · Meadow", "Stand, row C, seat 4", "123.45 USD", ga.Code, seat.Code}, 2, nil},
 		{stagemail.KindRefunded, ada.Email, "Your refund for Summer Fest",
 			stagemail.Refunded{To: ada, OrderID: ids.New(), Event: ev, Tickets: []stagemail.Ticket{seat}, AmountCents: 4000, Currency: "EUR"},
 			[]string{"40.00 EUR", "Stand, row C, seat 4", "This ticket no longer admits"}, 0, []string{seat.Code}},
