@@ -11,7 +11,8 @@
 #
 # Their logs are short lines of text (STAGEDOOR_LOG_FORMAT=text, unless given). The
 # block of what to do next is printed once they start; on a terminal, Ctrl-L clears the
-# screen and prints it again (the script reads the keys meanwhile: read -rsn1).
+# screen and prints it again (the script reads the keys meanwhile, the terminal in
+# non-canonical mode without echo until it ends).
 # cmd/stagedoor's TestRunLocal runs this script on a pseudo-terminal (Ctrl-L, Ctrl-C)
 # and without one (SIGTERM).
 #
@@ -143,30 +144,36 @@ EOF
 }
 next_steps
 
-# Until any child exits; polled each second, so that a signal's trap runs at once. On a
-# terminal the wait is a read of one key (no echo): Ctrl-L (form feed) clears the screen
-# and prints the block again; at the end of input, the plain wait.
+# Until any child exits; polled five times a second, so that a signal's trap runs at once.
+# On a terminal, keys are read as they come: the terminal is put in non-canonical mode
+# without echo for the whole wait (Ctrl-C still signals), a key is read only once one is
+# waiting (read -t 0 looks without taking), so none is ever lost to a read's timeout;
+# Ctrl-L (form feed) clears the screen and prints the block again; at the end of input,
+# the plain wait. The terminal's settings are restored when the script ends.
 all_running() {
   local pid
   for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null || return 1; done
 }
 if $on_terminal; then
   tty_state=$(stty -g 2>/dev/null || true)
+  if [[ -z $tty_state ]] || ! stty -icanon -echo min 1 time 0 2>/dev/null; then
+    on_terminal=false
+  fi
 fi
 while all_running; do
-  if $on_terminal; then
+  if $on_terminal && read -t 0; then
     key='' status=0
-    IFS= read -rsn1 -t 1 key || status=$?
+    IFS= read -rsn1 key || status=$?
     if ((status == 0)) && [[ $key == $'\f' ]]; then
       printf '\033[H\033[2J' >&2 # what Ctrl-L does in a shell: the screen cleared
       next_steps
-    elif ((status > 0 && status <= 128)); then
-      on_terminal=false # the end of input (Ctrl-D, a closed terminal): no more keys
+    elif ((status != 0 && status <= 128)); then
+      on_terminal=false # the end of input (a closed terminal): no more keys
     fi
-  else
-    sleep 1 &
-    wait "$!" || true
+    continue
   fi
+  sleep 0.2 &
+  wait "$!" || true
 done
 for i in "${!pids[@]}"; do
   if ! kill -0 "${pids[$i]}" 2>/dev/null; then

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // serverAddrs reads the program's JSON log until it says where it serves the
@@ -173,12 +175,24 @@ func shedderLines(lines <-chan string) string {
 // TestServeBoundsItsConnections: serve puts its listener under
 // STAGEDOOR_MAX_CONNECTIONS: with two connections open and a bound of two,
 // a third is answered 503 at once and closed.
+// scrapeText is the metrics page at url, "" when it cannot be read.
+func scrapeText(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
+
 func TestServeBoundsItsConnections(t *testing.T) {
 	t.Parallel()
 	env := testEnv(t)
 	env["STAGEDOOR_MAX_CONNECTIONS"], env["STAGEDOOR_MAX_STREAMS"] = "2", "1"
 	_, stderr := startProgram(t, env, "serve")
-	base := listeningAddr(t, stderr)
+	base, metricsURL := serverAddrs(t, stderr, nil)
 	addr := strings.TrimPrefix(base, "http://")
 	request := func(conn net.Conn) *http.Response {
 		t.Helper()
@@ -192,6 +206,11 @@ func TestServeBoundsItsConnections(t *testing.T) {
 	}
 	waitHealthy(t, base)
 	http.DefaultClient.CloseIdleConnections() // its connection must not count
+	// The server counts a connection closed once it reads the close, a moment
+	// after the client's: until then it holds one of the two.
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		return strings.Contains(scrapeText(t, metricsURL), "\nstagedoor_http_connections 0\n")
+	}, "the health check's connection closed on the server")
 	for i := range 2 {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
