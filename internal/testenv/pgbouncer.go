@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -188,35 +187,15 @@ func (b *PgBouncer) Stop() {
 	}
 }
 
-var installPgBouncer sync.Once
+var pgbouncerTool = &debianTool{Package: "pgbouncer", Candidates: []string{"pgbouncer", "/usr/sbin/pgbouncer"}}
 
 // pgbouncerBinary finds pgbouncer, installing it first where it can.
 func pgbouncerBinary(t testing.TB) string {
 	t.Helper()
-	find := func() string {
-		for _, p := range []string{"pgbouncer", "/usr/sbin/pgbouncer"} {
-			if path, err := exec.LookPath(p); err == nil {
-				return path
-			}
-		}
-		return ""
+	path, why := pgbouncerTool.lookOrInstall()
+	if path == "" {
+		t.Skipf("testenv: pgbouncer is not installed and could not be installed here (%s): install Debian's pgbouncer "+
+			"(bash scripts/ensure-ops.sh does, as root; make test runs it)", why)
 	}
-	if path := find(); path != "" {
-		return path
-	}
-	var out []byte
-	var err error
-	if _, aptErr := exec.LookPath("apt-get"); os.Geteuid() == 0 && aptErr == nil {
-		installPgBouncer.Do(func() {
-			cmd := exec.Command("bash", "-c", "apt-get update -qq && apt-get install -y -qq --no-install-recommends pgbouncer")
-			cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-			out, err = cmd.CombinedOutput()
-		})
-		if path := find(); path != "" {
-			return path
-		}
-	}
-	t.Skipf("testenv: pgbouncer is not installed and could not be installed here (%v %s): install Debian's pgbouncer "+
-		"(bash scripts/ensure-ops.sh does, as root; make test runs it)", err, out)
-	return ""
+	return path
 }

@@ -206,39 +206,23 @@ func (s *SMTPServer) Received(t testing.TB) []*mail.Message {
 	return out
 }
 
-var installAiosmtpd sync.Once
+var aiosmtpdTool = &debianTool{
+	Package:    "python3-aiosmtpd",
+	Candidates: []string{"/usr/bin/python3", "python3"},
+	Works:      func(path string) bool { return exec.Command(path, "-c", "import aiosmtpd").Run() == nil },
+}
 
 // aiosmtpdPython finds a python3 that has aiosmtpd (Debian's is
 // /usr/bin/python3; a python3 of pyenv on PATH has not), installing
 // python3-aiosmtpd first where it can (as root, with apt-get).
 func aiosmtpdPython(t testing.TB) string {
 	t.Helper()
-	find := func() string {
-		for _, p := range []string{"/usr/bin/python3", "python3"} {
-			if path, err := exec.LookPath(p); err == nil && exec.Command(path, "-c", "import aiosmtpd").Run() == nil {
-				return path
-			}
-		}
-		return ""
+	path, why := aiosmtpdTool.lookOrInstall()
+	if path == "" {
+		t.Fatalf("testenv: no python3 with aiosmtpd, the tests' mail server (%s): install Debian's python3-aiosmtpd "+
+			"(bash scripts/ensure-mail.sh does, as root; make test runs it)", why)
 	}
-	if path := find(); path != "" {
-		return path
-	}
-	var out []byte
-	var err error
-	if _, aptErr := exec.LookPath("apt-get"); os.Geteuid() == 0 && aptErr == nil {
-		installAiosmtpd.Do(func() {
-			cmd := exec.Command("bash", "-c", "apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-aiosmtpd")
-			cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-			out, err = cmd.CombinedOutput()
-		})
-		if path := find(); path != "" {
-			return path
-		}
-	}
-	t.Fatalf("testenv: no python3 with aiosmtpd, the tests' mail server (%v %s): install Debian's python3-aiosmtpd "+
-		"(bash scripts/ensure-mail.sh does, as root; make test runs it)", err, out)
-	return ""
+	return path
 }
 
 // testCertificate writes a self-signed certificate for 127.0.0.1 and
