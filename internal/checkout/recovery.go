@@ -174,12 +174,22 @@ func (s *Service) RecoveryEvery() time.Duration {
 // RunRecovery runs Recover now and then every RecoveryEvery until ctx ends.
 // Its failures are logged as the database's outage, not one ERROR each.
 func (s *Service) RunRecovery(ctx context.Context) {
-	t := time.NewTicker(s.RecoveryEvery())
+	s.runPasses(ctx, "recovery", s.RecoveryEvery(), nil, func(ctx context.Context) error {
+		_, err := s.Recover(ctx)
+		return err
+	})
+}
+
+// runPasses runs pass now, then every interval and whenever wake (which may be
+// nil) asks, until ctx ends. A pass's failure is logged as the database's
+// outage, not one ERROR each.
+func (s *Service) runPasses(ctx context.Context, what string, every time.Duration, wake <-chan struct{}, pass func(context.Context) error) {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		switch _, err := s.Recover(ctx); {
+		switch err := pass(ctx); {
 		case err != nil && ctx.Err() == nil:
-			s.database.Failed(fmt.Errorf("recovery: %w", err))
+			s.database.Failed(fmt.Errorf("%s: %w", what, err))
 		case err == nil:
 			s.database.Succeeded()
 		}
@@ -187,6 +197,7 @@ func (s *Service) RunRecovery(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-wake:
 		}
 	}
 }

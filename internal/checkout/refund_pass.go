@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 )
@@ -129,20 +128,8 @@ func (s *Service) RunRefunds(ctx context.Context, every time.Duration) {
 	if every <= 0 {
 		every = DefaultRefundEvery
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		switch _, err := s.Refunds(ctx); {
-		case err != nil && ctx.Err() == nil:
-			s.database.Failed(fmt.Errorf("refund pass: %w", err))
-		case err == nil:
-			s.database.Succeeded()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-s.wake:
-		}
-	}
+	s.runPasses(ctx, "refund pass", every, s.wake, func(ctx context.Context) error {
+		_, err := s.Refunds(ctx)
+		return err
+	})
 }

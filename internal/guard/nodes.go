@@ -62,10 +62,7 @@ func NewNodes(o Options, locate func(ctx context.Context, key string) string, re
 		o.Now = time.Now
 	}
 	return &Nodes{opts: o, locate: locate,
-		calls: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "stagedoor_redis_calls_total",
-			Help: "Calls to a Redis node, by caller, node and result: ok, failed, or refused by the node's open breaker.",
-		}, []string{"caller", "node", "result"}))}
+		calls: metrics.CounterVec(reg, "stagedoor_redis_calls_total", "Calls to a Redis node, by caller, node and result: ok, failed, or refused by the node's open breaker.", "caller", "node", "result")}
 }
 
 // For returns the guard of the node that serves key.

@@ -20,31 +20,16 @@ type httpMetrics struct {
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	m := &httpMetrics{
-		requests: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "stagedoor_http_requests_total",
-			Help: "HTTP requests answered, by route template and status, refusals included.",
-		}, []string{"route", "status"})),
+		requests: metrics.CounterVec(reg, "stagedoor_http_requests_total", "HTTP requests answered, by route template and status, refusals included.", "route", "status"),
 		duration: metrics.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "stagedoor_http_request_duration_seconds",
 			Help:    "Time to answer an HTTP request, by route template.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"route"})),
-		shed: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "stagedoor_shed_total",
-			Help: "Requests refused with 503 at a bound of this instance, by bound.",
-		}, []string{"bound"})),
-		connections: metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "stagedoor_http_connections",
-			Help: "Client connections open on this instance's public listener (STAGEDOOR_MAX_CONNECTIONS bounds them).",
-		})),
-		writeTimeouts: metrics.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "stagedoor_http_write_timeouts_total",
-			Help: "Client connections reset because a write waited STAGEDOOR_WRITE_TIMEOUT for the client to read.",
-		})),
-		readyChecks: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "stagedoor_readiness_checks_total",
-			Help: "Checks of PostgreSQL and Redis made for GET /readyz (one at a time, at most one each 250 ms), by result.",
-		}, []string{"result"})),
+		shed:          metrics.CounterVec(reg, "stagedoor_shed_total", "Requests refused with 503 at a bound of this instance, by bound.", "bound"),
+		connections:   metrics.Gauge(reg, "stagedoor_http_connections", "Client connections open on this instance's public listener (STAGEDOOR_MAX_CONNECTIONS bounds them)."),
+		writeTimeouts: metrics.Counter(reg, "stagedoor_http_write_timeouts_total", "Client connections reset because a write waited STAGEDOOR_WRITE_TIMEOUT for the client to read."),
+		readyChecks:   metrics.CounterVec(reg, "stagedoor_readiness_checks_total", "Checks of PostgreSQL and Redis made for GET /readyz (one at a time, at most one each 250 ms), by result.", "result"),
 	}
 	// Every bound from the start, at 0, so that an alert on its rate has data.
 	for _, bound := range []string{"in_flight", "checkout", "stream", "connections", "metrics_connections"} {

@@ -57,10 +57,7 @@ func New(tasks []Task, batch int, logger *slog.Logger, reg prometheus.Registerer
 		logger = slog.New(slog.DiscardHandler)
 	}
 	j := &Janitor{tasks: tasks, batch: batch, logger: logger,
-		deleted: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "stagedoor_janitor_deleted_total",
-			Help: "Rows the janitor deleted, by what they were.",
-		}, []string{"what"}))}
+		deleted: metrics.CounterVec(reg, "stagedoor_janitor_deleted_total", "Rows the janitor deleted, by what they were.", "what")}
 	for _, t := range tasks {
 		j.deleted.WithLabelValues(t.Name) // shown at 0 from the start
 	}

@@ -149,10 +149,7 @@ func (s *Service) setGauge(limit ratelimit.Name, mode ratelimit.Mode) {
 // alert on a limit left out of enforce compares the mode in force with it:
 // a shedder off by default is no kill switch left on.
 func defaultGauge(reg prometheus.Registerer) *prometheus.GaugeVec {
-	return metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "stagedoor_ratelimit_default",
-		Help: "The mode of each limit by this instance's environment: 1 for that mode, 0 for the others.",
-	}, []string{"limit", "mode"}))
+	return metrics.GaugeVec(reg, "stagedoor_ratelimit_default", "The mode of each limit by this instance's environment: 1 for that mode, 0 for the others.", "limit", "mode")
 }
 
 // setModeGauge sets gauge to 1 for the limit's mode and 0 for the others.
@@ -167,8 +164,5 @@ func setModeGauge(gauge *prometheus.GaugeVec, limit ratelimit.Name, mode ratelim
 }
 
 func settingGauge(reg prometheus.Registerer) *prometheus.GaugeVec {
-	return metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "stagedoor_ratelimit_setting",
-		Help: "The mode in force of each limit on this instance: 1 for the mode in force, 0 for the others.",
-	}, []string{"limit", "mode"}))
+	return metrics.GaugeVec(reg, "stagedoor_ratelimit_setting", "The mode in force of each limit on this instance: 1 for the mode in force, 0 for the others.", "limit", "mode")
 }

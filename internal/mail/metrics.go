@@ -16,22 +16,10 @@ type senderMetrics struct {
 
 func newSenderMetrics(reg prometheus.Registerer) *senderMetrics {
 	m := &senderMetrics{
-		sent: metrics.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "stagedoor_mail_sent_total",
-			Help: "Messages the mail server took (it answered 250 to their DATA).",
-		})),
-		failed: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "stagedoor_mail_failed_attempts_total",
-			Help: "Failed tries of messages, by reason: unreachable (no connection to the mail server, or it was lost: tried again after a backoff), deferred (the server answered 4xx: tried again), rejected (5xx: given up), unwritable (the message cannot be written: given up).",
-		}, []string{"reason"})),
-		backlog: metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "stagedoor_mail_outbox_backlog",
-			Help: "Messages in the outbox neither sent nor given up, at the last pass of the instance that sends.",
-		})),
-		oldest: metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "stagedoor_mail_outbox_oldest_unsent_seconds",
-			Help: "Age of the oldest message neither sent nor given up, at the last pass of the instance that sends (0: none). Alert when it grows.",
-		})),
+		sent:    metrics.Counter(reg, "stagedoor_mail_sent_total", "Messages the mail server took (it answered 250 to their DATA)."),
+		failed:  metrics.CounterVec(reg, "stagedoor_mail_failed_attempts_total", "Failed tries of messages, by reason: unreachable (no connection to the mail server, or it was lost: tried again after a backoff), deferred (the server answered 4xx: tried again), rejected (5xx: given up), unwritable (the message cannot be written: given up).", "reason"),
+		backlog: metrics.Gauge(reg, "stagedoor_mail_outbox_backlog", "Messages in the outbox neither sent nor given up, at the last pass of the instance that sends."),
+		oldest:  metrics.Gauge(reg, "stagedoor_mail_outbox_oldest_unsent_seconds", "Age of the oldest message neither sent nor given up, at the last pass of the instance that sends (0: none). Alert when it grows."),
 	}
 	for _, reason := range []failure{unreachable, deferred, rejected, "unwritable"} {
 		m.failed.WithLabelValues(string(reason))

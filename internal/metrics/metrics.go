@@ -28,3 +28,23 @@ func Register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	}
 	return c
 }
+
+// Counter registers a counter (see Register).
+func Counter(reg prometheus.Registerer, name, help string) prometheus.Counter {
+	return Register(reg, prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help}))
+}
+
+// CounterVec registers a counter with labels (see Register).
+func CounterVec(reg prometheus.Registerer, name, help string, labels ...string) *prometheus.CounterVec {
+	return Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels))
+}
+
+// Gauge registers a gauge (see Register).
+func Gauge(reg prometheus.Registerer, name, help string) prometheus.Gauge {
+	return Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help}))
+}
+
+// GaugeVec registers a gauge with labels (see Register).
+func GaugeVec(reg prometheus.Registerer, name, help string, labels ...string) *prometheus.GaugeVec {
+	return Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels))
+}
