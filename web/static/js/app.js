@@ -16,6 +16,7 @@ import { organizerEventPage } from "./pages/organizer-event.js";
 import { keysPage } from "./pages/organizer-keys.js";
 import { scansPage } from "./pages/organizer-scans.js";
 import { ordersPage } from "./pages/organizer-orders.js";
+import { helpPage } from "./pages/help.js";
 
 route("/events", eventsPage);
 route("/events/:id", eventPage);
@@ -29,6 +30,8 @@ route("/organizer/events/:id", organizerEventPage);
 route("/organizer/events/:id/scans", scansPage);
 route("/organizer/events/:id/orders", ordersPage);
 route("/organizer/keys", keysPage);
+route("/help", helpPage);
+route("/help/:topic", helpPage);
 
 initNotice();
 initNav();
