@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -142,4 +143,27 @@ func TestBuyerWordsOnFailingFlows(t *testing.T) {
 	b.waitHeading("Help")
 	b.waitJS("four topics", fmt.Sprintf(`document.querySelectorAll("main li a[href^='#/help/']").length === %d`, 4))
 	b.page("help")
+}
+
+// The organizer's form says the API's refusal in the form's words: a sale
+// that opens after the show starts is "The sale can't open after the show
+// starts", not the fields' names.
+func TestOrganizerFormSaysRefusalsInWords(t *testing.T) {
+	s := startStack(t, nil)
+	b := newBrowser(t, s)
+	b.signUp("organizer", "Ada", newEmail("ada"))
+	b.waitHeading("My events")
+	b.goTo("/organizer/events/new")
+	b.waitHeading("New event")
+	b.fill("Name", "Late Sale")
+	b.fill("Venue", "Town Hall")
+	starts := time.Now().Add(30 * 24 * time.Hour)
+	b.set("Starts at", starts.Format("2006-01-02T15:04"))
+	b.set("On sale from", starts.Add(24*time.Hour).Format("2006-01-02T15:04"))
+	b.clickButton("Create event")
+	b.waitText("#notice-text", "The sale can't open after the show starts.")
+	if text := b.text("#notice-text"); strings.Contains(text, "on_sale_at") || strings.Contains(text, "starts_at") {
+		t.Errorf("the form's refusal names the API's fields: %q", text)
+	}
+	b.bothWidths("form-refusal-in-words")
 }

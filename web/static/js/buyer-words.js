@@ -369,6 +369,7 @@ function sentence(s) {
 export const FIELD_LABELS = {
   name: "Name",
   venue: "Venue",
+  description: "Description",
   starts_at: "Starts at",
   on_sale_at: "On sale from",
   refunds_until: "Buyers may refund until",
@@ -435,7 +436,7 @@ export function formWords(detail) {
       named = true;
       return `Section ${i}${f ? `'s ${(FIELD_LABELS[f] || f).toLowerCase()}` : ""}`;
     })
-    .replace(/\b[a-z]+(?:_[a-z]+)+(?:\.[a-z_]+)?\b|\b(?:name|venue|currency|sections|rows|capacity|email|password)\b/g,
+    .replace(/\b[a-z]+(?:_[a-z]+)+(?:\.[a-z_]+)?\b|\b(?:name|venue|description|currency|sections|rows|capacity|email|password)\b/g,
       (f) => {
         if (!FIELD_LABELS[f]) return f;
         named = true;
