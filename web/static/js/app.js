@@ -16,7 +16,6 @@ import { organizerEventPage } from "./pages/organizer-event.js";
 import { keysPage } from "./pages/organizer-keys.js";
 import { scansPage } from "./pages/organizer-scans.js";
 import { ordersPage } from "./pages/organizer-orders.js";
-import { helpPage } from "./pages/help.js";
 
 route("/events", eventsPage);
 route("/events/:id", eventPage);
@@ -30,6 +29,9 @@ route("/organizer/events/:id", organizerEventPage);
 route("/organizer/events/:id/scans", scansPage);
 route("/organizer/events/:id/orders", ordersPage);
 route("/organizer/keys", keysPage);
+// Help is read rarely: its module is loaded when asked for.
+/** @type {import("./router.js").Page} */
+const helpPage = async (context) => (await import("./pages/help.js")).helpPage(context);
 route("/help", helpPage);
 route("/help/:topic", helpPage);
 
