@@ -210,9 +210,9 @@ export const BUYER_WORDS = {
     };
   },
   "rehold-cooldown": (p, c) => ({
-    title: "Not yet: you just gave these seats back",
+    title: "Wait a moment for these seats",
     text: "",
-    todo: `Choose other seats now, or hold these again soon: ${retryWords(c.retryAfterMs ?? p.retry_after_ms).toLowerCase()}`,
+    todo: `You gave them back moments ago, so others get a fair chance at them first. Choose other seats now, or hold these again soon: ${retryWords(c.retryAfterMs ?? p.retry_after_ms).toLowerCase()}`,
     help: "held-seats",
   }),
   "event-started": () => ({
