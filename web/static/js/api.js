@@ -137,7 +137,7 @@ export async function retrying(request, signal) {
       if (!isTemporary(err)) throw err;
       // The server's word when it gave one; else back off 1, 2, 4 … 30 s.
       const wait = err.retryAfterMs ?? backoffMs(attempt);
-      showProblem(err);
+      showProblem(err, "This page tries again by itself when the countdown ends.");
       shown = true;
       await countdown(Math.max(wait, 250), "Trying again", signal);
     }

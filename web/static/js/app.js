@@ -29,6 +29,11 @@ route("/organizer/events/:id", organizerEventPage);
 route("/organizer/events/:id/scans", scansPage);
 route("/organizer/events/:id/orders", ordersPage);
 route("/organizer/keys", keysPage);
+// Help is read rarely: its module is loaded when asked for.
+/** @type {import("./router.js").Page} */
+const helpPage = async (context) => (await import("./pages/help.js")).helpPage(context);
+route("/help", helpPage);
+route("/help/:topic", helpPage);
 
 initNotice();
 initNav();

@@ -1,16 +1,22 @@
 // The message region at the top of every page (index.html: #notice). Problems
-// from the API are shown here in words, never as JSON: the title, the detail,
-// the limit that refused, and a countdown when the server said when to come
-// back. #notice-text has role="alert", so screen readers announce each message
-// once; the countdown beside it is updated every second but is not live.
+// from the API are shown here in a buyer's words (buyer-words.js): what
+// happened, what to do, and a link to the help page for the situation; the
+// API's detail is for developers and is not shown. A countdown is shown when
+// the server said when to come back. #notice-text has role="alert", so screen
+// readers announce each message once; the countdown beside it is updated every
+// second but is not live.
 
 import { byId, h, isAbort, replace } from "./dom.js";
 import { formatClock } from "./format.js";
+import { buyerWords } from "./buyer-words.js";
+import { retryAfterMs } from "./retry.js";
 
 /**
  * What showProblem() shows: an ApiError, or a problem the page words itself.
- * @typedef {{problem?: import("./types.js").Problem}} HasProblem
+ * @typedef {{problem?: import("./types.js").Problem, headers?: Headers | null}} HasProblem
  */
+
+/** @typedef {import("./buyer-words.js").WordsContext} WordsContext */
 
 const box = () => byId("notice");
 const text = () => byId("notice-text");
@@ -40,23 +46,26 @@ export function showMessage(message) {
 }
 
 /**
- * Shows a problem (an ApiError of api.js) in words. extra: more sentences the
- * page adds ("Your seats are still held: choose another card.").
+ * Shows a problem (an ApiError of api.js) in a buyer's words. extra: what the
+ * page says to do, in place of the words' general todo ("Those seats were just
+ * taken: choose others."); context: what the page knows (the hold's end, for "your
+ * seats are still held for 8:12").
  * @param {HasProblem} err
  * @param {string} [extra]
+ * @param {WordsContext} [context]
  */
-export function showProblem(err, extra = "") {
+export function showProblem(err, extra = "", context = {}) {
   clearNotice();
   const p = err.problem || {};
-  const lines = [h("p", { class: "notice-title" }, p.title || "Something went wrong")];
-  // A refusal's detail ends "retry in 5994 ms", which the countdown shows better.
-  const detail = (p.detail || "").replace(/;?\s*retry in \d+ ?ms\s*$/i, "");
-  if (detail) lines.push(h("p", {}, sentence(detail)));
-  if (p.limit && !detail.includes(p.limit)) lines.push(h("p", {}, `Refused by limit ${p.limit}.`));
-  if (extra) lines.push(h("p", {}, extra));
-  if (typeof p.type === "string" && p.type.startsWith("/problems/")) {
-    // The server's own page about this kind of problem, same origin.
-    lines.push(h("p", {}, h("a", { href: p.type, target: "_blank", rel: "noopener" }, "What this means")));
+  const words = buyerWords(p, { retryAfterMs: retryAfterMs(p, err.headers), ...context });
+  const lines = [h("p", { class: "notice-title" }, words.title)];
+  const says = [words.text, extra || words.todo || ""].filter(Boolean).join(" ");
+  if (says) lines.push(h("p", {}, says));
+  if (words.help) {
+    // The help page for people about this situation, in a tab of its own so
+    // that a hold or a payment on this page goes on.
+    lines.push(h("p", {}, h("a", { href: `#/help/${words.help}`, target: "_blank", rel: "noopener" },
+      "What this means", h("span", { class: "visually-hidden" }, " (opens in a new tab)"))));
   }
   replace(text(), lines);
   box().className = "notice notice-problem";
@@ -100,16 +109,6 @@ function stopCountdown() {
   clock().textContent = "";
 }
 
-/**
- * "limit hold-buyer (10/1m) refused this request" → "Limit hold-buyer (10/1m) refused this request."
- * @param {string} s
- * @returns {string}
- */
-function sentence(s) {
-  const t = s.charAt(0).toUpperCase() + s.slice(1);
-  return /[.!?]\)?$/.test(t) ? t : `${t}.`;
-}
-
 /** Wires the Dismiss button once, at start. */
 export function initNotice() {
   dismiss().addEventListener("click", clearNotice);
@@ -132,12 +131,13 @@ export function showRefusal(err, signal) {
  * any other error by its message. Leaving the page (AbortError) is no error.
  * @param {unknown} err
  * @param {string} [extra]
+ * @param {WordsContext} [context]
  */
-export function report(err, extra = "") {
+export function report(err, extra = "", context = {}) {
   if (isAbort(err)) return;
-  if (hasProblem(err)) return showProblem(err, extra);
+  if (hasProblem(err)) return showProblem(err, extra, context);
   console.error(err);
-  showProblem({ problem: { title: "Something went wrong", detail: errorText(err) } }, extra);
+  showProblem({ problem: { title: "Something went wrong", detail: "reload the page and try again" } }, extra);
 }
 
 /**

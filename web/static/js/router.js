@@ -3,7 +3,7 @@
 // reader leaves the page, and pages stop their timers and streams on it.
 
 import { ApiError } from "./api.js";
-import { clearNotice, errorText, showMessage, showProblem } from "./notice.js";
+import { clearNotice, showMessage, showProblem } from "./notice.js";
 import { byId, h, isAbort, replace } from "./dom.js";
 import { currentUser, sessionEnded } from "./session.js";
 
@@ -129,7 +129,7 @@ async function show() {
     if (err instanceof ApiError) showProblem(err);
     else {
       console.error(err);
-      showProblem(new ApiError(0, { title: "Something went wrong", detail: errorText(err) }));
+      showProblem(new ApiError(0, { title: "Something went wrong", detail: "reload the page and try again" }));
     }
   }
 }

@@ -142,7 +142,7 @@ export async function holdPage({ main, params, signal }) {
     const current = (attempt = new AbortController());
     signal.addEventListener("abort", () => current.abort(signal.reason), { once: true });
     try {
-      const order = await checkout(hold.id, String(new FormData(form).get("card")), ui, current.signal);
+      const order = await checkout(hold.id, hold.expires_at, String(new FormData(form).get("card")), ui, current.signal);
       if (order?.status === "confirmed") {
         forgetHold(user, hold.event_id);
         go("/tickets", `Payment confirmed: ${plural(order.tickets.length, "ticket")} for ${event.name}.`);
@@ -181,12 +181,13 @@ export async function holdPage({ main, params, signal }) {
  * problem is shown). Retries by itself, with the same Idempotency-Key, while
  * the answer says it may.
  * @param {string} holdId
+ * @param {string} holdExpiresAt the hold's end, for "your seats are still held for 8:12"
  * @param {string} token the card's payment token
  * @param {CheckoutUI} ui
  * @param {AbortSignal} signal
  * @returns {Promise<Order | null>}
  */
-async function checkout(holdId, token, ui, signal) {
+async function checkout(holdId, holdExpiresAt, token, ui, signal) {
   const key = crypto.randomUUID(); // this attempt's key, kept across its retries
   const body = { hold_id: holdId, payment_token: token };
   ui.progress("Paying…");
@@ -200,11 +201,10 @@ async function checkout(holdId, token, ui, signal) {
       if (!(err instanceof ApiError)) throw err;
       switch (err.slug || (err.status === 0 ? "network" : "")) {
         case "payment-declined":
-          showProblem(err, "Your seats are still held: choose another card and try again.");
+          showProblem(err, "", { holdExpiresAt });
           return null;
         case "rate-limited": // too many attempts to pay: nothing was tried or charged
-          showProblem({ problem: { title: "Too many payment attempts",
-            detail: "Nothing was charged. Please wait before you try to pay again; your seats stay held until the hold's time runs out." } });
+          showProblem(err, "Nothing was charged. Please wait before you try to pay again; your seats stay held until the hold's time runs out.");
           if (err.retryAfterMs) countdown(err.retryAfterMs, "You can try again", signal).catch(() => {});
           return null;
         case "payment-unavailable":
@@ -215,12 +215,12 @@ async function checkout(holdId, token, ui, signal) {
           // same key makes the retry safe either way. Only a busy instance
           // (service-overloaded) spent no payment attempt.
           if (err.slug !== "service-overloaded" && ++retries > AUTO_RETRIES) {
-            showProblem(err, "Nothing was charged and your seats are still held. Try again in a moment, or choose another card.");
+            showProblem(err, "", { holdExpiresAt });
             return null;
           }
           const next = err.slug === "service-overloaded" ? "" : ` (try ${retries + 1} of ${AUTO_RETRIES + 1})`;
           ui.progress(`Waiting to try the payment again${next}…`);
-          showProblem(err, "Your seats are still held. The payment will be tried again by itself, with the same card.");
+          showProblem(err, "Your seats are still held. The payment will be tried again by itself, with the same card.", { holdExpiresAt });
           const wait = err.retryAfterMs ?? backoffMs(attempt);
           ui.waiting(true);
           await countdown(wait, "Trying the payment again", signal);
