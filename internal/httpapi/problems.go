@@ -261,6 +261,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 }
 
 func writeProblem(c echo.Context, p *Problem) {
+	if wantsPage(c) {
+		writeProblemPage(c, p)
+		return
+	}
 	body := problemDocument(p)
 	if p.RetryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.FormatInt(retryAfterSeconds(p.RetryAfter), 10))

@@ -43,7 +43,10 @@ func (s *Server) routes() {
 	// view is one line of the log, not one per file).
 	r(sheddable, get, "/", s.page, ownEncoding)
 	r(sheddable, get, "/door", s.doorPage, ownEncoding) // the scanner app: works offline
-	r(sheddable, get, "/ui/*", s.asset, quiet, ownEncoding)
+	// A page's files are exempt: the shedders decide at the page ("/"), whose
+	// refusal is a page in words; a page let in gets every file it names (a
+	// module refused would leave it half-built), and each is served from memory.
+	r(exempt, get, "/ui/*", s.asset, quiet, ownEncoding)
 	r(sheddable, get, "/docs", toAPIReference)
 	r(sheddable, get, "/docs/", s.apiReference, ownEncoding)         // the contract as a page to read
 	r(sheddable, get, "/docs/*", s.apiReference, quiet, ownEncoding) // its files

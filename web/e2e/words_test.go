@@ -3,16 +3,20 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"html"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/stagedoor/stagedoor/docs"
+	"github.com/stagedoor/stagedoor/internal/app"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // developerWords are what a buyer's screen must never say: each limit's name
@@ -65,23 +69,7 @@ func (b *browser) helpLink(topic, says string) {
 // an id or the machinery, and "What this means" leads to the help page for
 // the situation.
 func TestBuyerWordsOnFailingFlows(t *testing.T) {
-	var shed atomic.Bool // while set, the events' list is refused as a shedder refuses it
-	s := startStackWith(t, stackOptions{
-		env: map[string]string{"STAGEDOOR_LIMIT_HOLD_BUYER": "1/1m"},
-		wrap: func(h http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path == "/v1/events" && r.Method == http.MethodGet && shed.Load() {
-					w.Header().Set("Retry-After", "30")
-					w.Header().Set("Content-Type", "application/problem+json")
-					w.WriteHeader(http.StatusServiceUnavailable)
-					_, _ = w.Write([]byte(`{"type":"/problems/service-overloaded","title":"Service overloaded","status":503,` +
-						`"detail":"the fleet-usage shedder refuses sheddable requests for now (level 1 of 2)","shedder":"fleet-usage","bound":"fleet-usage"}`))
-					return
-				}
-				h.ServeHTTP(w, r)
-			})
-		},
-	})
+	s := startStack(t, map[string]string{"STAGEDOOR_LIMIT_HOLD_BUYER": "1/1m"})
 	banned := developerWords(t)
 	ev, _, b := buyerOnEvent(t, s, "Harbour Lights")
 
@@ -119,18 +107,41 @@ func TestBuyerWordsOnFailingFlows(t *testing.T) {
 	b.helpLink("busy", "Too many tries")
 	b.bothWidths("help-busy")
 
-	// A shedder's 503 on the list of events.
-	shed.Store(true)
-	b.goTo("/events")
-	b.waitText("#notice-text", "We're very busy right now")
-	b.waitText("#notice-text", "This page tries again by itself")
-	b.waitText("#notice-countdown", "Trying again in 0:")
-	b.buyerWordsOnly("a shedder's 503", banned)
-	b.bothWidths("words-busy")
-	if href := b.attr("#notice-text a", "href"); href != "#/help/busy" {
+	// A shedder's 503 on the list of events: a stack of its own whose
+	// fleet serves 2 requests a second, flooded with event lists at 40.
+	busy := startStackWith(t, stackOptions{env: map[string]string{"STAGEDOOR_FLEET_CAPACITY": "2"}, loops: app.Shedding})
+	bb := newBrowser(t, busy)
+	bb.open("/help")
+	bb.waitHeading("Help")
+	stopFlood := flood(t, busy.URL+"/v1/events", 40)
+	untilRefused(t, busy.URL+"/v1/events", false) // the fleet's rates known: the flood is being shed
+	bb.goTo("/events")
+	bb.waitText("#notice-text", "We're very busy right now")
+	bb.waitText("#notice-text", "This page tries again by itself")
+	bb.waitJS("the countdown", `/Trying again in \d+:\d\d/.test(document.querySelector("#notice-countdown").textContent)`)
+	bb.buyerWordsOnly("a shedder's 503", banned)
+	bb.bothWidths("words-busy")
+	if href := bb.attr("#notice-text a", "href"); href != "#/help/busy" {
 		t.Errorf(`"What this means" leads to %q, want #/help/busy`, href)
 	}
-	shed.Store(false)
+	// The flood over, the page's own retry gets the list.
+	stopFlood()
+	bb.waitJS("the list, once the shedder lets it through", `document.querySelector("#notice-text").textContent === ""`)
+
+	// The page itself, asked for by a browser's navigation while a flood of
+	// it goes on, is refused in words (a page that reloads itself), not as
+	// the problem's JSON.
+	stopFlood = flood(t, busy.URL+"/", 40)
+	refused := untilRefused(t, busy.URL+"/", true)
+	stopFlood()
+	for _, want := range []string{"very busy right now", `http-equiv="refresh"`} {
+		if !strings.Contains(refused, want) {
+			t.Errorf("the refused page lacks %q:\n%s", want, refused)
+		}
+	}
+	if strings.Contains(refused, "sheddable") || strings.Contains(refused, "{") {
+		t.Errorf("the refused page shows the machinery:\n%s", refused)
+	}
 
 	// The other help pages, and their index.
 	for _, topic := range []struct{ name, says string }{{"held-seats", "What a hold is"}, {"waiting-room", "Why there is a queue"}} {
@@ -166,4 +177,70 @@ func TestOrganizerFormSaysRefusalsInWords(t *testing.T) {
 		t.Errorf("the form's refusal names the API's fields: %q", text)
 	}
 	b.bothWidths("form-refusal-in-words")
+}
+
+// flood asks for url rate times a second, each request at its tick whatever
+// the answers take (an open load), until the returned stop is called.
+func flood(t *testing.T, url string, rate int) (stop func()) {
+	t.Helper()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(time.Second / time.Duration(rate))
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			wg.Go(func() {
+				if resp, err := http.Get(url); err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		}
+	})
+	var once sync.Once
+	stop = func() { once.Do(func() { close(done); wg.Wait() }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+// untilRefused asks for url (as a browser's navigation when navigate is set)
+// until the shedder refuses it (the flood beside it fills the fleet's share),
+// and returns the refusal's body; it fails the test on any other refusal, and
+// on a navigation refused otherwise than with a page.
+func untilRefused(t *testing.T, url string, navigate bool) string {
+	t.Helper()
+	var refused string
+	ask := func() bool {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if navigate {
+			req.Header.Set("Sec-Fetch-Mode", "navigate")
+			req.Header.Set("Accept", "text/html,application/xhtml+xml")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return true
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html")
+		switch {
+		case resp.StatusCode == http.StatusOK:
+			return false // served within the share: ask again
+		case resp.StatusCode == http.StatusServiceUnavailable && page == navigate:
+			refused = html.UnescapeString(string(body))
+		default:
+			t.Errorf("%s = %d %s: %s", url, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+		return true
+	}
+	if !testenv.Poll(30*time.Second, 50*time.Millisecond, ask) {
+		t.Fatalf("%s was not refused in 30 s of a flood at 20 times the fleet's capacity", url)
+	}
+	return refused
 }
