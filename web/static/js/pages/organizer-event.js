@@ -42,6 +42,7 @@ export async function organizerEventPage({ main, params, signal }) {
 function draw(body, event, signal, sales) {
   const facts = h("p", {});
   showFacts(facts, event);
+  sales.dataset.status = event.status;
   const links = h("nav", { class: "dash-nav no-print", "aria-label": "This event" },
     h("ul", {},
       h("li", {}, h("a", { href: `#/organizer/events/${event.id}`, "aria-current": "page" }, "Sales")),

@@ -61,7 +61,9 @@ export function salesPanel(event, signal) {
     h("p", { class: "hint" }, "Sold and held seats, as buyers see them now. Nothing can be chosen here."),
     legend(), h("div", { class: "seatmap-scroll" }, map.element)) : null;
 
-  const panel = h("section", { class: "dash", "aria-labelledby": headingId },
+  // data-status: the event's (organizer-event.js sets it on a change); a
+  // cancelled event's map is not shown, its seats being on sale no more.
+  const panel = h("section", { class: "dash", "data-status": event.status, "aria-labelledby": headingId },
     h("h2", { id: headingId }, "Sales"), figures, updated,
     h("h3", {}, "By section"), sections, mapSection);
 
@@ -72,7 +74,9 @@ export function salesPanel(event, signal) {
       tiles[key].value.textContent = value;
       tiles[key].note.textContent = note || "\u00a0";
     };
-    set("sold", `${s.tickets_sold} of ${s.capacity}`, `${s.capacity - s.tickets_sold - s.tickets_held} still available`);
+    const closed = panel.dataset.status === "cancelled";
+    set("sold", `${s.tickets_sold} of ${s.capacity}`, closed ? "Cancelled: nothing more is sold"
+      : `${s.capacity - s.tickets_sold - s.tickets_held} still available`);
     set("revenue", money(s.revenue_cents), s.refunded_cents > 0 ? `${money(s.gross_cents)} taken, ${money(s.refunded_cents)} refunded` : "");
     const o = s.orders;
     const notes = [];
