@@ -15,6 +15,7 @@ import (
 // seat map read-only (sold and held seats, no picker). A buyer buys through
 // the API meanwhile: the figures and the map follow without a reload. At
 // 1280 and 390 px, where the tables are cards and nothing scrolls sideways.
+// The buyers' page of the event points its organizer to the sales.
 func TestTheOrganizerSeesTheSalesLive(t *testing.T) {
 	s := startStack(t, nil)
 	b := newBrowser(t, s)
@@ -90,4 +91,10 @@ func TestTheOrganizerSeesTheSalesLive(t *testing.T) {
 	b.waitText("main table", "Admitted")
 	b.noSidewaysScroll("scans")
 	b.page("scans-390px")
+
+	// The buyers' page of the event points its organizer to the sales.
+	b.goTo("/events/" + ev.ID)
+	b.waitText("main", "This is your event, as buyers see it.")
+	b.click(fmt.Sprintf(`main a[href="#/organizer/events/%s"]`, ev.ID))
+	b.waitText(`[data-figure="sold"] .dash-value`, "3 of 124")
 }
