@@ -10,6 +10,7 @@
 // money, the orders or the door.
 
 import { get } from "../api.js";
+import { salesFigures } from "../dashboard-words.js";
 import { h, onAbort, replace, sleep, uid } from "../dom.js";
 import { formatMoney, formatTime } from "../format.js";
 import { SeatMap, STATUS_WORDS } from "../seatmap.js";
@@ -70,23 +71,10 @@ export function salesPanel(event, signal) {
   /** @param {EventSales} s */
   const show = (s) => {
     const money = (/** @type {number} */ c) => formatMoney(c, s.currency);
-    const set = (/** @type {string} */ key, /** @type {string} */ value, /** @type {string} */ note) => {
-      tiles[key].value.textContent = value;
-      tiles[key].note.textContent = note || "\u00a0";
-    };
-    const closed = panel.dataset.status === "cancelled";
-    set("sold", `${s.tickets_sold} of ${s.capacity}`, closed ? "Cancelled: nothing more is sold"
-      : `${s.capacity - s.tickets_sold - s.tickets_held} still available`);
-    set("revenue", money(s.revenue_cents), s.refunded_cents > 0 ? `${money(s.gross_cents)} taken, ${money(s.refunded_cents)} refunded` : "");
-    const o = s.orders;
-    const notes = [];
-    if (o.partially_refunded > 0) notes.push(`${o.partially_refunded} partly refunded`);
-    if (o.refunded > 0) notes.push(`${o.refunded} refunded`);
-    if (o.pending > 0) notes.push(`${o.pending} being paid`);
-    set("orders", String(o.confirmed + o.partially_refunded), notes.join(" · "));
-    set("check-ins", `${s.check_ins.scanned} of ${s.check_ins.admitting}`,
-      s.check_ins.admitting > 0 ? `${Math.round((100 * s.check_ins.scanned) / s.check_ins.admitting)}% of tickets scanned` : "No tickets yet");
-    set("held", String(s.tickets_held), "in buyers' baskets");
+    for (const [key, figure] of Object.entries(salesFigures(s, panel.dataset.status === "cancelled"))) {
+      tiles[key].value.textContent = figure.value;
+      tiles[key].note.textContent = figure.note || "\u00a0";
+    }
     replace(rows, s.sections.map((sec) => sectionRow(sec, money)));
     updated.textContent = `Updated ${formatTime(new Date().toISOString())}. Updates by itself every few seconds.`;
   };
