@@ -15,8 +15,8 @@ import (
 // seat map read-only (sold and held seats, no picker). A buyer buys through
 // the API meanwhile, and the door scans a ticket: the figures and the map
 // follow without a reload (the sale at once through the seat stream, the scan
-// at the next poll). At
-// 1280 and 390 px, where the tables are cards and nothing scrolls sideways.
+// at the next poll). At 1280 and 390 px, where the tables are cards and
+// nothing scrolls sideways.
 // The buyers' page of the event points its organizer to the sales.
 func TestTheOrganizerSeesTheSalesLive(t *testing.T) {
 	s := startStack(t, nil)
