@@ -357,6 +357,46 @@ type EventRequest struct {
 	WaitingRoom *WaitingRoom `json:"waiting_room,omitempty"`
 }
 
+// EventSales defines model for EventSales.
+type EventSales struct {
+	// Capacity Seats and places of every section.
+	Capacity int32 `json:"capacity"`
+	CheckIns struct {
+		// Admitting Tickets that admit: valid or scanned (not refunded, revoked or transferred).
+		Admitting int32 `json:"admitting"`
+
+		// Scanned Tickets scanned in at the door.
+		Scanned int32 `json:"scanned"`
+	} `json:"check_ins"`
+	Currency string `json:"currency"`
+
+	// GrossCents What the confirmed, partially refunded and refunded orders took.
+	GrossCents int64 `json:"gross_cents"`
+
+	// Orders The event's orders by status (those that sold nothing are not counted).
+	Orders struct {
+		Confirmed         int32 `json:"confirmed"`
+		PartiallyRefunded int32 `json:"partially_refunded"`
+		Pending           int32 `json:"pending"`
+		Refunded          int32 `json:"refunded"`
+	} `json:"orders"`
+
+	// RefundedCents What was given back of it.
+	RefundedCents int64 `json:"refunded_cents"`
+
+	// RevenueCents What the orders took and kept: `gross_cents` less `refunded_cents`.
+	RevenueCents int64 `json:"revenue_cents"`
+
+	// Sections In the event's order.
+	Sections []SectionSales `json:"sections"`
+
+	// TicketsHeld Seats and places in buyers' holds now.
+	TicketsHeld int32 `json:"tickets_held"`
+
+	// TicketsSold Seats and places sold now (a refunded one is back on sale).
+	TicketsSold int32 `json:"tickets_sold"`
+}
+
 // EventStatus `cancelled` once its organizer cancelled it: nothing of it is held, sold or changed any more, and its orders are refunded.
 type EventStatus string
 
@@ -911,6 +951,22 @@ type Section struct {
 // SectionRequest A seated section (`rows`, `seats_per_row`) or one of general admission (`general_admission` true, `capacity`).
 type SectionRequest struct {
 	union json.RawMessage
+}
+
+// SectionSales defines model for SectionSales.
+type SectionSales struct {
+	// Available Neither sold nor held.
+	Available        int32              `json:"available"`
+	Capacity         int32              `json:"capacity"`
+	GeneralAdmission bool               `json:"general_admission"`
+	Held             int32              `json:"held"`
+	Id               openapi_types.UUID `json:"id"`
+	Name             string             `json:"name"`
+	PriceCents       int64              `json:"price_cents"`
+
+	// RevenueCents Its sold seats at their price.
+	RevenueCents int64 `json:"revenue_cents"`
+	Sold         int32 `json:"sold"`
 }
 
 // Session defines model for Session.
@@ -2058,6 +2114,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/organizer/events/{id}/orders (the `EventOrders` operationId).
 	EventOrders(ctx context.Context, id ID, params *EventOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EventSales An event's sales at a glance (its organizer)
+	//
+	// How the event's sale stands now, for its organizer's dashboard: each section's
+	// seats (or places) sold, held and available and what the sold ones cost; the
+	// totals; the orders by status; the money taken (`gross_cents`), given back
+	// (`refunded_cents`) and kept (`revenue_cents`, as the event list counts it); and
+	// the check-ins, `scanned` of the tickets that admit. A seat put back on sale by
+	// a refund counts as available. Four short reads, whatever the event's size; the
+	// dashboard asks again every few seconds while it is shown. Another organizer's
+	// event, or an unknown one, is 404.
+	//
+	// Corresponds with GET /v1/organizer/events/{id}/sales (the `EventSales` operationId).
+	EventSales(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// OrganizerWaitingRoom The event's live waiting room (its organizer)
 	//
@@ -3486,6 +3556,30 @@ func (c *Client) CancelEvent(ctx context.Context, id ID, reqEditors ...RequestEd
 // Corresponds with GET /v1/organizer/events/{id}/orders (the `EventOrders` operationId).
 func (c *Client) EventOrders(ctx context.Context, id ID, params *EventOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewEventOrdersRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EventSales An event's sales at a glance (its organizer)
+//
+// How the event's sale stands now, for its organizer's dashboard: each section's
+// seats (or places) sold, held and available and what the sold ones cost; the
+// totals; the orders by status; the money taken (`gross_cents`), given back
+// (`refunded_cents`) and kept (`revenue_cents`, as the event list counts it); and
+// the check-ins, `scanned` of the tickets that admit. A seat put back on sale by
+// a refund counts as available. Four short reads, whatever the event's size; the
+// dashboard asks again every few seconds while it is shown. Another organizer's
+// event, or an unknown one, is 404.
+//
+// Corresponds with GET /v1/organizer/events/{id}/sales (the `EventSales` operationId).
+func (c *Client) EventSales(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEventSalesRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -5596,6 +5690,40 @@ func NewEventOrdersRequest(server string, id ID, params *EventOrdersParams) (*ht
 	return req, nil
 }
 
+// NewEventSalesRequest constructs an http.Request for the EventSales method
+func NewEventSalesRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizer/events/%s/sales", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewOrganizerWaitingRoomRequest constructs an http.Request for the OrganizerWaitingRoom method
 func NewOrganizerWaitingRoomRequest(server string, id ID) (*http.Request, error) {
 	var err error
@@ -6987,6 +7115,22 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/organizer/events/{id}/orders (the `EventOrders` operationId).
 	EventOrdersWithResponse(ctx context.Context, id ID, params *EventOrdersParams, reqEditors ...RequestEditorFn) (*EventOrdersResponse, error)
+
+	// EventSalesWithResponse An event's sales at a glance (its organizer)
+	//
+	// How the event's sale stands now, for its organizer's dashboard: each section's
+	// seats (or places) sold, held and available and what the sold ones cost; the
+	// totals; the orders by status; the money taken (`gross_cents`), given back
+	// (`refunded_cents`) and kept (`revenue_cents`, as the event list counts it); and
+	// the check-ins, `scanned` of the tickets that admit. A seat put back on sale by
+	// a refund counts as available. Four short reads, whatever the event's size; the
+	// dashboard asks again every few seconds while it is shown. Another organizer's
+	// event, or an unknown one, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/organizer/events/{id}/sales (the `EventSales` operationId).
+	EventSalesWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*EventSalesResponse, error)
 
 	// OrganizerWaitingRoomWithResponse The event's live waiting room (its organizer)
 	//
@@ -10170,6 +10314,88 @@ func (r EventOrdersResponse) StatusCode() int {
 	return 0
 }
 
+type EventSalesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EventSales
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EventSalesResponse) GetJSON200() *EventSales {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r EventSalesResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r EventSalesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r EventSalesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r EventSalesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r EventSalesResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r EventSalesResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r EventSalesResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EventSalesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EventSalesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EventSalesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
 type OrganizerWaitingRoomResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12603,6 +12829,28 @@ func (c *ClientWithResponses) EventOrdersWithResponse(ctx context.Context, id ID
 		return nil, err
 	}
 	return ParseEventOrdersResponse(rsp)
+}
+
+// EventSalesWithResponse An event's sales at a glance (its organizer)
+//
+// How the event's sale stands now, for its organizer's dashboard: each section's
+// seats (or places) sold, held and available and what the sold ones cost; the
+// totals; the orders by status; the money taken (`gross_cents`), given back
+// (`refunded_cents`) and kept (`revenue_cents`, as the event list counts it); and
+// the check-ins, `scanned` of the tickets that admit. A seat put back on sale by
+// a refund counts as available. Four short reads, whatever the event's size; the
+// dashboard asks again every few seconds while it is shown. Another organizer's
+// event, or an unknown one, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/organizer/events/{id}/sales (the `EventSales` operationId).
+func (c *ClientWithResponses) EventSalesWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*EventSalesResponse, error) {
+	rsp, err := c.EventSales(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEventSalesResponse(rsp)
 }
 
 // OrganizerWaitingRoomWithResponse The event's live waiting room (its organizer)
@@ -15627,6 +15875,81 @@ func ParseEventOrdersResponse(rsp *http.Response) (*EventOrdersResponse, error) 
 			NextAfter *string          `json:"next_after"`
 			Orders    []OrganizerOrder `json:"orders"`
 		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseEventSalesResponse parses an HTTP response from a EventSalesWithResponse call
+func ParseEventSalesResponse(rsp *http.Response) (*EventSalesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EventSalesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EventSales
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -211,7 +211,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		checkout.Options{RecoverAfter: cfg.RecoveryAfter, Logger: logger, Registerer: a.Registry, TicketKeys: a.TicketKeys,
 			Sessions: a.Sessions, Events: a.Events})
 	a.Scans = scan.NewService(a.DB, a.TicketKeys)
-	a.BoxOffice = boxoffice.New(a.Events, a.Checkout, a.Scans, a.Auth)
+	a.BoxOffice = boxoffice.New(a.Events, a.Checkout, a.Scans, a.Auth, a.Holds)
 	a.WaitRoom = waitroom.New(a.Redis, waitroom.Options{Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout,
 		Admission: o.admission, Logger: logger, NodeOf: nodeOf, Registerer: a.Registry, Clock: o.roomClock})
 	a.QueueTokens = queuetoken.New(a.DB, 0, nil)

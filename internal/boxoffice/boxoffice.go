@@ -1,10 +1,10 @@
 // Package boxoffice is the organizer's box office: an event's orders, each
-// with its buyer's email and its tickets, a page at a time, and the event's
-// attendee list as CSV (csv.go).
+// with its buyer's email and its tickets, a page at a time, the event's
+// attendee list as CSV (csv.go), and its sales at a glance (sales.go).
 //
 // It owns no table and has no SQL: it reads each table through its owner
 // (events through internal/event, orders internal/checkout, tickets
-// internal/scan, accounts internal/auth; docs/design.md, "Where each rule
+// internal/scan, accounts internal/auth, seats internal/hold; docs/design.md, "Where each rule
 // lives") and keeps the rules that are its own: only an event's organizer
 // reads these (anyone else: errkind.NotFound, as if there were no event), how
 // the owners' answers are put together, and what a spreadsheet must not take
@@ -17,6 +17,7 @@ import (
 	"github.com/stagedoor/stagedoor/internal/checkout"
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/event"
+	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/scan"
 )
 
@@ -28,12 +29,19 @@ type Events interface {
 // Orders reads an event's orders (*checkout.Service).
 type Orders interface {
 	EventOrders(ctx context.Context, eventID string, limit int, after string) (checkout.OrderPage, error)
+	Sales(ctx context.Context, eventID string) (checkout.OrderSales, error)
 }
 
 // Tickets reads orders' tickets and an event's attendees (*scan.Service).
 type Tickets interface {
 	TicketsOfOrders(ctx context.Context, orderIDs []string) ([]scan.OrderTicket, error)
 	Attendees(ctx context.Context, eventID string, each func(scan.Attendee) error) error
+	CheckIns(ctx context.Context, eventID string) (scan.CheckIns, error)
+}
+
+// Seats reads how an event's seats stand, by section (*hold.Service).
+type Seats interface {
+	SalesBySection(ctx context.Context, eventID string) (map[string]hold.SectionSales, error)
 }
 
 // Accounts reads accounts' emails (*auth.Service).
@@ -47,11 +55,12 @@ type Service struct {
 	orders   Orders
 	tickets  Tickets
 	accounts Accounts
+	seats    Seats
 }
 
 // New returns a Service reading through the tables' owners.
-func New(events Events, orders Orders, tickets Tickets, accounts Accounts) *Service {
-	return &Service{events: events, orders: orders, tickets: tickets, accounts: accounts}
+func New(events Events, orders Orders, tickets Tickets, accounts Accounts, seats Seats) *Service {
+	return &Service{events: events, orders: orders, tickets: tickets, accounts: accounts, seats: seats}
 }
 
 // Order is an order as its event's organizer sees it: the order (its own

@@ -3,9 +3,11 @@ package boxoffice
 import (
 	"context"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
@@ -24,6 +26,7 @@ import (
 // two sections (the second named as a formula) of one row of four seats.
 type venue struct {
 	db        *pgxpool.Pool
+	queries   *atomic.Int64 // statements sent on db
 	accounts  *auth.Service
 	events    *event.Service
 	holds     *hold.Service
@@ -38,7 +41,16 @@ type venue struct {
 func newVenue(t *testing.T) *venue {
 	t.Helper()
 	ctx := context.Background()
-	v := &venue{db: testenv.Postgres(t)}
+	v := &venue{queries: new(atomic.Int64)}
+	cfg, err := pgxpool.ParseConfig(testenv.DatabaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = countQueries{v.queries}
+	if v.db, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.db.Close)
 	pay, err := payrail.Open(ctx, v.db, payrail.Config{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -50,9 +62,9 @@ func newVenue(t *testing.T) *venue {
 	v.accounts = auth.NewService(v.db, 4).WithEvents(v.events)
 	v.holds = hold.NewService(v.db, v.events, time.Minute, 10)
 	v.checkout = checkout.NewService(v.db, checkout.NewPayments(checkout.PaymentsOptions{BaseURL: server.URL}),
-		checkout.Options{RecoverAfter: time.Minute, TicketKeys: keys})
+		checkout.Options{RecoverAfter: time.Minute, TicketKeys: keys, Events: v.events})
 	v.scans = scan.NewService(v.db, keys)
-	v.office = New(v.events, v.checkout, v.scans, v.accounts)
+	v.office = New(v.events, v.checkout, v.scans, v.accounts, v.holds)
 	v.organizer = v.account(t, auth.Organizer, "org-"+ids.New()+"@example.com").ID
 	ev, err := v.events.Create(ctx, event.Draft{OrganizerID: v.organizer, Name: "Night", Venue: "Hall",
 		StartsAt: time.Now().Add(24 * time.Hour), Sections: []event.Section{
@@ -100,4 +112,61 @@ func (v *venue) buy(t *testing.T, buyerID, token string, seats ...string) checko
 		t.Fatal(err)
 	}
 	return res.Order
+}
+
+// countQueries counts the statements a pool sends.
+type countQueries struct{ n *atomic.Int64 }
+
+func (c countQueries) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (countQueries) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// hold holds the seats for the buyer.
+func (v *venue) hold(t *testing.T, buyerID string, seats ...string) hold.Hold {
+	t.Helper()
+	ctx := context.Background()
+	p, err := v.holds.Plan(ctx, buyerID, v.event, seats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := v.holds.Place(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// buyPlaces holds places of general admission for the buyer and pays.
+func (v *venue) buyPlaces(t *testing.T, buyerID string, places ...hold.General) checkout.Order {
+	t.Helper()
+	ctx := context.Background()
+	p, err := v.holds.Plan(ctx, buyerID, v.event, nil, places...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := v.holds.Place(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := v.checkout.Checkout(ctx, checkout.Request{BuyerID: buyerID, HoldID: h.ID, PaymentToken: "tok_visa"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Order
+}
+
+// refund has the organizer refund the order's tickets (none named: all).
+func (v *venue) refund(t *testing.T, orderID string, ticketIDs ...string) {
+	t.Helper()
+	res, err := v.checkout.Refund(context.Background(),
+		checkout.RefundRequest{AccountID: v.organizer, Organizer: true, OrderID: orderID, TicketIDs: ticketIDs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Refund.Status != "succeeded" {
+		t.Fatalf("the refund of order %s = %+v", orderID, res.Refund)
+	}
 }

@@ -95,3 +95,69 @@ func (s *Server) attendeesCSV(c echo.Context) error {
 	}
 	return err
 }
+
+// salesJSON is how an event's sale stands, as its organizer's dashboard reads
+// it (GET /v1/organizer/events/{id}/sales).
+type salesJSON struct {
+	Currency     string             `json:"currency"`
+	Capacity     int                `json:"capacity"`
+	TicketsSold  int                `json:"tickets_sold"`
+	TicketsHeld  int                `json:"tickets_held"`
+	RevenueCents int64              `json:"revenue_cents"`
+	GrossCents   int64              `json:"gross_cents"`
+	Refunded     int64              `json:"refunded_cents"`
+	Orders       salesOrdersJSON    `json:"orders"`
+	CheckIns     salesCheckInsJSON  `json:"check_ins"`
+	Sections     []salesSectionJSON `json:"sections"`
+}
+
+// salesOrdersJSON counts an event's orders by status.
+type salesOrdersJSON struct {
+	Pending           int `json:"pending"`
+	Confirmed         int `json:"confirmed"`
+	PartiallyRefunded int `json:"partially_refunded"`
+	Refunded          int `json:"refunded"`
+}
+
+// salesCheckInsJSON is how many of the tickets that admit were scanned.
+type salesCheckInsJSON struct {
+	Scanned   int `json:"scanned"`
+	Admitting int `json:"admitting"`
+}
+
+// salesSectionJSON is one section of an event's sale.
+type salesSectionJSON struct {
+	ID               string `json:"id"`
+	Name             string `json:"name"`
+	GeneralAdmission bool   `json:"general_admission"`
+	PriceCents       int64  `json:"price_cents"`
+	Capacity         int    `json:"capacity"`
+	Sold             int    `json:"sold"`
+	Held             int    `json:"held"`
+	Available        int    `json:"available"`
+	RevenueCents     int64  `json:"revenue_cents"`
+}
+
+// eventSales serves GET /v1/organizer/events/{id}/sales (the event's
+// organizer; anyone else's event is 404): each section's seats sold, held and
+// available and their revenue, the orders by status, the money kept, and the
+// check-ins, read now; the organizer's dashboard polls it.
+func (s *Server) eventSales(c echo.Context) error {
+	sales, err := s.boxOffice.Sales(c.Request().Context(), principalOf(c).AccountID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	o := sales.Orders
+	out := salesJSON{Currency: sales.Currency, Capacity: sales.Capacity, TicketsSold: sales.TicketsSold,
+		TicketsHeld: sales.TicketsHeld, RevenueCents: o.NetCents, GrossCents: o.GrossCents, Refunded: o.RefundedCents,
+		Orders:   salesOrdersJSON{Pending: o.Pending, Confirmed: o.Confirmed, PartiallyRefunded: o.PartiallyRefunded, Refunded: o.Refunded},
+		CheckIns: salesCheckInsJSON{Scanned: sales.CheckIns.Scanned, Admitting: sales.CheckIns.Admitting},
+		Sections: make([]salesSectionJSON, len(sales.Sections))}
+	for i, sec := range sales.Sections {
+		out.Sections[i] = salesSectionJSON{ID: sec.ID, Name: sec.Name, GeneralAdmission: sec.GeneralAdmission,
+			PriceCents: sec.PriceCents, Capacity: sec.Capacity, Sold: sec.Sold, Held: sec.Held,
+			Available: sec.Available, RevenueCents: sec.RevenueCents}
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, out)
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
+	"github.com/stagedoor/stagedoor/internal/ids"
 )
 
 type organizerOrderJSON struct {
@@ -87,6 +88,72 @@ func TestTheBoxOfficeIsItsOrganizers(t *testing.T) {
 	for _, query := range []string{"?after=bm90LWEtY3Vyc29y", "?limit=0", "?limit=101"} {
 		if a := s.request(t, "GET", orders+query, "", s.org.bearer()...); a.StatusCode != 400 || !a.problem(t).is("invalid-request") {
 			t.Errorf("orders%s = %d %s, want 400", query, a.StatusCode, a.raw)
+		}
+	}
+}
+
+type salesJSON struct {
+	Currency     string `json:"currency"`
+	Capacity     int    `json:"capacity"`
+	TicketsSold  int    `json:"tickets_sold"`
+	TicketsHeld  int    `json:"tickets_held"`
+	RevenueCents int64  `json:"revenue_cents"`
+	Orders       struct {
+		Confirmed int `json:"confirmed"`
+		Pending   int `json:"pending"`
+	} `json:"orders"`
+	CheckIns struct {
+		Scanned   int `json:"scanned"`
+		Admitting int `json:"admitting"`
+	} `json:"check_ins"`
+	Sections []struct {
+		Name         string `json:"name"`
+		Capacity     int    `json:"capacity"`
+		Sold         int    `json:"sold"`
+		Held         int    `json:"held"`
+		Available    int    `json:"available"`
+		RevenueCents int64  `json:"revenue_cents"`
+	} `json:"sections"`
+}
+
+// TestTheSalesAreTheOrganizers: the organizer reads the event's sales (two
+// seats sold, one held, $90 taken, nothing scanned yet), checked against the
+// contract; another organizer and an unknown event get 404, a buyer 403 (as
+// on every organizer route: the wrong kind of account), no session 401.
+func TestTheSalesAreTheOrganizers(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, 0)
+	ada, bea := newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer)
+	if a := s.checkout(t, ada, orderBody(s.hold(t, ada, s.seats[0], s.seats[1]), "tok_visa"), ""); a.StatusCode != 201 {
+		t.Fatalf("ada's order = %d %s", a.StatusCode, a.raw)
+	}
+	s.hold(t, bea, s.seats[5])
+	sales := "/v1/organizer/events/" + s.event + "/sales"
+
+	a := s.request(t, "GET", sales, "", s.org.bearer()...)
+	got := as[salesJSON](t, a)
+	if a.StatusCode != 200 || got.Currency != "USD" || got.Capacity != 40 || got.TicketsSold != 2 || got.TicketsHeld != 1 ||
+		got.RevenueCents != 9000 || got.Orders.Confirmed != 1 || got.Orders.Pending != 0 ||
+		got.CheckIns.Scanned != 0 || got.CheckIns.Admitting != 2 || len(got.Sections) != 1 {
+		t.Fatalf("the sales = %d %s", a.StatusCode, a.raw)
+	}
+	if sec := got.Sections[0]; sec.Name != "Floor" || sec.Capacity != 40 || sec.Sold != 2 || sec.Held != 1 || sec.Available != 37 || sec.RevenueCents != 9000 {
+		t.Errorf("the section's sales = %+v", sec)
+	}
+
+	stranger := newAccount(t, s.testServer, auth.Organizer)
+	for _, c := range []struct {
+		name, path string
+		header     []string
+		status     int
+	}{
+		{"another organizer", sales, stranger.bearer(), 404},
+		{"an unknown event", "/v1/organizer/events/" + ids.New() + "/sales", s.org.bearer(), 404},
+		{"a buyer", sales, ada.bearer(), 403},
+		{"no session", sales, nil, 401},
+	} {
+		if a := s.request(t, "GET", c.path, "", c.header...); a.StatusCode != c.status {
+			t.Errorf("%s: %d %s, want %d", c.name, a.StatusCode, a.raw, c.status)
 		}
 	}
 }

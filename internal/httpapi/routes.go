@@ -89,6 +89,9 @@ func (s *Server) routes() {
 	// list, streamed as CSV (sheddable: a large read that can wait).
 	r(normal, get, "/v1/organizer/events/:id/orders", s.eventOrders, as(auth.Organizer), organizerLease)
 	r(sheddable, get, "/v1/organizer/events/:id/attendees.csv", s.attendeesCSV, as(auth.Organizer), organizerLease)
+	// The organizer's dashboard: an event's sales at a glance, polled while
+	// its page is open (sheddable: a report, asked again a few seconds later).
+	r(sheddable, get, "/v1/organizer/events/:id/sales", s.eventSales, as(auth.Organizer), organizerLease)
 
 	// Waiting room (events created with one; others answer 404 no-waiting-room
 	// before any token is spent). Polling is neither limited nor counted in

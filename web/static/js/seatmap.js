@@ -37,15 +37,19 @@ export class SeatMap {
    * currency: the event's; max: most seats one may choose;
    * onToggle(seat, chosen): after a seat was chosen or given back;
    * canChoose(): null when choosing is allowed, else why not (shown to the reader);
-   * onRefused(message): a choice that was not allowed.
+   * onRefused(message): a choice that was not allowed;
+   * readOnly: the map only shows the seats (the organizer's dashboard): no
+   * seat can be chosen, none is pressed.
    * @param {object} options
    * @param {string} options.currency
    * @param {number} [options.max]
    * @param {(seat: Seat, chosen: boolean) => void} [options.onToggle]
    * @param {() => string | null} [options.canChoose]
    * @param {(message: string) => void} [options.onRefused]
+   * @param {boolean} [options.readOnly]
    */
-  constructor({ currency, max = 10, onToggle = () => {}, canChoose = () => null, onRefused = () => {} }) {
+  constructor({ currency, max = 10, onToggle = () => {}, canChoose = () => null, onRefused = () => {}, readOnly = false }) {
+    this.readOnly = readOnly; // dashboard: read-only seat map
     this.currency = currency;
     this.max = max;
     this.onToggle = onToggle;
@@ -192,6 +196,7 @@ export class SeatMap {
     const label = `${seat.section}, row ${seat.row}, seat ${seat.number}, ${STATUS_WORDS[status]}, ${formatMoney(seat.price_cents, this.currency)}`;
     button.setAttribute("aria-label", label);
     button.title = label;
+    if (this.readOnly) { button.setAttribute("aria-disabled", "true"); return; } // dashboard: read-only seat map
     button.setAttribute("aria-pressed", String(status === "chosen"));
     // Seats that cannot be chosen stay focusable (so the arrows reach past
     // them and their status can be read) but say they are unavailable.
@@ -201,6 +206,7 @@ export class SeatMap {
 
   /** @param {MouseEvent} e */
   onClick(e) {
+    if (this.readOnly) return; // dashboard: read-only seat map
     const button = e.target instanceof Element ? e.target.closest(".seat") : null;
     if (!(button instanceof HTMLButtonElement) || !button.dataset.id) return;
     const id = button.dataset.id;

@@ -124,6 +124,35 @@
  */
 
 /**
+ * One section of an event's sales (SectionSales).
+ * @typedef {object} SectionSales
+ * @property {string} id
+ * @property {string} name
+ * @property {boolean} general_admission
+ * @property {number} price_cents
+ * @property {number} capacity
+ * @property {number} sold
+ * @property {number} held
+ * @property {number} available
+ * @property {number} revenue_cents its sold seats at their price
+ */
+
+/**
+ * An event's sales, for its organizer (EventSales, GET /v1/organizer/events/{id}/sales).
+ * @typedef {object} EventSales
+ * @property {string} currency
+ * @property {number} capacity
+ * @property {number} tickets_sold
+ * @property {number} tickets_held
+ * @property {number} revenue_cents kept: gross_cents less refunded_cents
+ * @property {number} gross_cents
+ * @property {number} refunded_cents
+ * @property {{pending: number, confirmed: number, partially_refunded: number, refunded: number}} orders
+ * @property {{scanned: number, admitting: number}} check_ins
+ * @property {SectionSales[]} sections
+ */
+
+/**
  * A page of GET /v1/events (EventPage).
  * @typedef {object} EventPage
  * @property {Event[]} events

@@ -32,6 +32,11 @@ export async function eventPage({ main, params, signal }) {
   const onSaleLater = new Date(event.on_sale_at) > new Date();
   main.append(h("p", { class: "lead" }, event.venue, " · ",
     h("time", { datetime: event.starts_at }, formatDateTime(event.starts_at))));
+  // dashboard: the event's own organizer is pointed to its sales.
+  if (user?.kind === "organizer" && user.id === event.organizer_id) {
+    main.append(h("p", { class: "panel" }, "This is your event, as buyers see it. ",
+      h("a", { href: `#/organizer/events/${event.id}` }, "See its sales")));
+  }
   if (event.status === "cancelled") {
     main.append(h("p", { class: "status-cancelled" }, "This event is cancelled: nothing more is sold, and every buyer is refunded."));
   } else if (onSaleLater) main.append(h("p", { class: "badge" }, `On sale from ${formatDateTime(event.on_sale_at)}`));

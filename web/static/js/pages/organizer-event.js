@@ -1,14 +1,16 @@
-// One of the organizer's events (GET /v1/organizer/events/{id}): its sales;
-// the form that changes its name, venue, description, start and refund
+// One of the organizer's events (GET /v1/organizer/events/{id}): its sales,
+// live, with its seat map read-only (organizer-sales.js); links to its orders,
+// scans and keys; the form that changes its name, venue, description, start and refund
 // window (PATCH); and its cancellation (POST …/cancel), confirmed by typing
 // the event's name, after which the page follows the refunds of its orders
 // live until every buyer has their money back.
 
 import { api, get, retrying } from "../api.js";
 import { field, h, onAbort, onSubmit, replace, sleep, uid } from "../dom.js";
-import { formatDateTime, formatMoney, localInputToISO, plural, toLocalInput } from "../format.js";
+import { formatDateTime, localInputToISO, plural, toLocalInput } from "../format.js";
 import { report, showMessage } from "../notice.js";
 import { requireUser, setTitle } from "../router.js";
+import { salesPanel } from "./organizer-sales.js";
 
 /** @typedef {import("../types.js").OrganizerEvent} OrganizerEvent */
 
@@ -26,7 +28,7 @@ export async function organizerEventPage({ main, params, signal }) {
   setTitle(main, event.name);
   const body = h("div", {});
   main.append(body);
-  draw(body, event, signal);
+  draw(body, event, signal, salesPanel(event, signal));
 }
 
 /**
@@ -35,31 +37,35 @@ export async function organizerEventPage({ main, params, signal }) {
  * @param {HTMLElement} body
  * @param {OrganizerEvent} event
  * @param {AbortSignal} signal
+ * @param {HTMLElement} sales the dashboard, kept across redraws
  */
-function draw(body, event, signal) {
+function draw(body, event, signal, sales) {
   const facts = h("p", {});
   showFacts(facts, event);
-  const links = h("p", { class: "no-print" },
-    h("a", { href: `#/events/${event.id}` }, "The buyers' page"), " · ",
-    h("a", { href: `#/organizer/events/${event.id}/scans` }, "Scans at the door"), " · ",
-    h("a", { href: "#/organizer" }, "All my events"));
+  sales.dataset.status = event.status;
+  const links = h("nav", { class: "dash-nav no-print", "aria-label": "This event" },
+    h("ul", {},
+      h("li", {}, h("a", { href: `#/organizer/events/${event.id}`, "aria-current": "page" }, "Sales")),
+      h("li", {}, h("a", { href: `#/organizer/events/${event.id}/orders` }, "Orders")),
+      h("li", {}, h("a", { href: `#/organizer/events/${event.id}/scans` }, "Scans at the door")),
+      h("li", {}, h("a", { href: "#/organizer/keys" }, "Scanner keys")),
+      h("li", {}, h("a", { href: `#/events/${event.id}` }, "The buyers' page")),
+      h("li", {}, h("a", { href: "#/organizer" }, "All my events"))));
   if (event.status === "cancelled") {
     replace(body, h("p", { class: "status-cancelled" }, "Cancelled"), facts, links,
-      progressPanel(event, (e) => showFacts(facts, e), signal));
+      progressPanel(event, (e) => showFacts(facts, e), signal), sales);
     return;
   }
-  replace(body, facts, links, changeForm(body, event, signal), cancelZone(body, event, signal));
+  replace(body, facts, links, sales, changeForm(body, event, signal, sales), cancelZone(body, event, signal, sales));
 }
 
 /**
- * Shows the event's where, when and sales in p.
+ * Shows the event's where and when in p (its sales are the dashboard's).
  * @param {HTMLParagraphElement} p
  * @param {OrganizerEvent} event
  */
 function showFacts(p, event) {
-  replace(p, event.venue, " · ", h("time", { datetime: event.starts_at }, formatDateTime(event.starts_at)), " · ",
-    `${event.seats_sold} of ${event.seats_total} seats sold`, " · ",
-    `${formatMoney(event.revenue_cents, event.currency)} taken`);
+  replace(p, event.venue, " · ", h("time", { datetime: event.starts_at }, formatDateTime(event.starts_at)));
 }
 
 /**
@@ -67,9 +73,10 @@ function showFacts(p, event) {
  * @param {HTMLElement} body
  * @param {OrganizerEvent} event
  * @param {AbortSignal} signal
+ * @param {HTMLElement} sales
  * @returns {HTMLFormElement}
  */
-function changeForm(body, event, signal) {
+function changeForm(body, event, signal, sales) {
   const name = field("Name", { required: true, maxlength: 200, value: event.name });
   const venue = field("Venue", { required: true, maxlength: 200, value: event.venue });
   const descriptionId = uid("f");
@@ -110,7 +117,7 @@ function changeForm(body, event, signal) {
       /** @type {import("../api.js").Answer<OrganizerEvent>} */
       const { data } = await api("PATCH", `/v1/organizer/events/${event.id}`, { body: change, signal });
       showMessage("Your changes are saved.");
-      draw(body, data, signal);
+      draw(body, data, signal, sales);
     } catch (err) {
       report(err);
     }
@@ -124,9 +131,10 @@ function changeForm(body, event, signal) {
  * @param {HTMLElement} body
  * @param {OrganizerEvent} event
  * @param {AbortSignal} signal
+ * @param {HTMLElement} sales
  * @returns {HTMLElement}
  */
-function cancelZone(body, event, signal) {
+function cancelZone(body, event, signal, sales) {
   const typed = field("Type the event's name to confirm", { autocomplete: "off", spellcheck: "false" },
     `Type “${event.name}” exactly.`);
   const button = h("button", { type: "button", class: "danger", disabled: true }, "Cancel the event");
@@ -138,7 +146,7 @@ function cancelZone(body, event, signal) {
       /** @type {import("../api.js").Answer<OrganizerEvent>} */
       const { data } = await api("POST", `/v1/organizer/events/${event.id}/cancel`, { signal });
       showMessage(`“${event.name}” is cancelled. Every buyer is being refunded.`);
-      draw(body, data, signal);
+      draw(body, data, signal, sales);
     } catch (err) {
       button.disabled = false;
       report(err);

@@ -3,6 +3,7 @@
 // change, cancel), and the form that creates one (POST /v1/events).
 
 import { api, get, retrying } from "../api.js";
+import { cards } from "../cards.js";
 import { field, h, onSubmit, selectField } from "../dom.js";
 import { formatDateTime, formatMoney, localInputToISO, plural, toCents } from "../format.js";
 import { report } from "../notice.js";
@@ -20,7 +21,7 @@ export async function organizerEventsPage({ main, signal }) {
     return;
   }
   main.append(h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "My events, scrollable" },
-    h("table", {},
+    cards(h("table", {},
       h("caption", { class: "visually-hidden" }, "My events, with seats held and sold and the revenue"),
       h("thead", {}, h("tr", {},
         ["Event", "Starts", "Sold", "Held", "Available", "Revenue", "Box office", "Door"].map((t) => h("th", { scope: "col" }, t)))),
@@ -34,7 +35,7 @@ export async function organizerEventsPage({ main, signal }) {
         h("td", { class: "num" }, String(e.seats_available)),
         h("td", { class: "num" }, formatMoney(e.revenue_cents ?? 0, e.currency)),
         h("td", {}, h("a", { href: `#/organizer/events/${e.id}/orders`, "aria-label": `Orders of ${e.name}` }, "Orders")),
-        h("td", {}, h("a", { href: `#/organizer/events/${e.id}/scans`, "aria-label": `Scans of ${e.name}` }, "Scans"))))))));
+        h("td", {}, h("a", { href: `#/organizer/events/${e.id}/scans`, "aria-label": `Scans of ${e.name}` }, "Scans")))))))));
 }
 
 /** @type {import("../router.js").Page} */

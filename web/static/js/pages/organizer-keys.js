@@ -3,6 +3,7 @@
 // events and revocations, never keys; a lost device's key is revoked.
 
 import { api, get, retrying } from "../api.js";
+import { cards } from "../cards.js";
 import { field, h, onSubmit, replace, selectField } from "../dom.js";
 import { formatDateTime } from "../format.js";
 import { clearNotice, report, showMessage } from "../notice.js";
@@ -37,10 +38,10 @@ export async function keysPage({ main, signal }) {
       return;
     }
     replace(list, h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "Scanner keys, scrollable" },
-      h("table", {},
+      cards(h("table", {},
         h("caption", { class: "visually-hidden" }, "Scanner keys"),
         h("thead", {}, h("tr", {}, ["Label", "Event", "Created", "Status", "Action"].map((t) => h("th", { scope: "col" }, t)))),
-        h("tbody", {}, keys.map((k) => keyRow(k))))));
+        h("tbody", {}, keys.map((k) => keyRow(k)))))));
   }
 
   /**

@@ -3,6 +3,7 @@
 // next, older page's `before`).
 
 import { get, readEvent, retrying } from "../api.js";
+import { cards } from "../cards.js";
 import { h } from "../dom.js";
 import { formatDateTime, formatDateTimeSeconds } from "../format.js";
 import { pager } from "../pager.js";
@@ -51,10 +52,10 @@ export async function scansPage({ main, params, signal }) {
     h("p", { class: "lead" }, event.venue, " · ", formatDateTime(event.starts_at)),
     h("div", { class: "actions" }, refresh),
     h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "Scans, scrollable" },
-      h("table", {},
+      cards(h("table", {},
         h("caption", { class: "visually-hidden" }, "Every scan attempt, newest first"),
         h("thead", {}, h("tr", {}, ["Time", "Result", "Code", "Scanner", "How"].map((t) => h("th", { scope: "col" }, t)))),
-        body)),
+        body))),
     status, older);
 
   const first = pager({
