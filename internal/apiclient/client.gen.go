@@ -1138,6 +1138,9 @@ type InvalidQueueToken = Problem
 // NotFound An RFC 9457 problem. Members beyond the first four appear on the types named.
 type NotFound = Problem
 
+// PageUnavailable An RFC 9457 problem. Members beyond the first four appear on the types named.
+type PageUnavailable = Problem
+
 // RateLimited An RFC 9457 problem. Members beyond the first four appear on the types named.
 type RateLimited = Problem
 
@@ -7510,7 +7513,7 @@ type WebPageResponse struct {
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
-	ApplicationproblemJSON503 *Unavailable
+	ApplicationproblemJSON503 *PageUnavailable
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -7524,7 +7527,7 @@ func (r WebPageResponse) GetApplicationproblemJSON500() *InternalError {
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r WebPageResponse) GetApplicationproblemJSON503() *Unavailable {
+func (r WebPageResponse) GetApplicationproblemJSON503() *PageUnavailable {
 	return r.ApplicationproblemJSON503
 }
 
@@ -7698,7 +7701,7 @@ type DoorPageResponse struct {
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
-	ApplicationproblemJSON503 *Unavailable
+	ApplicationproblemJSON503 *PageUnavailable
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -7712,7 +7715,7 @@ func (r DoorPageResponse) GetApplicationproblemJSON500() *InternalError {
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r DoorPageResponse) GetApplicationproblemJSON503() *Unavailable {
+func (r DoorPageResponse) GetApplicationproblemJSON503() *PageUnavailable {
 	return r.ApplicationproblemJSON503
 }
 
@@ -13410,11 +13413,14 @@ func ParseWebPageResponse(rsp *http.Response) (*WebPageResponse, error) {
 		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Unavailable
+		var dest PageUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 503:
+		// Content-type (text/html) unsupported
 
 	}
 
@@ -13582,11 +13588,14 @@ func ParseDoorPageResponse(rsp *http.Response) (*DoorPageResponse, error) {
 		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Unavailable
+		var dest PageUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 503:
+		// Content-type (text/html) unsupported
 
 	}
 
