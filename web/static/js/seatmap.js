@@ -78,6 +78,8 @@ export class SeatMap {
     /** @type {HTMLElement | null} the button with tabindex 0 */
     this.active = null;
 
+    /** @type {Map<number, string>} prices formatted (money) */
+    this.prices = new Map();
     /** @type {{name: string, top: number, bottom: number}[]} sections' vertical extents, natural px */
     this.extents = [];
 
@@ -183,7 +185,7 @@ export class SeatMap {
     let top = GEOMETRY.pad * 2 + GEOMETRY.stage;
     for (const [section, rows] of grouped) {
       const prices = [...new Set(rows.flatMap(([, r]) => r.map((s) => s.price_cents)))].sort((a, b) => a - b);
-      const priceText = prices.map((p) => formatMoney(p, this.currency)).join(" to ");
+      const priceText = prices.map((p) => this.money(p)).join(" to ");
       const block = h("div", { class: "seat-section" },
         h("h3", { class: "section-name" }, section, h("span", { class: "muted" }, ` · ${priceText}`)));
       const height = GEOMETRY.header + rows.length * (GEOMETRY.seat + GEOMETRY.gap);
@@ -283,6 +285,18 @@ export class SeatMap {
   }
 
   /**
+   * A price in the event's currency, each formatted once (a map names a few
+   * prices on hundreds of seats, redrawn with every change).
+   * @param {number} cents
+   * @returns {string}
+   */
+  money(cents) {
+    let text = this.prices.get(cents);
+    if (text === undefined) this.prices.set(cents, (text = formatMoney(cents, this.currency)));
+    return text;
+  }
+
+  /**
    * Redraws one seat: its class (the looks) and its accessible name.
    * @param {string} id
    */
@@ -292,7 +306,7 @@ export class SeatMap {
     const { seat, button } = entry;
     const status = this.statusOf(id);
     button.className = `seat seat-${status}`;
-    const label = `${seat.section}, row ${seat.row}, seat ${seat.number}, ${STATUS_WORDS[status]}, ${formatMoney(seat.price_cents, this.currency)}`;
+    const label = `${seat.section}, row ${seat.row}, seat ${seat.number}, ${STATUS_WORDS[status]}, ${this.money(seat.price_cents)}`;
     button.setAttribute("aria-label", label);
     button.title = label;
     if (this.readOnly) return;
@@ -337,6 +351,7 @@ export class SeatMap {
    * @param {KeyboardEvent} e
    */
   onKey(e) {
+    if (e.key === "Escape" && !this.toastEl.hidden) return this.hideToast();
     if (e.key === "+" || e.key === "=") return this.keyZoom(e, ZOOM_STEP);
     if (e.key === "-") return this.keyZoom(e, 1 / ZOOM_STEP);
     if (e.key === "0") return this.keyZoom(e, 0);

@@ -131,9 +131,12 @@ export async function eventPage({ main, params, signal }) {
     ] : null,
     h("div", { class: "basket", role: "region", "aria-label": "Your choice" },
       holdLine,
-      h("div", { class: "basket-line" }, summary, h("div", { class: "basket-actions" }, holdButton, cancelButton)),
-      user ? null : h("p", { class: "basket-login" }, h("a", { href: `#/login${next}` }, "Log in"),
-        " or ", h("a", { href: `#/signup${next}` }, "sign up"), ` to hold ${what}.`)));
+      h("div", { class: "basket-line" }, summary, h("div", { class: "basket-actions" },
+        // Not logged in: the way to choose, rather than a Hold button that cannot.
+        user ? [holdButton, cancelButton] : [
+          h("a", { href: `#/signup${next}`, class: "button secondary" }, "Sign up"),
+          h("a", { href: `#/login${next}`, class: "button primary" }, `Log in to hold ${what}`),
+        ]))));
   map.element.setAttribute("aria-describedby", helpId);
 
   function updateSummary() {
