@@ -22,6 +22,8 @@ func TestSeatMapForThumbs(t *testing.T) {
 	s := startStack(t, nil)
 	ev := s.signUp(t, "organizer").createDemoEvent(t)
 	buyer := s.signUp(t, "buyer")
+	last := ev.Seats[len(ev.Seats)-1]
+	s.signUp(t, "buyer").hold(t, ev.ID, last) // held by someone else, for the read-only map
 	b := newBrowser(t, s)
 
 	for _, size := range []struct{ width, height int64 }{{390, 844}, {1280, 900}} {
@@ -30,6 +32,11 @@ func TestSeatMapForThumbs(t *testing.T) {
 			b.viewport(size.width, size.height)
 			b.openEvent(ev)
 			b.mapFits(t)
+			// Nothing moved while the page and its map came (the skeleton, the
+			// map's box reserved): layout shift well under Lighthouse's 0.1.
+			if cls := b.layoutShift(t); cls >= 0.05 {
+				t.Errorf("the event page's layout shifted by %.3f while loading, want under 0.05", cls)
+			}
 			seat := b.visibleSeat(t)
 			b.eval(fmt.Sprintf(`document.querySelector(%q).click()`, `.seat[data-id="`+seat.ID+`"]`))
 			b.waitJS("the toast", `!document.querySelector(".seatmap-toast").hidden`)
@@ -125,6 +132,42 @@ func TestSeatMapForThumbs(t *testing.T) {
 			b.mapFits(t)
 		})
 	}
+
+	t.Run("once held, the basket bar counts down and offers Pay", func(t *testing.T) {
+		b.clickPrefix("Hold 1 seat")
+		b.waitHeading("Your hold")
+		b.openEvent(ev)
+		b.waitJS("the countdown", `/\d+:\d\d/.test(document.querySelector(".basket [role=timer]")?.textContent)`)
+		b.waitText(".basket-hold", "You hold 1 seat until")
+		if href := b.attr(".basket-hold a", "href"); !strings.HasPrefix(href, "#/holds/") {
+			t.Errorf("the basket's Pay goes to %q", href)
+		}
+		b.inView(t, ".basket", "the basket bar")
+		b.page("seatmap-held-1280px")
+	})
+
+	t.Run("read-only, the organizer's map shows statuses and no picker", func(t *testing.T) {
+		var got struct {
+			Buttons, Seats, Held int
+			Label                string
+		}
+		json.Unmarshal(b.eval(fmt.Sprintf(`(async () => {
+			const { renderSeatMap } = await import("/ui/js/seatmap.js");
+			const seats = (await (await fetch("/v1/events/%s/seats")).json()).seats;
+			const el = document.createElement("div");
+			document.querySelector("main").append(el);
+			const map = renderSeatMap(el, { seats, currency: "USD" }, { readOnly: true });
+			const r = { buttons: el.querySelectorAll(".seatmap button").length, seats: el.querySelectorAll(".seat[role=img]").length,
+				held: el.querySelectorAll(".seat-held").length, label: el.querySelector('.seat[data-id="%s"]').getAttribute("aria-label") };
+			map.element.querySelector(".seat").click();
+			r.buttons += el.querySelectorAll(".seat-chosen").length;
+			return r;
+		})()`, ev.ID, last.ID)), &got)
+		if got.Buttons != 0 || got.Seats != len(ev.Seats) || got.Held < 1 || got.Label != fmt.Sprintf("%s, row %s, seat %d, held, $%s", last.Section, last.Row, last.Number, map[string]string{"Stalls": "45.00", "Balcony": "25.00"}[last.Section]) {
+			t.Errorf("the read-only map has %d buttons or chosen seats, %d of %d seats drawn, %d held, A1 named %q",
+				got.Buttons, got.Seats, len(ev.Seats), got.Held, got.Label)
+		}
+	})
 }
 
 // seatOnScreen is a seat's id and the middle of its button on the screen.
@@ -182,6 +225,20 @@ func (b *browser) visibleSeat(t *testing.T) seatOnScreen {
 		t.Fatal("no available seat is in view")
 	}
 	return s
+}
+
+// layoutShift is the page's cumulative layout shift so far (shifts not
+// caused by input), as Lighthouse counts it.
+func (b *browser) layoutShift(t *testing.T) float64 {
+	t.Helper()
+	var cls float64
+	json.Unmarshal(b.eval(`new Promise(done => {
+		let cls = 0;
+		new PerformanceObserver(list => { for (const e of list.getEntries()) if (!e.hadRecentInput) cls += e.value; })
+			.observe({ type: "layout-shift", buffered: true });
+		setTimeout(() => done(cls), 100);
+	})`), &cls)
+	return cls
 }
 
 // inView checks that the element of the selector is within the viewport.

@@ -59,7 +59,7 @@ export async function eventPage({ main, params, signal }) {
     const places = myHold.general.reduce((n, g) => n + g.quantity, 0);
     const left = h("span", { role: "timer", "aria-live": "off" });
     holdLine = h("p", { class: "basket-hold" },
-      `You hold ${heldWords(myHold.seat_ids.length - places, places)} until ${formatTime(myHold.expires_at)}: `, left, " left. ",
+      h("span", {}, `You hold ${heldWords(myHold.seat_ids.length - places, places)} until ${formatTime(myHold.expires_at)}: `, left, " left."),
       h("a", { href: `#/holds/${myHold.id}`, class: "button primary" }, "Pay"));
     const tick = () => {
       const ms = new Date(myHold.expires_at).getTime() - Date.now();
