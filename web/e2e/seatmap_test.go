@@ -16,8 +16,10 @@ import (
 // 20 seats: at first sight it fits the screen (no sideways scrolling, of the
 // page or the map); by touch events, the + button and a pinch zoom it until
 // seats are 44 px touch targets, and a tap chooses a seat; the basket bar is
-// on the screen while choosing; the keyboard still chooses; and a tap by a
-// reader who is not logged in is answered beside the seat, with "Log in".
+// on the screen while choosing; the keyboard still chooses; a tap by a
+// reader who is not logged in is answered beside the seat, with "Log in";
+// nothing moves while the page loads (layout shift); once held, the bar
+// counts down and offers Pay; and the organizer's read-only map has no picker.
 func TestSeatMapForThumbs(t *testing.T) {
 	s := startStack(t, nil)
 	ev := s.signUp(t, "organizer").createDemoEvent(t)
