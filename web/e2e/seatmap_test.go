@@ -132,6 +132,26 @@ func TestSeatMapForThumbs(t *testing.T) {
 			}
 			b.key("0")
 			b.mapFits(t)
+
+			// Zoomed in, a mouse drag pans the map and chooses nothing.
+			b.eval(`document.querySelector(".seatmap-frame").scrollIntoView({block: "start"})`)
+			b.click(`button[aria-label="Zoom in"]`)
+			x, y := b.center(t, ".seatmap-view")
+			before := b.text(".summary")
+			left := b.eval(`document.querySelector(".seat[data-id]").getBoundingClientRect().left`)
+			b.mouse(input.DispatchMouseEventTypeMousePressed, x, y)
+			for dx := 20.0; dx <= 120; dx += 20 {
+				b.mouse(input.DispatchMouseEventTypeMouseMoved, x-dx, y-dx/2)
+			}
+			b.mouse(input.DispatchMouseEventTypeMouseReleased, x-120, y-60)
+			if after := b.eval(`document.querySelector(".seat[data-id]").getBoundingClientRect().left`); string(after) == string(left) {
+				t.Error("a mouse drag did not pan the zoomed map")
+			}
+			if after := b.text(".summary"); after != before {
+				t.Errorf("a mouse drag changed the choice: %q, was %q", after, before)
+			}
+			b.click(".zoom-fit")
+			b.mapFits(t)
 		})
 	}
 
@@ -291,6 +311,18 @@ func (b *browser) touches(kind input.DispatchTouchEventType, points ...[2]float6
 	}
 	if _, err := chromedp.Call(b.ctx, input.DispatchTouchEvent, input.DispatchTouchEventParams{Type: kind, TouchPoints: tps}); err != nil {
 		b.t.Fatalf("touch %s: %v", kind, err)
+	}
+}
+
+// mouse sends one mouse event at (x, y), the left button pressed (or released).
+func (b *browser) mouse(kind input.DispatchMouseEventType, x, y float64) {
+	b.t.Helper()
+	p := input.DispatchMouseEventParams{Type: kind, X: x, Y: y, Button: input.MouseButtonLeft, Buttons: 1, ClickCount: 1}
+	if kind == input.DispatchMouseEventTypeMouseMoved {
+		p.ClickCount = 0
+	}
+	if _, err := chromedp.Call(b.ctx, input.DispatchMouseEvent, p); err != nil {
+		b.t.Fatalf("mouse %s: %v", kind, err)
 	}
 }
 
