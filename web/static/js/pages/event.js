@@ -3,10 +3,16 @@
 // general admission (places.js), whose counts of places left are read again
 // every few seconds. A buyer chooses 1 to 10 seats and places in all and holds
 // them (POST /v1/holds), then goes on to the hold's page to pay.
+//
+// The basket bar sticks to the screen's bottom while the seats are in view:
+// what is chosen, its total and the Hold button, and the buyer's current hold
+// of the event with its countdown and a Pay link. Until the event is read, a
+// skeleton of the page's shape holds its place (no layout shift), and the seat
+// map's box is reserved from the sections' rows and seats before they come.
 
 import { api, ApiError, get, readEvent, retrying } from "../api.js";
 import { h, isAbort } from "../dom.js";
-import { formatDateTime, formatMoney, formatTime, plural } from "../format.js";
+import { formatClock, formatDateTime, formatMoney, formatTime, plural } from "../format.js";
 import { forgetHold, rememberedHold, rememberHold } from "../holds.js";
 import { clearNotice, countdown, report, showMessage } from "../notice.js";
 import { go, setTitle } from "../router.js";
@@ -23,7 +29,10 @@ const RECOUNT_MS = 5000; // how often the places left are read again
 export async function eventPage({ main, params, signal }) {
   const heading = setTitle(main, "Event");
   const id = params.id;
+  const skeleton = eventSkeleton();
+  main.append(skeleton);
   const event = await readEvent(id, signal);
+  skeleton.remove();
   heading.textContent = event.name;
   document.title = `${event.name} · Stagedoor`;
 
@@ -49,11 +58,22 @@ export async function eventPage({ main, params, signal }) {
 
   // The buyer's current hold of this event, if this browser remembers one.
   const myHold = buyer ? await currentHold(user, id, signal) : null;
+  /** @type {HTMLElement | null} */
+  let holdLine = null; // in the basket bar: the hold, its countdown, Pay
   if (myHold) {
     const places = myHold.general.reduce((n, g) => n + g.quantity, 0);
-    main.append(h("section", { class: "panel", "aria-label": "Your hold" },
-      h("p", {}, `You hold ${heldWords(myHold.seat_ids.length - places, places)} of this event until ${formatTime(myHold.expires_at)}. `,
-        h("a", { href: `#/holds/${myHold.id}` }, "Go to checkout"))));
+    const left = h("span", { role: "timer", "aria-live": "off" });
+    holdLine = h("p", { class: "basket-hold" },
+      h("span", {}, `You hold ${heldWords(myHold.seat_ids.length - places, places)} until ${formatTime(myHold.expires_at)}: `, left, " left."),
+      h("a", { href: `#/holds/${myHold.id}`, class: "button primary" }, "Pay"));
+    const tick = () => {
+      const ms = new Date(myHold.expires_at).getTime() - Date.now();
+      left.textContent = formatClock(Math.max(0, ms));
+      if (ms <= 0) clearInterval(timer);
+    };
+    const timer = setInterval(tick, 1000);
+    signal.addEventListener("abort", () => clearInterval(timer));
+    tick();
   }
   const sections = event.sections ?? [];
   const seated = sections.some((s) => !s.general_admission);
@@ -75,14 +95,18 @@ export async function eventPage({ main, params, signal }) {
     if (holding) return `Your ${what} are being held: wait a moment.`;
     return null;
   };
+  const next = `?next=${encodeURIComponent(`/events/${id}`)}`;
   const map = new SeatMap({
     currency: event.currency,
     max: MAX_SEATS,
+    loginHref: user ? null : `#/login${next}`,
     canChoose,
     onToggle: () => updateSummary(),
     onRefused: (message) => { summary.textContent = message; },
   });
   if (myHold) map.setMine(myHold.seat_ids);
+  map.reserve(sections);
+  map.controls.prepend(mode);
   const pickers = new PlacePickers({
     sections: general,
     currency: event.currency,
@@ -93,15 +117,16 @@ export async function eventPage({ main, params, signal }) {
   });
 
   const helpId = "seatmap-help";
+  const touch = matchMedia("(pointer: coarse)").matches;
   const seatSection = h("section", { class: "seats", "aria-labelledby": "seats-heading" },
     seated ? [
       h("h2", { id: "seats-heading" }, "Seats"),
       h("p", { id: helpId, class: "hint" },
-        "Tab to the map, move between seats with the arrow keys, and press Space or Enter to choose a seat. ",
+        touch ? "Pinch or tap + to zoom in, drag to look around, and tap a seat to choose it. "
+          : "Tab to the map, move between seats with the arrow keys, and press Space or Enter to choose a seat; + and − zoom. ",
         general.length > 0 ? "Up to 10 seats and places in all." : "Up to 10 seats."),
       seatLegend(),
-      mode,
-      h("div", { class: "seatmap-scroll" }, map.element),
+      map.frame,
     ] : null,
     general.length > 0 ? [
       h("h2", { id: seated ? "places-heading" : "seats-heading" }, "General admission"),
@@ -109,14 +134,15 @@ export async function eventPage({ main, params, signal }) {
         seated ? "seats and places in all." : "places."),
       pickers.element,
     ] : null,
-    summary,
-    h("div", { class: "actions" }, holdButton, cancelButton));
+    h("div", { class: "basket", role: "region", "aria-label": "Your choice" },
+      holdLine,
+      h("div", { class: "basket-line" }, summary, h("div", { class: "basket-actions" },
+        // Not logged in: the way to choose, rather than a Hold button that cannot.
+        user ? [holdButton, cancelButton] : [
+          h("a", { href: `#/signup${next}`, class: "button secondary" }, "Sign up"),
+          h("a", { href: `#/login${next}`, class: "button primary" }, `Log in to hold ${what}`),
+        ]))));
   map.element.setAttribute("aria-describedby", helpId);
-  if (!user) {
-    const next = `?next=${encodeURIComponent(`/events/${id}`)}`;
-    seatSection.append(h("p", {}, h("a", { href: `#/login${next}` }, "Log in"),
-      " or ", h("a", { href: `#/signup${next}` }, "sign up"), ` to hold ${what}.`));
-  }
 
   function updateSummary() {
     const seats = map.chosenSeats();
@@ -256,6 +282,19 @@ export async function eventPage({ main, params, signal }) {
     main.append(seatSection);
     showSeats();
   }
+}
+
+/**
+ * The page's shape while the event is read: a line for the venue, a few for
+ * the description, and a box where the seats will be (layout shift: none).
+ * @returns {HTMLElement}
+ */
+function eventSkeleton() {
+  return h("div", { class: "skeleton", "aria-hidden": "true" },
+    h("p", { class: "skeleton-line lead" }),
+    h("p", { class: "skeleton-line" }), h("p", { class: "skeleton-line short" }),
+    h("p", { class: "skeleton-heading" }),
+    h("div", { class: "skeleton-box" }));
 }
 
 /**

@@ -60,7 +60,7 @@ export function salesPanel(event, signal) {
   const mapSection = seated ? h("section", { class: "dash-map", "aria-labelledby": mapHeadingId },
     h("h3", { id: mapHeadingId }, "Seat map"),
     h("p", { class: "hint" }, "Sold and held seats, as buyers see them now. Nothing can be chosen here."),
-    legend(), h("div", { class: "seatmap-scroll" }, map.element)) : null;
+    legend(), map.frame) : null;
 
   // data-status: the event's (organizer-event.js sets it on a change); a
   // cancelled event's map is not shown, its seats being on sale no more.
