@@ -186,11 +186,11 @@ type admissionJSON struct {
 }
 
 type scanAttemptJSON struct {
-	ID           string    `json:"id"`
-	ScannerKeyID string    `json:"scanner_key_id"`
-	ScannerLabel string    `json:"scanner_label"`
-	TicketID     *string   `json:"ticket_id"`
-	Reference    *string   `json:"reference"`
+	ID           string  `json:"id"`
+	ScannerKeyID string  `json:"scanner_key_id"`
+	ScannerLabel string  `json:"scanner_label"`
+	TicketID     *string `json:"ticket_id"`
+	Reference    *string `json:"reference"`
 	Seat         *struct {
 		Section string `json:"section"`
 		Row     string `json:"row"`

@@ -332,8 +332,8 @@ func TestAReferenceIsFoundAtItsOwnEventOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if moved.New.Reference == "" || moved.New.Reference == oldRef || d.referenceOf(t, moved.New.ID) != moved.New.Reference {
-		t.Errorf("the transferred ticket's reference %q (was %q), want a new one, stored", moved.New.Reference, oldRef)
+	if moved.Old.Reference != oldRef || moved.New.Reference == "" || moved.New.Reference == oldRef || d.referenceOf(t, moved.New.ID) != moved.New.Reference {
+		t.Errorf("the transferred ticket's reference %q (was %q, answered %q), want a new one, stored", moved.New.Reference, oldRef, moved.Old.Reference)
 	}
 	if _, err := d.scans.Scan(ctx, bound, oldRef); !errors.Is(err, ErrRevoked) {
 		t.Errorf("the given ticket's old reference: %v, want revoked", err)

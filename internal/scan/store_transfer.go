@@ -45,10 +45,10 @@ func (s store) transfer(ctx context.Context, holderID, ticketID, email string, n
 		err := tx.QueryRow(ctx, `
 			SELECT t.order_id::text, t.event_id::text, t.seat_id::text, t.scanned_at,
 			       t.revoked_at IS NOT NULL OR t.refund_status IS NOT NULL,
-			       t.transferred_at IS NOT NULL, e.name, e.venue, e.starts_at, s.section, s.row_label, s.number
+			       t.transferred_at IS NOT NULL, t.reference, e.name, e.venue, e.starts_at, s.section, s.row_label, s.number
 			FROM tickets t JOIN events e ON e.id = t.event_id JOIN seats s ON s.id = t.seat_id
 			WHERE t.id = $1 AND t.buyer_id = $2 FOR UPDATE OF t`, ticketID, holderID).
-			Scan(&old.OrderID, &old.EventID, &old.SeatID, &old.ScannedAt, &old.Revoked, &transferred,
+			Scan(&old.OrderID, &old.EventID, &old.SeatID, &old.ScannedAt, &old.Revoked, &transferred, &old.Reference,
 				&ev.Name, &ev.Venue, &ev.StartsAt, &seat.Section, &seat.Row, &seat.Number)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errNoTicket

@@ -204,7 +204,15 @@ function render() {
       const result = document.createElement("span");
       result.className = "result";
       result.textContent = h.word;
-      li.append(`${clock(h.at)} · `, result, h.ticket ? ` · ${h.ticket}` : ` · ${h.detail} · ${h.code}…`);
+      li.append(`${clock(h.at)} · `, result);
+      if (h.ticket) {
+        // Its reference (kept on one line), then its seat.
+        const [ref, ...seat] = h.ticket.split(" · ");
+        const code = document.createElement("span");
+        code.className = "reference";
+        code.textContent = ref;
+        li.append(" · ", code, seat.length ? ` · ${seat.join(" · ")}` : "");
+      } else li.append(` · ${h.detail} · ${h.code}…`);
       if (h.offline) {
         const tag = document.createElement("span");
         tag.className = "tag";
@@ -222,7 +230,7 @@ function render() {
   } else {
     net.textContent = online
       ? `Online${state.syncedAt ? ` · synced ${clock(state.syncedAt)}` : ""}`
-      : `Offline: checking signed tickets on this device · ${state.queue.length} to sync`;
+      : `Offline: checking tickets on this device · ${state.queue.length} to sync`;
   }
 }
 

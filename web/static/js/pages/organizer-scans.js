@@ -72,7 +72,7 @@ export async function scansPage({ main, params, signal }) {
       h("td", {}, h("time", { datetime: s.scanned_at }, formatDateTimeSeconds(s.scanned_at))),
       h("td", { class: `result result-${s.result}` }, RESULT_WORDS[s.result] || s.result),
       // The ticket by its reference and seat; a code of no ticket by its first characters.
-      h("td", {}, ...(s.reference ? [h("code", {}, showReference(s.reference)), ` · ${seatWords(s.seat)}`] : [h("code", {}, `${s.code_prefix}…`)])),
+      h("td", {}, ...(s.reference ? [h("code", { class: "reference" }, showReference(s.reference)), ` · ${seatWords(s.seat)}`] : [h("code", {}, `${s.code_prefix}…`)])),
       h("td", {}, s.scanner_label),
       // Offline: the door checked the ticket alone and uploaded the scan
       // later; its time is the door's clock, unless that could not be true
