@@ -790,7 +790,7 @@ type RefundRequest struct {
 
 // ScanAttempt defines model for ScanAttempt.
 type ScanAttempt struct {
-	// CodePrefix The first 6 characters of the code scanned (of a typed reference: as read); the rest is kept only as a hash.
+	// CodePrefix The first 6 characters of the code scanned or typed; the rest is kept only as a hash.
 	CodePrefix string `json:"code_prefix"`
 
 	// DeviceScannedAt The date the device gave an uploaded scan when it was not believed (before the key was made or its last upload, or in the future); `scanned_at` is then when the scan arrived. Null otherwise.

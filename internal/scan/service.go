@@ -127,16 +127,17 @@ func parseCode(raw string) (code, error) {
 	if strings.IndexFunc(trimmed, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
 		return code{}, errkind.Invalidf("code must be printable text")
 	}
-	if ref, ok := NormalizeReference(trimmed); ok {
-		// A typed reference: hashed and kept as the one it means.
-		sum := sha256.Sum256([]byte(ref))
-		return code{text: ref, hash: sum[:], prefix: ref[:CodePrefixRunes], reference: true}, nil
-	}
-	sum := sha256.Sum256([]byte(trimmed))
 	prefix := trimmed
 	if runes := []rune(trimmed); len(runes) > CodePrefixRunes {
 		prefix = string(runes[:CodePrefixRunes])
 	}
+	if ref, ok := NormalizeReference(trimmed); ok {
+		// A typed reference: looked up and hashed as the one it means; the
+		// audit's prefix is what was typed.
+		sum := sha256.Sum256([]byte(ref))
+		return code{text: ref, hash: sum[:], prefix: prefix, reference: true}, nil
+	}
+	sum := sha256.Sum256([]byte(trimmed))
 	c := code{text: trimmed, hash: sum[:], prefix: prefix}
 	// No older code starts so: "1" is not a base32 character.
 	if c.signed = strings.HasPrefix(trimmed, ticketsign.Prefix); c.signed {
