@@ -62,7 +62,7 @@ func NormalizeReference(typed string) (ref string, ok bool) {
 		case r == 'O':
 			r = '0'
 		}
-		if r > 'Z' || strings.IndexRune(ReferenceAlphabet, r) < 0 {
+		if !strings.ContainsRune(ReferenceAlphabet, r) {
 			return "", false
 		}
 		b.WriteRune(r)
