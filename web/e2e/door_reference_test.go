@@ -3,6 +3,9 @@ package e2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
 )
 
 // references are the buyer's tickets' short references, in the order of d.tickets.
@@ -80,6 +83,9 @@ func TestDoorAdmitsAReferenceOnlineAndOffline(t *testing.T) {
 	}
 	b.noSidewaysScroll("door, typed reference, 390 px")
 	b.page("door-reference-online-390")
+	b.doorDark(true) // the door follows the system's dark mode; axe checks its contrast
+	b.page("door-reference-online-dark-390")
+	b.doorDark(false)
 	if v := b.scanTyped("NOT-A-TICKET"); !strings.HasPrefix(v, "Invalid") {
 		t.Errorf("junk: %q, want Invalid", v)
 	}
@@ -141,4 +147,14 @@ func TestDoorAdmitsAReferenceOnlineAndOffline(t *testing.T) {
 	b.page("audit-reference-390")
 	b.viewport(1280, 900)
 	b.page("audit-reference-1280")
+}
+
+// doorDark emulates a system in dark mode (or not).
+func (b *browser) doorDark(dark bool) {
+	b.t.Helper()
+	scheme := map[bool]string{true: "dark", false: "light"}[dark]
+	if _, err := chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
+		b.t.Fatalf("emulating %s mode: %v", scheme, err)
+	}
 }
