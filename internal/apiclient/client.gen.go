@@ -580,6 +580,9 @@ type OrganizerTicket struct {
 	HolderEmail openapi_types.Email `json:"holder_email"`
 	Id          openapi_types.UUID  `json:"id"`
 
+	// Reference Its short reference, as printed under its QR code (the door can type it).
+	Reference string `json:"reference"`
+
 	// Seat Where a ticket admits; a place of general admission has no row.
 	Seat   TicketSeat            `json:"seat"`
 	Status OrganizerTicketStatus `json:"status"`

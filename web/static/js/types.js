@@ -257,6 +257,7 @@
  * A ticket of an order, as its event's organizer reads it (OrganizerTicket).
  * @typedef {object} OrganizerTicket
  * @property {string} id
+ * @property {string} reference its short reference (shown grouped 4-4-2)
  * @property {{section: string, row: string, number: number}} seat row "" for a place of general admission
  * @property {"valid" | "scanned" | "refunded" | "transferred"} status
  * @property {string} holder_email
