@@ -221,9 +221,12 @@ type Account struct {
 
 // Admission defines model for Admission.
 type Admission struct {
-	EventId   openapi_types.UUID `json:"event_id"`
-	Result    interface{}        `json:"result"`
-	ScannedAt time.Time          `json:"scanned_at"`
+	EventId openapi_types.UUID `json:"event_id"`
+
+	// Reference The ticket's short reference.
+	Reference string      `json:"reference"`
+	Result    interface{} `json:"result"`
+	ScannedAt time.Time   `json:"scanned_at"`
 
 	// Seat Where a ticket admits; a place of general admission has no row.
 	Seat     TicketSeat         `json:"seat"`
@@ -617,6 +620,9 @@ type OrganizerTicket struct {
 	HolderEmail openapi_types.Email `json:"holder_email"`
 	Id          openapi_types.UUID  `json:"id"`
 
+	// Reference Its short reference, as printed under its QR code (the door can type it).
+	Reference string `json:"reference"`
+
 	// Seat Where a ticket admits; a place of general admission has no row.
 	Seat   TicketSeat            `json:"seat"`
 	Status OrganizerTicketStatus `json:"status"`
@@ -827,7 +833,7 @@ type RefundRequest struct {
 
 // ScanAttempt defines model for ScanAttempt.
 type ScanAttempt struct {
-	// CodePrefix The first 6 characters of the code scanned; the rest is kept only as a hash.
+	// CodePrefix The first 6 characters of the code scanned or typed; the rest is kept only as a hash.
 	CodePrefix string `json:"code_prefix"`
 
 	// DeviceScannedAt The date the device gave an uploaded scan when it was not believed (before the key was made or its last upload, or in the future); `scanned_at` is then when the scan arrived. Null otherwise.
@@ -837,6 +843,9 @@ type ScanAttempt struct {
 	// Offline Made offline on the device, uploaded later.
 	Offline bool `json:"offline"`
 
+	// Reference The ticket's short reference; null with `ticket_id`.
+	Reference *string `json:"reference"`
+
 	// Result `conflict` only for uploaded scans: a device admitted the ticket offline after it had been admitted earlier elsewhere; or an admission that an earlier one, uploaded later, displaced.
 	Result ScanResult `json:"result"`
 
@@ -844,6 +853,9 @@ type ScanAttempt struct {
 	ScannedAt    time.Time          `json:"scanned_at"`
 	ScannerKeyId openapi_types.UUID `json:"scanner_key_id"`
 	ScannerLabel string             `json:"scanner_label"`
+
+	// Seat The ticket's seat or place; null with `ticket_id`.
+	Seat *TicketSeat `json:"seat"`
 
 	// TicketId Null when the code was no ticket of this organizer.
 	TicketId *openapi_types.UUID `json:"ticket_id"`
@@ -863,7 +875,7 @@ type ScanPage struct {
 
 // ScanRequest defines model for ScanRequest.
 type ScanRequest struct {
-	// Code The ticket's code; surrounding space is ignored (but counts toward the 256 bytes).
+	// Code The ticket's code, or its short reference as typed (`7kq4-0m2x-9p`: either case, hyphens and spaces ignored, I and L read as 1, O as 0); surrounding space is ignored (but counts toward the 256 bytes). A reference is looked up among the tickets of the key's event only (its organizer's events when unbound): another event's is `invalid`, not `wrong_event`.
 	Code string `json:"code"`
 }
 
@@ -1014,6 +1026,9 @@ type Ticket struct {
 	// GeneralAdmission A place of general admission: no row or seat number, any place of its section.
 	GeneralAdmission bool               `json:"general_admission"`
 	Id               openapi_types.UUID `json:"id"`
+
+	// Reference Its short reference, printed under its QR code (shown grouped, `7KQ4-0M2X-9P`): 10 characters of Crockford's base32 (no I, L, O, U), 50 random bits, unique. The door can type it instead of scanning the code; it admits as the code does, once. A transferred ticket's successor has a new one; this one then admits no one.
+	Reference string `json:"reference"`
 
 	// SeatId Its seat on the seat map, or its place of general admission (on no map).
 	SeatId openapi_types.UUID `json:"seat_id"`
@@ -1233,6 +1248,12 @@ type OrganizerRefundOrderParams struct {
 type ScannerRevocationsParams struct {
 	// After The `next_after` of the answer before; 0 or absent from the start.
 	After *int64 `form:"after,omitempty" json:"after,omitempty"`
+}
+
+// ScannerTicketsParams defines parameters for ScannerTickets.
+type ScannerTicketsParams struct {
+	// After The `next_after` of the answer before; absent from the first.
+	After *openapi_types.UUID `form:"after,omitempty" json:"after,omitempty"`
 }
 
 // UploadScansJSONBody defines parameters for UploadScans.
@@ -2280,6 +2301,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/scanner/revocations (the `ScannerRevocations` operationId).
 	ScannerRevocations(ctx context.Context, params *ScannerRevocationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScannerTickets The tickets that admit, with their references, to check a typed one offline
+	//
+	// The tickets this key may admit (of its event when bound, else of its organizer's
+	// events) that admit now (neither revoked nor refunded nor being refunded), with
+	// their short references and seats, by ticket id, after the ticket `after` (absent:
+	// from the first), at most 1,000 an answer. A device asks again with `next_after`
+	// until the list is empty, reads the whole list again now and then (the door: every
+	// minute), and checks a typed reference against it while the server is out of
+	// reach; the revocations (`/v1/scanner/revocations`) stop what it listed. Limited by
+	// `scanner-key` on the key, like a scan.
+	//
+	// Corresponds with GET /v1/scanner/tickets (the `ScannerTickets` operationId).
+	ScannerTickets(ctx context.Context, params *ScannerTicketsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScanWithBody Admit a ticket at the door (scanner key)
 	//
@@ -3872,6 +3907,30 @@ func (c *Client) ScannerKeyset(ctx context.Context, reqEditors ...RequestEditorF
 // Corresponds with GET /v1/scanner/revocations (the `ScannerRevocations` operationId).
 func (c *Client) ScannerRevocations(ctx context.Context, params *ScannerRevocationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewScannerRevocationsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScannerTickets The tickets that admit, with their references, to check a typed one offline
+//
+// The tickets this key may admit (of its event when bound, else of its organizer's
+// events) that admit now (neither revoked nor refunded nor being refunded), with
+// their short references and seats, by ticket id, after the ticket `after` (absent:
+// from the first), at most 1,000 an answer. A device asks again with `next_after`
+// until the list is empty, reads the whole list again now and then (the door: every
+// minute), and checks a typed reference against it while the server is out of
+// reach; the revocations (`/v1/scanner/revocations`) stop what it listed. Limited by
+// `scanner-key` on the key, like a scan.
+//
+// Corresponds with GET /v1/scanner/tickets (the `ScannerTickets` operationId).
+func (c *Client) ScannerTickets(ctx context.Context, params *ScannerTicketsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScannerTicketsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6126,6 +6185,60 @@ func NewScannerRevocationsRequest(server string, params *ScannerRevocationsParam
 	return req, nil
 }
 
+// NewScannerTicketsRequest constructs an http.Request for the ScannerTickets method
+func NewScannerTicketsRequest(server string, params *ScannerTicketsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/scanner/tickets")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewScanRequest calls the generic Scan builder with application/json body
 func NewScanRequest(server string, body ScanJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7295,6 +7408,22 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/scanner/revocations (the `ScannerRevocations` operationId).
 	ScannerRevocationsWithResponse(ctx context.Context, params *ScannerRevocationsParams, reqEditors ...RequestEditorFn) (*ScannerRevocationsResponse, error)
+
+	// ScannerTicketsWithResponse The tickets that admit, with their references, to check a typed one offline
+	//
+	// The tickets this key may admit (of its event when bound, else of its organizer's
+	// events) that admit now (neither revoked nor refunded nor being refunded), with
+	// their short references and seats, by ticket id, after the ticket `after` (absent:
+	// from the first), at most 1,000 an answer. A device asks again with `next_after`
+	// until the list is empty, reads the whole list again now and then (the door: every
+	// minute), and checks a typed reference against it while the server is out of
+	// reach; the revocations (`/v1/scanner/revocations`) stop what it listed. Limited by
+	// `scanner-key` on the key, like a scan.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/scanner/tickets (the `ScannerTickets` operationId).
+	ScannerTicketsWithResponse(ctx context.Context, params *ScannerTicketsParams, reqEditors ...RequestEditorFn) (*ScannerTicketsResponse, error)
 
 	// ScanWithBodyWithResponse Admit a ticket at the door (scanner key)
 	//
@@ -11238,6 +11367,96 @@ func (r ScannerRevocationsResponse) StatusCode() int {
 	return 0
 }
 
+type ScannerTicketsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// NextAfter The `after` of the next ask (the last ticket's id; as sent when the list is empty).
+		NextAfter string `json:"next_after"`
+		Tickets   []struct {
+			EventId   openapi_types.UUID `json:"event_id"`
+			Reference string             `json:"reference"`
+
+			// Seat Where a ticket admits; a place of general admission has no row.
+			Seat     TicketSeat         `json:"seat"`
+			TicketId openapi_types.UUID `json:"ticket_id"`
+		} `json:"tickets"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ScannerTicketsResponse) GetJSON200() *struct {
+	// NextAfter The `after` of the next ask (the last ticket's id; as sent when the list is empty).
+	NextAfter string `json:"next_after"`
+	Tickets   []struct {
+		EventId   openapi_types.UUID `json:"event_id"`
+		Reference string             `json:"reference"`
+
+		// Seat Where a ticket admits; a place of general admission has no row.
+		Seat     TicketSeat         `json:"seat"`
+		TicketId openapi_types.UUID `json:"ticket_id"`
+	} `json:"tickets"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ScannerTicketsResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ScannerTicketsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ScannerTicketsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ScannerTicketsResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ScannerTicketsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ScannerTicketsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScannerTicketsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScannerTicketsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
 type ScanResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13099,6 +13318,28 @@ func (c *ClientWithResponses) ScannerRevocationsWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseScannerRevocationsResponse(rsp)
+}
+
+// ScannerTicketsWithResponse The tickets that admit, with their references, to check a typed one offline
+//
+// The tickets this key may admit (of its event when bound, else of its organizer's
+// events) that admit now (neither revoked nor refunded nor being refunded), with
+// their short references and seats, by ticket id, after the ticket `after` (absent:
+// from the first), at most 1,000 an answer. A device asks again with `next_after`
+// until the list is empty, reads the whole list again now and then (the door: every
+// minute), and checks a typed reference against it while the server is out of
+// reach; the revocations (`/v1/scanner/revocations`) stop what it listed. Limited by
+// `scanner-key` on the key, like a scan.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/scanner/tickets (the `ScannerTickets` operationId).
+func (c *ClientWithResponses) ScannerTicketsWithResponse(ctx context.Context, params *ScannerTicketsParams, reqEditors ...RequestEditorFn) (*ScannerTicketsResponse, error) {
+	rsp, err := c.ScannerTickets(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScannerTicketsResponse(rsp)
 }
 
 // ScanWithBodyWithResponse Admit a ticket at the door (scanner key)
@@ -16727,6 +16968,78 @@ func ParseScannerRevocationsResponse(rsp *http.Response) (*ScannerRevocationsRes
 				RevokedAt time.Time          `json:"revoked_at"`
 				TicketId  openapi_types.UUID `json:"ticket_id"`
 			} `json:"revocations"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScannerTicketsResponse parses an HTTP response from a ScannerTicketsWithResponse call
+func ParseScannerTicketsResponse(rsp *http.Response) (*ScannerTicketsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScannerTicketsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// NextAfter The `after` of the next ask (the last ticket's id; as sent when the list is empty).
+			NextAfter string `json:"next_after"`
+			Tickets   []struct {
+				EventId   openapi_types.UUID `json:"event_id"`
+				Reference string             `json:"reference"`
+
+				// Seat Where a ticket admits; a place of general admission has no row.
+				Seat     TicketSeat         `json:"seat"`
+				TicketId openapi_types.UUID `json:"ticket_id"`
+			} `json:"tickets"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err

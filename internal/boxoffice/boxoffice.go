@@ -74,9 +74,10 @@ type Order struct {
 // Ticket is a ticket of an order, as its event's organizer sees it (never its
 // code, which admits at the door).
 type Ticket struct {
-	ID     string
-	Seat   scan.Seat
-	Status string // valid, scanned, refund_pending, refunded or transferred (checkout.Ticket's)
+	ID        string
+	Reference string // its short reference, which the door can type
+	Seat      scan.Seat
+	Status    string // valid, scanned, refund_pending, refunded or transferred (checkout.Ticket's)
 	// HolderEmail is who holds it: the order's buyer, or whom it was
 	// transferred to.
 	HolderEmail string
@@ -143,7 +144,7 @@ func (s *Service) Orders(ctx context.Context, organizerID, eventID string, limit
 		for _, t := range byOrder[o.ID] {
 			status := checkout.Ticket{Ticket: t.Ticket}.Status()
 			out.Orders[i].Tickets = append(out.Orders[i].Tickets,
-				Ticket{ID: t.ID, Seat: t.Seat, Status: status, HolderEmail: emails[t.HolderID]})
+				Ticket{ID: t.ID, Reference: t.Reference, Seat: t.Seat, Status: status, HolderEmail: emails[t.HolderID]})
 		}
 	}
 	return out, nil

@@ -9,10 +9,11 @@ import (
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/hold"
 	"github.com/stagedoor/stagedoor/internal/mail"
+	"github.com/stagedoor/stagedoor/internal/scan"
 )
 
 // notifyConfirmed writes the buyer's e-mail of a confirmed order (its
-// tickets: seat or place, code, QR image) to the outbox, in tx: the
+// tickets: seat or place, code, QR image, reference) to the outbox, in tx: the
 // transaction that confirms the order, so that the e-mail goes out exactly
 // when the order is confirmed. The buyer, the event and the seats are read
 // through their owners (internal/auth, event, hold) in tx. Sending is
@@ -43,7 +44,7 @@ func notifyConfirmed(ctx context.Context, tx pgx.Tx, o Order) error {
 	for i, p := range places {
 		t := ticketOf[p.SeatID]
 		tickets[i] = mail.Ticket{ID: t.ID, Section: p.Section, Row: p.Row, Number: p.Number,
-			GeneralAdmission: p.GeneralAdmission(), Code: t.Code}
+			GeneralAdmission: p.GeneralAdmission(), Code: t.Code, Reference: scan.ShowReference(t.Reference)}
 	}
 	return mail.Enqueue(ctx, tx, mail.OrderConfirmed{
 		To:         mail.Recipient{Name: buyer.Name, Email: buyer.Email},

@@ -149,6 +149,9 @@ func (s store) confirmThen(ctx context.Context, o pendingOrder, chargeID string,
 		if err := scan.IssueTickets(ctx, tx, o.ID, o.BuyerID, o.EventID, issued); err != nil {
 			return err
 		}
+		for i := range issued {
+			confirmed.Tickets[i].Reference = issued[i].Reference
+		}
 		return then(tx, confirmed)
 	})
 	switch {

@@ -124,6 +124,7 @@ type ticketJSON struct {
 	Section          string `json:"section"`
 	GeneralAdmission bool   `json:"general_admission"`
 	Code             string `json:"code"`
+	Reference        string `json:"reference"`
 	Status           string `json:"status"`
 }
 
@@ -171,10 +172,11 @@ type scannerKeyList struct {
 }
 
 type admissionJSON struct {
-	Result   string `json:"result"`
-	TicketID string `json:"ticket_id"`
-	EventID  string `json:"event_id"`
-	Seat     struct {
+	Result    string `json:"result"`
+	TicketID  string `json:"ticket_id"`
+	EventID   string `json:"event_id"`
+	Reference string `json:"reference"`
+	Seat      struct {
 		Section          string `json:"section"`
 		Row              string `json:"row"`
 		Number           int    `json:"number"`
@@ -184,13 +186,19 @@ type admissionJSON struct {
 }
 
 type scanAttemptJSON struct {
-	ID           string    `json:"id"`
-	ScannerKeyID string    `json:"scanner_key_id"`
-	ScannerLabel string    `json:"scanner_label"`
-	TicketID     *string   `json:"ticket_id"`
-	CodePrefix   string    `json:"code_prefix"`
-	Result       string    `json:"result"`
-	ScannedAt    time.Time `json:"scanned_at"`
+	ID           string  `json:"id"`
+	ScannerKeyID string  `json:"scanner_key_id"`
+	ScannerLabel string  `json:"scanner_label"`
+	TicketID     *string `json:"ticket_id"`
+	Reference    *string `json:"reference"`
+	Seat         *struct {
+		Section string `json:"section"`
+		Row     string `json:"row"`
+		Number  int    `json:"number"`
+	} `json:"seat"`
+	CodePrefix string    `json:"code_prefix"`
+	Result     string    `json:"result"`
+	ScannedAt  time.Time `json:"scanned_at"`
 }
 
 type scanPage struct {

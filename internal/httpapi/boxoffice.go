@@ -27,6 +27,7 @@ type organizerOrderJSON struct {
 // it: where, its status, who holds it; never its code.
 type organizerTicketJSON struct {
 	ID          string          `json:"id"`
+	Reference   string          `json:"reference"`
 	Seat        scannedSeatJSON `json:"seat"`
 	Status      string          `json:"status"`
 	HolderEmail string          `json:"holder_email"`
@@ -36,7 +37,7 @@ func organizerOrderOf(o boxoffice.Order) organizerOrderJSON {
 	out := organizerOrderJSON{ID: o.ID, Status: o.Status, BuyerEmail: o.BuyerEmail, TotalCents: o.TotalCents,
 		Currency: o.Currency, CreatedAt: o.CreatedAt.UTC(), Tickets: make([]organizerTicketJSON, len(o.Tickets))}
 	for i, t := range o.Tickets {
-		out.Tickets[i] = organizerTicketJSON{ID: t.ID, Seat: seatJSONOf(t.Seat), Status: t.Status, HolderEmail: t.HolderEmail}
+		out.Tickets[i] = organizerTicketJSON{ID: t.ID, Reference: t.Reference, Seat: seatJSONOf(t.Seat), Status: t.Status, HolderEmail: t.HolderEmail}
 	}
 	return out
 }

@@ -18,8 +18,9 @@ type organizerOrderJSON struct {
 	Currency   string    `json:"currency"`
 	CreatedAt  time.Time `json:"created_at"`
 	Tickets    []struct {
-		ID   string `json:"id"`
-		Seat struct {
+		ID        string `json:"id"`
+		Reference string `json:"reference"`
+		Seat      struct {
 			Section string `json:"section"`
 			Row     string `json:"row"`
 			Number  int    `json:"number"`
@@ -53,7 +54,8 @@ func TestTheBoxOfficeIsItsOrganizers(t *testing.T) {
 	}
 	if o := first.Orders[0]; o.BuyerEmail != bea.email || o.TotalCents != 4500 || o.Currency != "USD" || o.Status != "confirmed" ||
 		len(o.Tickets) != 1 || o.Tickets[0].ID != beas.Tickets[0].ID || o.Tickets[0].Seat.Section != "Floor" ||
-		o.Tickets[0].Seat.Row != "A" || o.Tickets[0].Seat.Number != 3 || o.Tickets[0].Status != "valid" || o.Tickets[0].HolderEmail != bea.email {
+		o.Tickets[0].Seat.Row != "A" || o.Tickets[0].Seat.Number != 3 || o.Tickets[0].Status != "valid" || o.Tickets[0].HolderEmail != bea.email ||
+		o.Tickets[0].Reference != beas.Tickets[0].Reference || o.Tickets[0].Reference == "" {
 		t.Errorf("bea's order = %+v", o)
 	}
 	a = s.request(t, "GET", orders+"?limit=1&after="+*first.NextAfter, "", s.org.bearer()...)

@@ -129,6 +129,35 @@ func (s *Server) revocations(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"revocations": out, "next_after": strconv.FormatInt(next, 10)})
 }
 
+// listedPage is the most tickets one answer of the offline list holds.
+const listedPage = 1000
+
+// listedTickets serves GET /v1/scanner/tickets?after=: the tickets that admit
+// of the events the key may admit (its event when bound), with their
+// references and seats, a page by ticket id; a device asks again with
+// next_after until the list is empty, and reads it all again now and then. With
+// it a reference typed at the door is checked offline (the revocations stop
+// what it listed).
+func (s *Server) listedTickets(c echo.Context) error {
+	list, err := s.scans.Listed(c.Request().Context(), scannerOf(c), c.QueryParam("after"), listedPage)
+	if err != nil {
+		return err
+	}
+	type listedJSON struct {
+		TicketID  string          `json:"ticket_id"`
+		EventID   string          `json:"event_id"`
+		Reference string          `json:"reference"`
+		Seat      scannedSeatJSON `json:"seat"`
+	}
+	out := make([]listedJSON, 0, len(list))
+	next := c.QueryParam("after")
+	for _, l := range list {
+		out = append(out, listedJSON{TicketID: l.TicketID, EventID: l.EventID, Reference: l.Reference, Seat: seatJSONOf(l.Seat)})
+		next = l.TicketID
+	}
+	return c.JSON(http.StatusOK, map[string]any{"tickets": out, "next_after": next})
+}
+
 type uploadRequest struct {
 	Scans []struct {
 		DeviceScanID string  `json:"device_scan_id"`

@@ -26,7 +26,10 @@ type ticketJSON struct {
 	Section          string `json:"section"`
 	GeneralAdmission bool   `json:"general_admission"`
 	Code             string `json:"code,omitempty"` // none once transferred: it admits no one
-	Status           string `json:"status"`
+	// Reference is its short reference, which the door can type; it stays
+	// (a name for the ticket), admitting no one once the ticket does not.
+	Reference string `json:"reference"`
+	Status    string `json:"status"`
 }
 
 type orderJSON struct {
@@ -68,7 +71,7 @@ func ticketsJSON(ts []checkout.Ticket) []ticketJSON {
 // its code, which its receiver's new ticket replaced.
 func ticketJSONOf(t checkout.Ticket) ticketJSON {
 	out := ticketJSON{ID: t.ID, EventID: t.EventID, SeatID: t.SeatID, Section: t.Section,
-		GeneralAdmission: t.GeneralAdmission, Code: t.Code, Status: t.Status()}
+		GeneralAdmission: t.GeneralAdmission, Code: t.Code, Reference: t.Reference, Status: t.Status()}
 	if t.Transferred {
 		out.Code = ""
 	}

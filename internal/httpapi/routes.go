@@ -146,6 +146,10 @@ func (s *Server) routes() {
 	// token a scan; a revoked key too, of what it scanned before).
 	r(critical, get, "/v1/scanner/keyset", s.keyset, scanner, s.limited(limits.ScannerKey))
 	r(critical, get, "/v1/scanner/revocations", s.revocations, scanner, s.limited(limits.ScannerKey))
+	// …and the tickets that admit, with their references, to check a typed one:
+	// normal, not critical, as it is long and read every minute (a door keeps
+	// the list it has).
+	r(normal, get, "/v1/scanner/tickets", s.listedTickets, scanner, s.limited(limits.ScannerKey))
 	r(critical, post, "/v1/scans/batch", s.uploadScans, step{ring: s.authenticateUploader()}, s.limited(limits.ScannerKey))
 	r(normal, del, "/v1/organizer/tickets/:id", s.revokeTicket, as(auth.Organizer), organizerLease)
 	r(sheddable, get, "/v1/events/:id/scans", s.listScans, as(auth.Organizer), organizerLease)

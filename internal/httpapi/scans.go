@@ -47,20 +47,24 @@ func (s *Server) scan(c echo.Context) error {
 		Result    scan.Result     `json:"result"`
 		TicketID  string          `json:"ticket_id"`
 		EventID   string          `json:"event_id"`
+		Reference string          `json:"reference"`
 		Seat      scannedSeatJSON `json:"seat"`
 		ScannedAt time.Time       `json:"scanned_at"`
-	}{scan.Admitted, a.TicketID, a.EventID, seatJSONOf(a.Seat), a.ScannedAt.UTC()})
+	}{scan.Admitted, a.TicketID, a.EventID, a.Reference, seatJSONOf(a.Seat), a.ScannedAt.UTC()})
 }
 
 type scanAttemptJSON struct {
-	ID           string      `json:"id"`
-	ScannerKeyID string      `json:"scanner_key_id"`
-	ScannerLabel string      `json:"scanner_label"`
-	TicketID     *string     `json:"ticket_id"` // null when the code was no ticket of this organizer
-	CodePrefix   string      `json:"code_prefix"`
-	Result       scan.Result `json:"result"`
-	ScannedAt    time.Time   `json:"scanned_at"`
-	Offline      bool        `json:"offline"` // made offline on the device, uploaded later
+	ID           string  `json:"id"`
+	ScannerKeyID string  `json:"scanner_key_id"`
+	ScannerLabel string  `json:"scanner_label"`
+	TicketID     *string `json:"ticket_id"` // null when the code was no ticket of this organizer
+	CodePrefix   string  `json:"code_prefix"`
+	// Reference and Seat are the ticket's; null with ticket_id.
+	Reference *string          `json:"reference"`
+	Seat      *scannedSeatJSON `json:"seat"`
+	Result    scan.Result      `json:"result"`
+	ScannedAt time.Time        `json:"scanned_at"`
+	Offline   bool             `json:"offline"` // made offline on the device, uploaded later
 	// AfterKeyRevoked: uploaded after its key was revoked (dated before).
 	AfterKeyRevoked bool `json:"uploaded_after_key_revoked"`
 	// DeviceScannedAt: the device's date, when it was not believed.
@@ -89,7 +93,8 @@ func (s *Server) listScans(c echo.Context) error {
 			CodePrefix: a.CodePrefix, Result: a.Result, ScannedAt: a.ScannedAt.UTC(), Offline: a.Offline,
 			AfterKeyRevoked: a.AfterKeyRevoked, DeviceScannedAt: utc(a.DeviceScannedAt)}
 		if a.TicketID != "" {
-			j.TicketID = &a.TicketID
+			seat := seatJSONOf(a.Seat)
+			j.TicketID, j.Reference, j.Seat = &a.TicketID, &a.Reference, &seat
 		}
 		out = append(out, j)
 	}

@@ -57,6 +57,9 @@ type Ticket struct {
 	// the recipient holds the ticket (OrderConfirmed, the receiver's
 	// TicketTransferred); the other messages never show it, given or not.
 	Code string `json:"code,omitempty"`
+	// Reference is the ticket's short reference as people read it
+	// (7KQ4-M2X9-PA), shown with its code: the door can type it.
+	Reference string `json:"reference,omitempty"`
 }
 
 // OrderConfirmed tells a buyer that their order is confirmed: every ticket

@@ -217,8 +217,9 @@ var (
 			}
 			return fmt.Sprintf("%d %s", n, many)
 		},
-		// uncoded is a ticket without its code: shown to who no longer holds it.
-		"uncoded": func(t Ticket) Ticket { t.Code = ""; return t },
+		// uncoded is a ticket without its code and reference: shown to who
+		// no longer holds it.
+		"uncoded": func(t Ticket) Ticket { t.Code, t.Reference = "", ""; return t },
 	}
 	textFuncs = texttemplate.FuncMap(funcs)
 	htmlFuncs = htmltemplate.FuncMap(withQR(funcs))

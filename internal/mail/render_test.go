@@ -60,13 +60,14 @@ func mustContain(t *testing.T, kind string, p testenv.MailParts, want ...string)
 
 // TestEveryNoticeRenders: each kind of message has its subject, its facts in
 // both parts (amounts, seats and places, who gave a ticket to whom), its QR
-// images where it carries codes and none where it must not show a code, a
-// link to the tickets page, and only 7-bit lines of at most 998 bytes.
+// images and references where it carries codes and none where it must not
+// show a code, a link to the tickets page, and only 7-bit lines of at most
+// 998 bytes.
 func TestEveryNoticeRenders(t *testing.T) {
 	t.Parallel()
 	ev := stagemail.Event{ID: ids.New(), Name: "Summer Fest", Venue: "Park", StartsAt: time.Date(2031, 7, 1, 16, 0, 0, 0, time.UTC)}
-	ga := stagemail.Ticket{ID: ids.New(), Section: "Meadow", Number: 17, GeneralAdmission: true, Code: "GAGAGAGAGAGAGAGAGAGAGAGAGAGAGAGA"}
-	seat := stagemail.Ticket{ID: ids.New(), Section: "Stand", Row: "C", Number: 4, Code: "SEATSEATSEATSEATSEATSEATSEATSEAT"}
+	ga := stagemail.Ticket{ID: ids.New(), Section: "Meadow", Number: 17, GeneralAdmission: true, Code: "GAGAGAGAGAGAGAGAGAGAGAGAGAGAGAGA", Reference: "7KQ4-0M2X-9P"}
+	seat := stagemail.Ticket{ID: ids.New(), Section: "Stand", Row: "C", Number: 4, Code: "SEATSEATSEATSEATSEATSEATSEATSEAT", Reference: "ZZ9Z-ZZ9Z-ZZ"}
 	ada := stagemail.Recipient{Name: "Ada", Email: "ada@example.com"}
 	bob := stagemail.Recipient{Name: "Bob", Email: "bob@example.com"}
 	cases := []struct {
@@ -78,16 +79,16 @@ func TestEveryNoticeRenders(t *testing.T) {
 	}{
 		{stagemail.KindOrderConfirmed, ada.Email, "Your tickets for Summer Fest",
 			stagemail.OrderConfirmed{To: ada, OrderID: ids.New(), Event: ev, Tickets: []stagemail.Ticket{ga, seat}, TotalCents: 12345, Currency: "USD"},
-			[]string{"Hello Ada", "2 tickets", "General admission · Meadow", "Stand, row C, seat 4", "123.45 USD", ga.Code, seat.Code}, 2, nil},
+			[]string{"Hello Ada", "2 tickets", "General admission · Meadow", "Stand, row C, seat 4", "123.45 USD", ga.Code, seat.Code, ga.Reference, seat.Reference}, 2, nil},
 		{stagemail.KindRefunded, ada.Email, "Your refund for Summer Fest",
 			stagemail.Refunded{To: ada, OrderID: ids.New(), Event: ev, Tickets: []stagemail.Ticket{seat}, AmountCents: 4000, Currency: "EUR"},
-			[]string{"40.00 EUR", "Stand, row C, seat 4", "This ticket no longer admits"}, 0, []string{seat.Code}},
+			[]string{"40.00 EUR", "Stand, row C, seat 4", "This ticket no longer admits"}, 0, []string{seat.Code, seat.Reference}},
 		{stagemail.KindTicketGiven, ada.Email, "You gave your ticket for Summer Fest",
 			stagemail.TicketTransferred{From: ada, To: bob, Event: ev, Ticket: seat},
-			[]string{"Hello Ada", "Bob (bob@example.com)", "Stand, row C, seat 4", "no longer admits"}, 0, []string{seat.Code}},
+			[]string{"Hello Ada", "Bob (bob@example.com)", "Stand, row C, seat 4", "no longer admits"}, 0, []string{seat.Code, seat.Reference}},
 		{stagemail.KindTicketReceived, bob.Email, "Ada gave you a ticket for Summer Fest",
 			stagemail.TicketTransferred{From: ada, To: bob, Event: ev, Ticket: seat},
-			[]string{"Hello Bob", "Ada (ada@example.com)", "Stand, row C, seat 4", seat.Code}, 1, nil},
+			[]string{"Hello Bob", "Ada (ada@example.com)", "Stand, row C, seat 4", seat.Code, seat.Reference}, 1, nil},
 		{stagemail.KindEventCancelled, ada.Email, "Cancelled: Summer Fest",
 			stagemail.EventCancelled{To: ada, OrderID: ids.New(), Event: ev, RefundCents: 9900, Currency: "EUR"},
 			[]string{"Hello Ada", "cancelled", "99.00 EUR", "no longer admit"}, 0, nil},

@@ -38,3 +38,33 @@ func (s *Service) Revocations(ctx context.Context, sc Scanner, after int64, limi
 	}
 	return list, nil
 }
+
+// Listed is a ticket that admits, as a door's offline list has it: so that a
+// reference typed while the server is out of reach is checked on the device.
+type Listed struct {
+	TicketID  string
+	EventID   string
+	Reference string
+	Seat      Seat
+}
+
+// Listed lists, by ticket id, the tickets after the id after (empty: from the
+// first) that the scanner's key may admit and that admit (neither revoked nor
+// refunded nor being refunded: a transferred ticket's successor is listed with
+// its own reference), at most limit. A device reads the whole list again now
+// and then; between two reads the revocations (Revocations) stop what was
+// listed from admitting.
+func (s *Service) Listed(ctx context.Context, sc Scanner, after string, limit int) ([]Listed, error) {
+	if after != "" {
+		id, ok := ids.Parse(after)
+		if !ok {
+			return nil, errkind.Invalidf("after must be the next_after of an earlier answer")
+		}
+		after = id
+	}
+	list, err := s.store.listed(ctx, sc, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("scan: the offline list: %w", err)
+	}
+	return list, nil
+}

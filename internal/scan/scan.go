@@ -102,6 +102,7 @@ type Seat struct {
 type Admission struct {
 	TicketID  string
 	EventID   string
+	Reference string // the ticket's short reference
 	Seat      Seat
 	ScannedAt time.Time
 }
@@ -151,9 +152,13 @@ type Attempt struct {
 	ScannerLabel string
 	TicketID     string // set when the code was a ticket of the key's organizer
 	CodePrefix   string // the code's first CodePrefixRunes characters
-	Result       Result
-	ScannedAt    time.Time // the device's time for a scan made offline
-	Offline      bool      // made offline, uploaded later
+	// Reference and Seat are the ticket's, when TicketID is set: what the
+	// audit shows of it (a code's prefix says nothing to people).
+	Reference string
+	Seat      Seat
+	Result    Result
+	ScannedAt time.Time // the device's time for a scan made offline
+	Offline   bool      // made offline, uploaded later
 	// AfterKeyRevoked: uploaded once its key was revoked (a scan dated before
 	// the revocation).
 	AfterKeyRevoked bool

@@ -39,6 +39,8 @@ func NewService(db *pgxpool.Pool, keys Keys) *Service {
 }
 
 // Scan admits the ticket with this code, exactly once, and records the attempt.
+// The code may be the ticket's short reference, as typed (NormalizeReference):
+// it admits as the code does, once, and only at the scanner's event.
 // It returns the Admission, or a *Rejection (errors.Is ErrAlreadyScanned,
 // ErrInvalid or ErrWrongEvent) after recording it too, or an error wrapping
 // An errkind.Invalid error for an empty, overlong or unprintable code (not recorded).
@@ -66,7 +68,7 @@ func (s *Service) Scan(ctx context.Context, sc Scanner, rawCode string) (Admissi
 		if err != nil || ok {
 			return a, err
 		}
-		t, err := s.store.ticket(ctx, sc.OrganizerID, c)
+		t, err := s.store.ticket(ctx, sc, c)
 		if err != nil {
 			return Admission{}, err
 		}
@@ -125,11 +127,17 @@ func parseCode(raw string) (code, error) {
 	if strings.IndexFunc(trimmed, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
 		return code{}, errkind.Invalidf("code must be printable text")
 	}
-	sum := sha256.Sum256([]byte(trimmed))
 	prefix := trimmed
 	if runes := []rune(trimmed); len(runes) > CodePrefixRunes {
 		prefix = string(runes[:CodePrefixRunes])
 	}
+	if ref, ok := NormalizeReference(trimmed); ok {
+		// A typed reference: looked up and hashed as the one it means; the
+		// audit's prefix is what was typed.
+		sum := sha256.Sum256([]byte(ref))
+		return code{text: ref, hash: sum[:], prefix: prefix, reference: true}, nil
+	}
+	sum := sha256.Sum256([]byte(trimmed))
 	c := code{text: trimmed, hash: sum[:], prefix: prefix}
 	// No older code starts so: "1" is not a base32 character.
 	if c.signed = strings.HasPrefix(trimmed, ticketsign.Prefix); c.signed {

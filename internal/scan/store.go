@@ -32,6 +32,17 @@ type code struct {
 	canonical string
 	respelled bool
 	claims    ticketsign.Claims
+	// reference: text is a ticket's short reference (reference.go), as
+	// normalized; it is looked up in the scanner's events only.
+	reference bool
+}
+
+// lookup is the condition on tickets t that finds the ticket of the code $1.
+func (c code) lookup() string {
+	if c.reference {
+		return "t.reference = $1"
+	}
+	return "t.code = $1"
 }
 
 // wellFormed: a signed code as it was issued (not respelled, not malformed).
@@ -49,18 +60,18 @@ func (s store) admit(ctx context.Context, sc Scanner, c code) (a Admission, ok b
 		WITH admitted AS (
 		    UPDATE tickets t SET scanned_at = now()
 		    FROM events e
-		    WHERE t.code = $1 AND t.scanned_at IS NULL AND t.revoked_at IS NULL AND t.refund_status IS NULL
+		    WHERE `+c.lookup()+` AND t.scanned_at IS NULL AND t.revoked_at IS NULL AND t.refund_status IS NULL
 		      AND e.id = t.event_id AND e.organizer_id = $2
 		      AND ($3::text = '' OR t.event_id = NULLIF($3::text, '')::uuid)
-		    RETURNING t.id, t.event_id, t.seat_id, t.scanned_at
+		    RETURNING t.id, t.event_id, t.seat_id, t.reference, t.scanned_at
 		), audit AS (
 		    INSERT INTO scans (scanner_key_id, event_id, ticket_id, code_hash, code_prefix, result, scanned_at)
 		    SELECT $4, event_id, id, $5, $6, 'admitted', scanned_at FROM admitted
 		)
-		SELECT a.id::text, a.event_id::text, s.section, s.row_label, s.number, a.scanned_at
+		SELECT a.id::text, a.event_id::text, a.reference, s.section, s.row_label, s.number, a.scanned_at
 		FROM admitted a JOIN seats s ON s.id = a.seat_id`,
 		c.text, sc.OrganizerID, sc.EventID, sc.KeyID, c.hash, c.prefix).
-		Scan(&a.TicketID, &a.EventID, &a.Seat.Section, &a.Seat.Row, &a.Seat.Number, &a.ScannedAt)
+		Scan(&a.TicketID, &a.EventID, &a.Reference, &a.Seat.Section, &a.Seat.Row, &a.Seat.Number, &a.ScannedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Admission{}, false, nil
 	}
@@ -72,14 +83,21 @@ func (s store) admit(ctx context.Context, sc Scanner, c code) (a Admission, ok b
 
 // ticket reads the ticket with this code after a scan that admitted nothing. It
 // runs as a statement of its own, so under READ COMMITTED it sees the admission
-// that made the conditional write skip.
-func (s store) ticket(ctx context.Context, organizerID string, c code) (ticketState, error) {
+// that made the conditional write skip. A reference is looked up in the
+// scanner's event only (its organizer's when the key is unbound): another
+// event's reads as none, so typing references tells nothing about other events.
+func (s store) ticket(ctx context.Context, sc Scanner, c code) (ticketState, error) {
 	t := ticketState{found: true}
+	scope, args := "", []any{c.text, sc.OrganizerID}
+	if c.reference {
+		scope = ` AND e.organizer_id = $2 AND ($3::text = '' OR t.event_id = NULLIF($3::text, '')::uuid)`
+		args = append(args, sc.EventID)
+	}
 	err := s.db.QueryRow(ctx, `
 		SELECT t.id::text, t.event_id::text, e.organizer_id = $2, t.scanned_at,
 		       t.revoked_at IS NOT NULL OR t.refund_status IS NOT NULL
 		FROM tickets t JOIN events e ON e.id = t.event_id
-		WHERE t.code = $1`, c.text, organizerID).
+		WHERE `+c.lookup()+scope, args...).
 		Scan(&t.ticketID, &t.eventID, &t.mine, &t.scannedAt, &t.revoked)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ticketState{}, nil
@@ -125,8 +143,10 @@ func (s store) attempts(ctx context.Context, organizerID, eventID string, limit 
 	rows, err := s.db.Query(ctx, `
 		SELECT sc.id, sc.scanner_key_id::text, k.label, coalesce(sc.ticket_id::text, ''),
 		       sc.code_prefix, sc.result, sc.scanned_at, sc.offline, sc.uploaded_after_key_revoked,
-		       CASE WHEN sc.device_scanned_at <> sc.scanned_at THEN sc.device_scanned_at END
+		       CASE WHEN sc.device_scanned_at <> sc.scanned_at THEN sc.device_scanned_at END,
+		       coalesce(t.reference, ''), coalesce(s.section, ''), coalesce(s.row_label, ''), coalesce(s.number, 0)
 		FROM scans sc JOIN scanner_keys k ON k.id = sc.scanner_key_id
+		LEFT JOIN tickets t ON t.id = sc.ticket_id LEFT JOIN seats s ON s.id = t.seat_id
 		WHERE sc.event_id = $1 AND sc.id < $2
 		ORDER BY sc.id DESC LIMIT $3`, eventID, before, limit+1)
 	if err != nil {
@@ -135,7 +155,8 @@ func (s store) attempts(ctx context.Context, organizerID, eventID string, limit 
 	attempts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Attempt, error) {
 		var a Attempt
 		var id int64
-		err := row.Scan(&id, &a.ScannerKeyID, &a.ScannerLabel, &a.TicketID, &a.CodePrefix, &a.Result, &a.ScannedAt, &a.Offline, &a.AfterKeyRevoked, &a.DeviceScannedAt)
+		err := row.Scan(&id, &a.ScannerKeyID, &a.ScannerLabel, &a.TicketID, &a.CodePrefix, &a.Result, &a.ScannedAt, &a.Offline, &a.AfterKeyRevoked, &a.DeviceScannedAt,
+			&a.Reference, &a.Seat.Section, &a.Seat.Row, &a.Seat.Number)
 		a.ID = strconv.FormatInt(id, 10)
 		return a, err
 	})

@@ -14,25 +14,15 @@ import (
 // The SQL of tickets as issued, listed and revoked, and of the audit's purge
 // (tickets.go and offline.go have the rules).
 
-// issueTickets inserts an order's tickets in tx.
-func issueTickets(ctx context.Context, tx pgx.Tx, orderID, buyerID, eventID string, ticketIDs, seatIDs, codes []string) error {
-	_, err := tx.Exec(ctx, `
-		INSERT INTO tickets (id, order_id, buyer_id, event_id, seat_id, code)
-		SELECT t.id, $1, $2, $3, t.seat_id, t.code
-		FROM unnest($4::uuid[], $5::uuid[], $6::text[]) AS t (id, seat_id, code)`,
-		orderID, buyerID, eventID, ticketIDs, seatIDs, codes)
-	return err
-}
-
 // ticketColumns are the columns of a Ticket (of tickets t joined with their
 // seats s) a read selects, in the order of Ticket.fields.
 const ticketColumns = `t.id::text, t.order_id::text, t.event_id::text, t.seat_id::text, s.section, s.row_label = '',
-	t.code, t.scanned_at, t.revoked_at IS NOT NULL, t.transferred_at IS NOT NULL, coalesce(t.refund_status, '')`
+	t.code, t.reference, t.scanned_at, t.revoked_at IS NOT NULL, t.transferred_at IS NOT NULL, coalesce(t.refund_status, '')`
 
 // fields are where a row of ticketColumns is read into.
 func (t *Ticket) fields() []any {
 	return []any{&t.ID, &t.OrderID, &t.EventID, &t.SeatID, &t.Section, &t.GeneralAdmission,
-		&t.Code, &t.ScannedAt, &t.Revoked, &t.Transferred, &t.RefundStatus}
+		&t.Code, &t.Reference, &t.ScannedAt, &t.Revoked, &t.Transferred, &t.RefundStatus}
 }
 
 // ticketsOf reads the buyer's tickets, oldest first; only those of orderID
@@ -158,4 +148,24 @@ func (s store) purgeJunk(ctx context.Context, batch int, retention time.Duration
 		return n, fmt.Errorf("scan: purge old scans of no ticket: %w", err)
 	}
 	return n + tag.RowsAffected(), nil
+}
+
+// listed reads the admitting tickets after the ticket id after that the
+// scanner's key may see: of its event when bound, else of its organizer's.
+func (s store) listed(ctx context.Context, sc Scanner, after string, limit int) ([]Listed, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT t.id::text, t.event_id::text, t.reference, s.section, s.row_label, s.number
+		FROM tickets t JOIN events e ON e.id = t.event_id JOIN seats s ON s.id = t.seat_id
+		WHERE e.organizer_id = $1 AND ($2::text = '' OR t.event_id = NULLIF($2::text, '')::uuid)
+		  AND t.revoked_at IS NULL AND t.refund_status IS NULL
+		  AND t.id > coalesce(NULLIF($3::text, '')::uuid, '00000000-0000-0000-0000-000000000000')
+		ORDER BY t.id LIMIT $4`, sc.OrganizerID, sc.EventID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Listed, error) {
+		var l Listed
+		err := r.Scan(&l.TicketID, &l.EventID, &l.Reference, &l.Seat.Section, &l.Seat.Row, &l.Seat.Number)
+		return l, err
+	})
 }

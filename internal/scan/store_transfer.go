@@ -45,10 +45,10 @@ func (s store) transfer(ctx context.Context, holderID, ticketID, email string, n
 		err := tx.QueryRow(ctx, `
 			SELECT t.order_id::text, t.event_id::text, t.seat_id::text, t.scanned_at,
 			       t.revoked_at IS NOT NULL OR t.refund_status IS NOT NULL,
-			       t.transferred_at IS NOT NULL, e.name, e.venue, e.starts_at, s.section, s.row_label, s.number
+			       t.transferred_at IS NOT NULL, t.reference, e.name, e.venue, e.starts_at, s.section, s.row_label, s.number
 			FROM tickets t JOIN events e ON e.id = t.event_id JOIN seats s ON s.id = t.seat_id
 			WHERE t.id = $1 AND t.buyer_id = $2 FOR UPDATE OF t`, ticketID, holderID).
-			Scan(&old.OrderID, &old.EventID, &old.SeatID, &old.ScannedAt, &old.Revoked, &transferred,
+			Scan(&old.OrderID, &old.EventID, &old.SeatID, &old.ScannedAt, &old.Revoked, &transferred, &old.Reference,
 				&ev.Name, &ev.Venue, &ev.StartsAt, &seat.Section, &seat.Row, &seat.Number)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errNoTicket
@@ -81,12 +81,12 @@ func (s store) transfer(ctx context.Context, holderID, ticketID, email string, n
 			ticketID, old.EventID); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO tickets (id, order_id, buyer_id, event_id, seat_id, code, transferred_from)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			next.ID, old.OrderID, receiver.ID, old.EventID, old.SeatID, next.Code, ticketID); err != nil {
+		// A new reference, as a new code: the old one admits no one.
+		issued := []newTicketRow{{NewTicket: NewTicket{ID: next.ID, SeatID: old.SeatID, Code: next.Code}, TransferredFrom: ticketID}}
+		if err := insertTickets(ctx, tx, old.OrderID, receiver.ID, old.EventID, issued); err != nil {
 			return err
 		}
+		next.Reference = issued[0].Reference
 		giver, err := auth.AccountByID(ctx, tx, holderID)
 		if err != nil {
 			return err
@@ -95,7 +95,7 @@ func (s store) transfer(ctx context.Context, holderID, ticketID, email string, n
 		if err := mail.Enqueue(ctx, tx, mail.TicketTransferred{
 			From: mail.Recipient{Name: giver.Name, Email: giver.Email}, To: mail.Recipient{Name: receiver.Name, Email: receiver.Email},
 			Event: ev, Ticket: mail.Ticket{ID: next.ID, Section: seat.Section, Row: seat.Row, Number: seat.Number,
-				GeneralAdmission: seat.Row == "", Code: next.Code},
+				GeneralAdmission: seat.Row == "", Code: next.Code, Reference: ShowReference(next.Reference)},
 		}); err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ func (s store) transfer(ctx context.Context, holderID, ticketID, email string, n
 		old.Section, old.GeneralAdmission = seat.Section, seat.Row == ""
 		out = Transferred{Old: old, GiverID: holderID, ReceiverID: receiver.ID, ReceiverEmail: receiver.Email, At: at,
 			New: Ticket{ID: next.ID, OrderID: old.OrderID, EventID: old.EventID, SeatID: old.SeatID,
-				Section: old.Section, GeneralAdmission: old.GeneralAdmission, Code: next.Code}}
+				Section: old.Section, GeneralAdmission: old.GeneralAdmission, Code: next.Code, Reference: next.Reference}}
 		return nil
 	})
 	var refused *NotTransferableError

@@ -14,16 +14,21 @@ import (
 
 // lockTicket reads and locks the organizer's ticket of a code: a signed
 // code's by the ticket id it names (its signature was checked), an older
-// code's by the code. Another organizer's ticket reads as none, and is not
-// locked.
-func lockTicket(ctx context.Context, tx pgx.Tx, organizerID string, c code) (ticketState, error) {
+// code's by the code, a reference's by the reference among the tickets of
+// eventID (the scanner's; all the organizer's when empty). Another
+// organizer's ticket reads as none, and is not locked.
+func lockTicket(ctx context.Context, tx pgx.Tx, organizerID, eventID string, c code) (ticketState, error) {
 	const sel = `SELECT t.id::text, t.event_id::text, true, t.scanned_at, t.revoked_at IS NOT NULL OR t.refund_status IS NOT NULL
 		FROM tickets t JOIN events e ON e.id = t.event_id AND e.organizer_id = $1 `
 	var row pgx.Row
-	if c.signed {
+	switch {
+	case c.reference: // of the scanner's event(s) only, as online
+		row = tx.QueryRow(ctx, sel+`WHERE t.reference = $2 AND ($3::text = '' OR t.event_id = NULLIF($3::text, '')::uuid) FOR UPDATE OF t`,
+			organizerID, c.text, eventID)
+	case c.signed:
 		row = tx.QueryRow(ctx, sel+`WHERE t.id = $2::uuid AND t.event_id = $3::uuid FOR UPDATE OF t`,
 			organizerID, c.claims.TicketID, c.claims.EventID)
-	} else {
+	default:
 		row = tx.QueryRow(ctx, sel+`WHERE t.code = $2 FOR UPDATE OF t`, organizerID, c.text)
 	}
 	t := ticketState{found: true}

@@ -18,6 +18,8 @@ type NewTicket struct {
 	ID     string
 	SeatID string
 	Code   string // its door code: signed (ticketsign) or 160 random bits
+	// Reference is its short reference (reference.go), drawn as it is issued.
+	Reference string
 }
 
 // Ticket is an issued ticket, as its holder lists it.
@@ -31,6 +33,7 @@ type Ticket struct {
 	// row or number a buyer is shown.
 	GeneralAdmission bool
 	Code             string
+	Reference        string // its short reference, as stored (ShowReference groups it)
 	ScannedAt        *time.Time
 	Revoked          bool // by its organizer, because it was refunded, or transferred
 	// Transferred: its holder gave it to another buyer (Transfer), who holds
@@ -47,16 +50,19 @@ const (
 	Refunded      = "refunded"
 )
 
-// IssueTickets issues the tickets of the order, one statement in tx, the
-// caller's: internal/checkout issues them in the transaction that confirms the
-// order and sells its seats.
+// IssueTickets issues the tickets of the order in tx, the caller's:
+// internal/checkout issues them in the transaction that confirms the order and
+// sells its seats. It draws each ticket's reference and sets it in tickets.
 func IssueTickets(ctx context.Context, tx pgx.Tx, orderID, buyerID, eventID string, tickets []NewTicket) error {
-	ticketIDs, seatIDs, codes := make([]string, len(tickets)), make([]string, len(tickets)), make([]string, len(tickets))
+	rows := make([]newTicketRow, len(tickets))
 	for i, t := range tickets {
-		ticketIDs[i], seatIDs[i], codes[i] = t.ID, t.SeatID, t.Code
+		rows[i] = newTicketRow{NewTicket: t}
 	}
-	if err := issueTickets(ctx, tx, orderID, buyerID, eventID, ticketIDs, seatIDs, codes); err != nil {
+	if err := insertTickets(ctx, tx, orderID, buyerID, eventID, rows); err != nil {
 		return fmt.Errorf("scan: issue the tickets of order %s: %w", orderID, err)
+	}
+	for i := range tickets {
+		tickets[i].Reference = rows[i].Reference
 	}
 	return nil
 }

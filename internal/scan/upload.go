@@ -166,7 +166,7 @@ func (s *Service) settle(ctx context.Context, sc Scanner, w window, d DeviceScan
 	err = pgx.BeginFunc(ctx, s.store.db, func(tx pgx.Tx) error {
 		var t ticketState
 		if lookUp {
-			if t, err = lockTicket(ctx, tx, sc.OrganizerID, c); err != nil {
+			if t, err = lockTicket(ctx, tx, sc.OrganizerID, sc.EventID, c); err != nil {
 				return err
 			}
 		}

@@ -18,6 +18,7 @@
  * @property {SoldOutSection[]} [sold_out_sections] sold-out: the sections of general admission short of places
  * @property {ScanResult} [result] scan-rejected: why
  * @property {string} [first_scanned_at] scan-rejected, already_scanned: the admission
+ * @property {string} [ticket_id] scan-rejected: the organizer's own ticket
  * @property {string[]} [not_refundable_ticket_ids] ticket-not-refundable: the tickets named that cannot be
  * @property {"scanned" | "transferred" | "revoked"} [ticket_status] ticket-not-transferable: why
  */
@@ -249,6 +250,7 @@
  * @property {string} section
  * @property {boolean} general_admission a place of general admission: no row or seat number
  * @property {string} [code] left out once transferred
+ * @property {string} reference its short reference (10 Crockford base32 characters), shown grouped 4-4-2
  * @property {"valid" | "scanned" | "refund_pending" | "refunded" | "transferred"} status
  */
 
@@ -284,6 +286,7 @@
  * A ticket of an order, as its event's organizer reads it (OrganizerTicket).
  * @typedef {object} OrganizerTicket
  * @property {string} id
+ * @property {string} reference its short reference (shown grouped 4-4-2)
  * @property {{section: string, row: string, number: number}} seat row "" for a place of general admission
  * @property {"valid" | "scanned" | "refunded" | "transferred"} status
  * @property {string} holder_email
@@ -331,8 +334,14 @@
  * @property {"admitted"} result
  * @property {string} ticket_id
  * @property {string} event_id
- * @property {{section: string, row: string, number: number, general_admission: boolean}} seat
+ * @property {string} reference
+ * @property {TicketSeat} seat
  * @property {string} scanned_at
+ */
+
+/**
+ * Where a ticket admits (TicketSeat): row "" for a place of general admission.
+ * @typedef {{section: string, row: string, number: number, general_admission: boolean}} TicketSeat
  */
 
 /**
@@ -342,6 +351,8 @@
  * @property {string} scanner_key_id
  * @property {string} scanner_label
  * @property {string | null} ticket_id
+ * @property {string | null} reference the ticket's, null with ticket_id
+ * @property {TicketSeat | null} seat the ticket's, null with ticket_id
  * @property {string} code_prefix
  * @property {ScanResult} result
  * @property {string} scanned_at
@@ -369,6 +380,13 @@
  * GET /v1/scanner/revocations.
  * @typedef {object} Revocations
  * @property {{ticket_id: string, event_id: string, revoked_at: string}[]} revocations
+ * @property {string} next_after
+ */
+
+/**
+ * GET /v1/scanner/tickets: the tickets that admit, with their references.
+ * @typedef {object} ListedTickets
+ * @property {{ticket_id: string, event_id: string, reference: string, seat: TicketSeat}[]} tickets
  * @property {string} next_after
  */
 

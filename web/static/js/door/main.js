@@ -3,6 +3,9 @@
 // server cannot be reached, signed codes are checked on the device (offline.js)
 // and the admissions queued, then uploaded when the network is back
 // (POST /v1/scans/batch), where the earliest admission of a ticket wins.
+// A ticket's short reference can be typed instead of its code: online the
+// server looks it up; offline it is checked against the list of the event's
+// tickets that admit, synced every minute (GET /v1/scanner/tickets).
 // When the organizer revokes this device's key, the page says so, admits no
 // one, uploads what the server still takes (the scans made before the
 // revocation) and lists the rest, and can be signed out.
@@ -13,14 +16,17 @@ import { startCamera } from "./camera.js";
 import { signal } from "./feedback.js";
 import { DeviceState, decideOffline, parseSigned } from "./offline.js";
 import { Server, Unreachable } from "./server.js";
+import { normalizeReference, showReference } from "../reference.js";
 import {
-  clock, KEY_REVOKED, LastScan, offlineVerdict, onlineVerdict, REVOKED_DETAIL, retryWait, revokedNotice, shortId, shownDetail,
+  clock, KEY_REVOKED, LastScan, offlineVerdict, onlineVerdict, REVOKED_DETAIL, retryWait, revokedNotice, seatWords, shortId, shownDetail,
 } from "./verdicts.js";
 
 /** @typedef {import("./verdicts.js").Verdict} Verdict */
 
 const KEY = "stagedoor.door.key";
 const SYNC_EVERY_MS = 5000;
+/** How often the list of tickets and references is read again whole. */
+const LIST_EVERY_MS = 60_000;
 const $ = byId;
 
 /** @type {Server | null} */
@@ -35,6 +41,22 @@ let stopCamera = null;
 const retrying = new Set();
 /** The last code and its verdict, shown again when it is read again soon. */
 const lastScan = new LastScan();
+
+/** @type {Map<string, string> | null} ticket id → its reference, from the synced list (built when needed) */
+let referenceOfTicket = null;
+
+/**
+ * A ticket's reference and seat in words, for the list of last scans, from
+ * the synced list ("" when it is not on it).
+ * @param {string | null | undefined} ticketId
+ * @returns {string}
+ */
+function ticketLabel(ticketId) {
+  if (!ticketId) return "";
+  referenceOfTicket ??= new Map(Object.entries(state.references).map(([ref, t]) => [t.ticket_id, ref]));
+  const ref = referenceOfTicket.get(ticketId);
+  return ref ? `${showReference(ref)} · ${seatWords(state.references[ref].seat)}` : "";
+}
 
 /** Scan → verdict on screen, in ms, for each scan (the browser tests read it). */
 window.doorTimings = [];
@@ -54,7 +76,9 @@ function verdictOf(answer, code) {
   if (answer.status === 200 && admission) state.admitted[admission.ticket_id] = admission.scanned_at;
   else if (answer.status === 401) keyRevoked();
   else if (answer.status === 429 || answer.status === 503) retryLater(code, retryWait(answer));
-  return onlineVerdict(answer);
+  const verdict = onlineVerdict(answer);
+  verdict.ticket = admission ? `${showReference(admission.reference)} · ${seatWords(admission.seat)}` : ticketLabel(answer.problem.ticket_id);
+  return verdict;
 }
 
 /**
@@ -71,12 +95,15 @@ async function verdictOffline(code) {
     state.admitted[d.ticketId] = now;
     queue(true);
   } else if (d.result === "unverifiable") queue(false);
-  return offlineVerdict(d);
+  const verdict = offlineVerdict(d);
+  verdict.ticket = ticketLabel(d.ticketId);
+  return verdict;
 }
 
 /** @param {string} code */
 async function scan(code) {
-  code = code.trim();
+  // A typed reference, as the one it means: read again, queued and uploaded so.
+  code = normalizeReference(code) ?? code.trim();
   if (!code) return;
   const started = performance.now();
   /** @type {Verdict | undefined} */
@@ -143,7 +170,10 @@ function show(verdict, code) {
   freshTimer = setTimeout(() => box.classList.remove("is-fresh"), 1200);
   if (!verdict.again) {
     signal(verdict.kind);
-    state.remember({ at: new Date().toISOString(), kind: verdict.kind, word: verdict.word, detail: verdict.detail, code: code.slice(0, 6), offline: !!verdict.offline });
+    state.remember({
+      at: new Date().toISOString(), kind: verdict.kind, word: verdict.word, detail: verdict.detail,
+      code: verdict.ticket ? "" : code.slice(0, 6), ticket: verdict.ticket || undefined, offline: !!verdict.offline,
+    });
   }
   render();
   focusCode();
@@ -174,7 +204,15 @@ function render() {
       const result = document.createElement("span");
       result.className = "result";
       result.textContent = h.word;
-      li.append(`${clock(h.at)} · `, result, ` · ${h.detail} · ${h.code}…`);
+      li.append(`${clock(h.at)} · `, result);
+      if (h.ticket) {
+        // Its reference (kept on one line), then its seat.
+        const [ref, ...seat] = h.ticket.split(" · ");
+        const code = document.createElement("span");
+        code.className = "reference";
+        code.textContent = ref;
+        li.append(" · ", code, seat.length ? ` · ${seat.join(" · ")}` : "");
+      } else li.append(` · ${h.detail} · ${h.code}…`);
       if (h.offline) {
         const tag = document.createElement("span");
         tag.className = "tag";
@@ -192,7 +230,7 @@ function render() {
   } else {
     net.textContent = online
       ? `Online${state.syncedAt ? ` · synced ${clock(state.syncedAt)}` : ""}`
-      : `Offline: checking signed tickets on this device · ${state.queue.length} to sync`;
+      : `Offline: checking tickets on this device · ${state.queue.length} to sync`;
   }
 }
 
@@ -214,7 +252,8 @@ function renderRevoked() {
     ...lost.map((s) => {
       const li = document.createElement("li");
       const signed = parseSigned(s.code);
-      const what = signed ? `ticket ${shortId(signed.ticketId)}` : `code ${s.code.slice(0, 6)}…`;
+      const ref = normalizeReference(s.code);
+      const what = signed ? `ticket ${shortId(signed.ticketId)}` : ref ? `reference ${showReference(ref)}` : `code ${s.code.slice(0, 6)}…`;
       li.textContent = `${clock(s.scanned_at)} · ${what} · ${s.offline ? "admitted offline" : "not checked"}`;
       return li;
     }),
@@ -258,6 +297,9 @@ async function sync() {
       for (const v of r.revocations) state.revoked[v.ticket_id] = true;
       state.revokedAfter = r.next_after;
     }
+    if (!state.keyRevokedAt && (!state.referencesAt || Date.now() - Date.parse(state.referencesAt) >= LIST_EVERY_MS)) {
+      await syncList();
+    }
     while (state.queue.length) {
       const batch = state.queue.slice(0, 200);
       const up = await server.upload(batch);
@@ -288,6 +330,27 @@ async function sync() {
     state.save();
     render();
   }
+}
+
+/**
+ * Reads the whole list of the tickets that admit, with their references, a
+ * page at a time, and replaces the device's once it has it all.
+ */
+async function syncList() {
+  if (!server) return;
+  /** @type {typeof state.references} */
+  const list = {};
+  let after = "";
+  for (;;) {
+    const page = (await server.tickets(after)).ok;
+    if (!page) return; // refused for now: the next sync tries again
+    if (page.tickets.length === 0) break;
+    for (const t of page.tickets) list[t.reference] = { ticket_id: t.ticket_id, event_id: t.event_id, seat: t.seat };
+    after = page.next_after;
+  }
+  state.references = list;
+  state.referencesAt = new Date().toISOString();
+  referenceOfTicket = null;
 }
 
 // --- set up ----------------------------------------------------------------------

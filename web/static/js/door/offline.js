@@ -6,10 +6,20 @@
 // 97 bytes take 156 characters whose last one has 4 unused bits: a code is the
 // one spelling with those bits zero, and the 15 others are refused, as the
 // server refuses them (a respelled code must not pass for its ticket).
+// A ticket's short reference, typed, is checked against the list of the
+// tickets that admit (GET /v1/scanner/tickets), read again every minute.
+
+import { normalizeReference } from "../reference.js";
 
 /**
  * @typedef {import("../types.js").QueuedScan} QueuedScan
  * @typedef {import("./verdicts.js").VerdictKind} VerdictKind
+ * @typedef {import("../types.js").TicketSeat} TicketSeat
+ */
+
+/**
+ * A ticket of the list, by its reference.
+ * @typedef {{ticket_id: string, event_id: string, seat: TicketSeat}} ListedTicket
  */
 
 /**
@@ -19,7 +29,8 @@
  * @property {VerdictKind} kind
  * @property {string} word
  * @property {string} detail
- * @property {string} code the code's first 6 characters
+ * @property {string} code the code's first 6 characters (empty when ticket is set)
+ * @property {string} [ticket] the ticket's reference (grouped) and seat, when known
  * @property {boolean} offline
  */
 
@@ -29,6 +40,8 @@
  * @property {"admitted" | "already_scanned" | "unverifiable" | "wrong_event" | "revoked" | "invalid"} result
  * @property {string} [ticketId]
  * @property {string} [firstScannedAt] already_scanned: when this device admitted it
+ * @property {TicketSeat} [seat] a typed reference's ticket's seat
+ * @property {boolean} [typed] the code was a typed reference
  */
 
 const PREFIX = "SD1";
@@ -158,6 +171,10 @@ export class DeviceState {
     this.keys = saved.keys ?? {};
     /** @type {Record<string, true>} ticket id → true */
     this.revoked = saved.revoked ?? {};
+    /** @type {Record<string, ListedTicket>} reference → its ticket, that admitted when listed */
+    this.references = saved.references ?? {};
+    /** @type {string | null} when the list of references was last read whole */
+    this.referencesAt = saved.referencesAt ?? null;
     /** @type {string} the revocations' next_after */
     this.revokedAfter = saved.revokedAfter ?? "0";
     /** @type {Record<string, string>} ticket id → when this device (or the server, online) admitted it */
@@ -206,14 +223,26 @@ export class DeviceState {
  * (and queued for upload as an offline admission). An unsigned code cannot be
  * checked: it is queued, not admitted. A code that starts as a signed one but
  * is not one as issued (altered, cut, respelled), or one longer than any
- * ticket's, is invalid.
- * @param {Pick<DeviceState, "keys" | "boundEvent" | "revoked" | "admitted">} state
+ * ticket's, is invalid. A typed reference of a ticket on the synced list (of
+ * the device's event) is decided as its signed code would be; one not on the
+ * list (a ticket bought since, or no ticket) is queued, not admitted.
+ * @param {Pick<DeviceState, "keys" | "boundEvent" | "revoked" | "admitted" | "references">} state
  * @param {string} code
  * @returns {Promise<Decision>}
  */
 export async function decideOffline(state, code) {
   // No ticket's code is longer (the server refuses an upload carrying one).
   if (new TextEncoder().encode(code).length > MAX_CODE_BYTES) return { result: "invalid" };
+  const ref = normalizeReference(code);
+  if (ref) {
+    const listed = state.references[ref];
+    if (!listed || (state.boundEvent && listed.event_id !== state.boundEvent)) return { result: "unverifiable", typed: true };
+    const ticketId = listed.ticket_id, seat = listed.seat;
+    if (state.revoked[ticketId]) return { result: "revoked", ticketId, seat };
+    const first = state.admitted[ticketId];
+    if (first) return { result: "already_scanned", ticketId, firstScannedAt: first, seat };
+    return { result: "admitted", ticketId, seat };
+  }
   const parsed = parseSigned(code);
   if (!parsed) return { result: looksSigned(code) ? "invalid" : "unverifiable" };
   const key = state.keys[parsed.eventId];

@@ -121,6 +121,15 @@ export class Server {
   }
 
   /**
+   * GET /v1/scanner/tickets after a ticket id: the tickets that admit, with their references.
+   * @param {string} after
+   * @returns {Promise<Answer<import("../types.js").ListedTickets>>}
+   */
+  tickets(after) {
+    return this.call("GET", `/v1/scanner/tickets${after ? `?after=${encodeURIComponent(after)}` : ""}`);
+  }
+
+  /**
    * POST /v1/scans/batch: uploads queued scans.
    * @param {QueuedScan[]} scans
    * @returns {Promise<Answer<import("../types.js").UploadResults>>}

@@ -14,6 +14,7 @@ import { placeName } from "../places.js";
  * @property {string} detail
  * @property {boolean} [offline] decided on the device
  * @property {boolean} [again] the last code read again: its verdict shown again (LastScan)
+ * @property {string} [ticket] the ticket's reference and seat, for the list of last scans
  */
 
 export const REVOKED_DETAIL = "the organizer revoked this device's scanner key: it admits no one; sign out and set up a new key";
@@ -39,6 +40,17 @@ export const clock = (iso) => new Date(iso).toLocaleTimeString([], { hour: "2-di
 export const shortId = (id) => (id ? id.slice(0, 8) : "");
 
 /**
+ * Where a ticket admits, in words: "Floor · row A · seat 3", or its place of
+ * general admission.
+ * @param {import("../types.js").TicketSeat | undefined | null} seat
+ * @returns {string}
+ */
+export function seatWords(seat) {
+  if (!seat) return "";
+  return seat.general_admission ? placeName(seat.section) : `${seat.section} · row ${seat.row} · seat ${seat.number}`;
+}
+
+/**
  * How long to wait before a scan the server refused for now (429, 503) is
  * tried again: its retryAfterMs, else 1 s.
  * @param {{retryAfterMs: number}} answer
@@ -55,12 +67,8 @@ export function onlineVerdict(answer) {
   const admission = answer.ok;
   const p = answer.problem;
   switch (answer.status) {
-    case 200: {
-      const seat = admission?.seat;
-      const where = !seat ? "" : seat.general_admission ? placeName(seat.section)
-        : `${seat.section} · row ${seat.row} · seat ${seat.number}`;
-      return { kind: "admitted", word: "Admitted", detail: where };
-    }
+    case 200:
+      return { kind: "admitted", word: "Admitted", detail: seatWords(admission?.seat) };
     case 400:
       return { kind: "refused", word: "Not a ticket", detail: p.detail ?? "this is not a ticket code" };
     case 401:
@@ -143,11 +151,13 @@ export function shownDetail(verdict) {
 export function offlineVerdict(d) {
   switch (d.result) {
     case "admitted":
-      return { kind: "admitted", word: "Admitted", detail: `ticket ${shortId(d.ticketId)}`, offline: true };
+      return { kind: "admitted", word: "Admitted", detail: d.seat ? seatWords(d.seat) : `ticket ${shortId(d.ticketId)}`, offline: true };
     case "already_scanned":
       return { kind: "already", word: "Already scanned", detail: `at ${clock(d.firstScannedAt ?? "")} on this device`, offline: true };
     case "unverifiable":
-      return { kind: "refused", word: "Cannot check offline", detail: "not a signed ticket: check it by hand; it is queued", offline: true };
+      return { kind: "refused", word: "Cannot check offline", detail: d.typed
+        ? "this reference is not on this device's list: check the ticket by hand; it is queued"
+        : "not a signed ticket: check it by hand; it is queued", offline: true };
     case "wrong_event":
       return { kind: "refused", word: "Wrong event", detail: "not a ticket this device admits", offline: true };
     case "revoked":

@@ -7,6 +7,8 @@ import { cards } from "../cards.js";
 import { h } from "../dom.js";
 import { formatDateTime, formatDateTimeSeconds } from "../format.js";
 import { pager } from "../pager.js";
+import { showReference } from "../reference.js";
+import { seatWords } from "../door/verdicts.js";
 import { requireUser, setTitle } from "../router.js";
 
 const PAGE_SIZE = 50;
@@ -54,7 +56,7 @@ export async function scansPage({ main, params, signal }) {
     h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "Scans, scrollable" },
       cards(h("table", {},
         h("caption", { class: "visually-hidden" }, "Every scan attempt, newest first"),
-        h("thead", {}, h("tr", {}, ["Time", "Result", "Code", "Scanner", "How"].map((t) => h("th", { scope: "col" }, t)))),
+        h("thead", {}, h("tr", {}, ["Time", "Result", "Ticket", "Scanner", "How"].map((t) => h("th", { scope: "col" }, t)))),
         body))),
     status, older);
 
@@ -70,7 +72,8 @@ export async function scansPage({ main, params, signal }) {
     row: (s) => h("tr", {},
       h("td", {}, h("time", { datetime: s.scanned_at }, formatDateTimeSeconds(s.scanned_at))),
       h("td", { class: `result result-${s.result}` }, RESULT_WORDS[s.result] || s.result),
-      h("td", {}, h("code", {}, `${s.code_prefix}…`)),
+      // The ticket by its reference and seat; a code of no ticket by its first characters.
+      h("td", {}, ...(s.reference ? [h("code", { class: "reference" }, showReference(s.reference)), ` · ${seatWords(s.seat)}`] : [h("code", {}, `${s.code_prefix}…`)])),
       h("td", {}, s.scanner_label),
       // Offline: the door checked the ticket alone and uploaded the scan
       // later; its time is the door's clock, unless that could not be true

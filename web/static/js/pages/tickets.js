@@ -16,6 +16,7 @@ import { report } from "../notice.js";
 import { refundAmount, refundableTickets, refundsOpen } from "../refunds.js";
 import { requireUser, setTitle } from "../router.js";
 import { placeName } from "../places.js";
+import { showReference } from "../reference.js";
 import { seatName } from "../seatmap.js";
 import { confirmRefund } from "./refund.js";
 import { transferButton } from "./transfer.js";
@@ -182,7 +183,9 @@ function ticketCard(ticket, event, where, refund, signal) {
       ticket.status === "valid" ? h("div", { class: "actions no-print" },
         transferButton(ticket, `${where}, ${event.name}`),
         refund ? refundButton(refund.text, "link-button", refund.ask, `${refund.text}: ${where}`) : null) : null),
-    admits ? qrImage(ticket, where, signal) : null);
+    admits ? h("div", { class: "ticket-qr" }, qrImage(ticket, where, signal),
+      // Under the QR: what the door types when the code cannot be scanned.
+      h("p", { class: "ticket-reference" }, "Reference ", h("strong", {}, showReference(ticket.reference)))) : null);
 }
 
 /**
