@@ -254,11 +254,14 @@ type Event struct {
 	Currency  string    `json:"currency"`
 
 	// Description Free text of several lines (line breaks kept, at most one blank line in a row; no other control, bidirectional or invisible character); empty for none.
-	Description Description        `json:"description"`
-	Id          openapi_types.UUID `json:"id"`
-	Name        string             `json:"name"`
-	OnSaleAt    time.Time          `json:"on_sale_at"`
-	OrganizerId openapi_types.UUID `json:"organizer_id"`
+	Description Description `json:"description"`
+
+	// FromPriceCents The lowest price of its sections, in cents of its currency ("from €12" on a list); null when it has no sections.
+	FromPriceCents *int32             `json:"from_price_cents"`
+	Id             openapi_types.UUID `json:"id"`
+	Name           string             `json:"name"`
+	OnSaleAt       time.Time          `json:"on_sale_at"`
+	OrganizerId    openapi_types.UUID `json:"organizer_id"`
 
 	// RefundsUntil Buyers may refund their tickets until then; null: they cannot.
 	RefundsUntil *time.Time `json:"refunds_until"`
@@ -301,11 +304,14 @@ type EventFields struct {
 	Currency  string    `json:"currency"`
 
 	// Description Free text of several lines (line breaks kept, at most one blank line in a row; no other control, bidirectional or invisible character); empty for none.
-	Description Description        `json:"description"`
-	Id          openapi_types.UUID `json:"id"`
-	Name        string             `json:"name"`
-	OnSaleAt    time.Time          `json:"on_sale_at"`
-	OrganizerId openapi_types.UUID `json:"organizer_id"`
+	Description Description `json:"description"`
+
+	// FromPriceCents The lowest price of its sections, in cents of its currency ("from €12" on a list); null when it has no sections.
+	FromPriceCents *int32             `json:"from_price_cents"`
+	Id             openapi_types.UUID `json:"id"`
+	Name           string             `json:"name"`
+	OnSaleAt       time.Time          `json:"on_sale_at"`
+	OrganizerId    openapi_types.UUID `json:"organizer_id"`
 
 	// RefundsUntil Buyers may refund their tickets until then; null: they cannot.
 	RefundsUntil   *time.Time `json:"refunds_until"`
@@ -525,11 +531,14 @@ type OrganizerEvent struct {
 	Currency     string        `json:"currency"`
 
 	// Description Free text of several lines (line breaks kept, at most one blank line in a row; no other control, bidirectional or invisible character); empty for none.
-	Description Description        `json:"description"`
-	Id          openapi_types.UUID `json:"id"`
-	Name        string             `json:"name"`
-	OnSaleAt    time.Time          `json:"on_sale_at"`
-	OrganizerId openapi_types.UUID `json:"organizer_id"`
+	Description Description `json:"description"`
+
+	// FromPriceCents The lowest price of its sections, in cents of its currency ("from €12" on a list); null when it has no sections.
+	FromPriceCents *int32             `json:"from_price_cents"`
+	Id             openapi_types.UUID `json:"id"`
+	Name           string             `json:"name"`
+	OnSaleAt       time.Time          `json:"on_sale_at"`
+	OrganizerId    openapi_types.UUID `json:"organizer_id"`
 
 	// RefundsUntil Buyers may refund their tickets until then; null: they cannot.
 	RefundsUntil *time.Time `json:"refunds_until"`

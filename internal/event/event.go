@@ -124,6 +124,8 @@ type Event struct {
 	CreatedAt    time.Time
 	// Sections is filled by Create and Get, not by the lists.
 	Sections []Section
+	// FromPriceCents is the lowest price of its sections; nil when it has none.
+	FromPriceCents *int64
 
 	SeatsTotal, SeatsAvailable, SeatsHeld, SeatsSold int
 }

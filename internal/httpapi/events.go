@@ -114,7 +114,9 @@ type eventJSON struct {
 	Sections       []sectionJSON    `json:"sections,omitempty"`
 	SeatsTotal     int              `json:"seats_total"`
 	SeatsAvailable int              `json:"seats_available"`
-	CreatedAt      time.Time        `json:"created_at"`
+	// FromPriceCents is the lowest section price; null when there is none.
+	FromPriceCents *int64    `json:"from_price_cents"`
+	CreatedAt      time.Time `json:"created_at"`
 }
 
 // organizerEventJSON is an event as its organizer sees it.
@@ -140,7 +142,7 @@ func eventJSONOf(e event.Event) eventJSON {
 		ID: e.ID, Name: e.Name, Venue: e.Venue, Description: e.Description, Status: e.Status,
 		StartsAt: e.StartsAt, OnSaleAt: e.OnSaleAt, RefundsUntil: e.RefundsUntil,
 		OrganizerID: e.OrganizerID, Currency: e.Currency, CreatedAt: e.CreatedAt,
-		SeatsTotal: e.SeatsTotal, SeatsAvailable: e.SeatsAvailable,
+		SeatsTotal: e.SeatsTotal, SeatsAvailable: e.SeatsAvailable, FromPriceCents: e.FromPriceCents,
 	}
 	if e.WaitingRoom != nil {
 		out.WaitingRoom = &waitingRoomJSON{AdmitPerSecond: e.WaitingRoom.AdmitPerSecond}

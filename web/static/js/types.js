@@ -106,6 +106,8 @@
  * @property {Section[]} [sections] on one event; not in lists
  * @property {number} seats_total
  * @property {number} seats_available
+ * @property {number | null} from_price_cents the lowest section price; null when none
+ * @property {string | null} [image_url] its image, when it has one
  * @property {string} created_at
  */
 
