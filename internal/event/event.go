@@ -126,6 +126,8 @@ type Event struct {
 	Sections []Section
 	// FromPriceCents is the lowest price of its sections; nil when it has none.
 	FromPriceCents *int64
+	// Image is its image's ETag and size (no data); ETag nil: it has none.
+	Image ImageRef
 
 	SeatsTotal, SeatsAvailable, SeatsHeld, SeatsSold int
 }

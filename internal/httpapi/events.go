@@ -115,8 +115,12 @@ type eventJSON struct {
 	SeatsTotal     int              `json:"seats_total"`
 	SeatsAvailable int              `json:"seats_available"`
 	// FromPriceCents is the lowest section price; null when there is none.
-	FromPriceCents *int64    `json:"from_price_cents"`
-	CreatedAt      time.Time `json:"created_at"`
+	FromPriceCents *int64 `json:"from_price_cents"`
+	// ImageURL is where its image is served (GET /v1/events/{id}/image); null: none.
+	ImageURL    *string   `json:"image_url"`
+	ImageWidth  int       `json:"image_width,omitempty"`
+	ImageHeight int       `json:"image_height,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 // organizerEventJSON is an event as its organizer sees it.
@@ -143,6 +147,7 @@ func eventJSONOf(e event.Event) eventJSON {
 		StartsAt: e.StartsAt, OnSaleAt: e.OnSaleAt, RefundsUntil: e.RefundsUntil,
 		OrganizerID: e.OrganizerID, Currency: e.Currency, CreatedAt: e.CreatedAt,
 		SeatsTotal: e.SeatsTotal, SeatsAvailable: e.SeatsAvailable, FromPriceCents: e.FromPriceCents,
+		ImageURL: imageURL(e), ImageWidth: e.Image.Width, ImageHeight: e.Image.Height,
 	}
 	if e.WaitingRoom != nil {
 		out.WaitingRoom = &waitingRoomJSON{AdmitPerSecond: e.WaitingRoom.AdmitPerSecond}

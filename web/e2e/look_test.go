@@ -1,8 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
@@ -41,12 +47,12 @@ func TestEventCards(t *testing.T) {
 			b.viewport(width, 900)
 			b.open("/events")
 			b.waitJS("the cards", `document.querySelectorAll(".event-card").length === 3`)
-			prices := b.text(".event-card:first-child .from-price")
-			if prices != "From $25.00" {
-				t.Errorf("the first card's price is %q, want From $25.00", prices)
-			}
-			if got := b.text(".event-card:nth-child(2) .from-price"); got != "Free" {
-				t.Errorf("the free event's price is %q, want Free", got)
+			var prices map[string]string
+			json.Unmarshal(b.eval(`Object.fromEntries([...document.querySelectorAll(".event-card")].map(c =>
+				[c.querySelector("h2").textContent, c.querySelector(".from-price")?.textContent ?? ""]))`), &prices)
+			want := map[string]string{"Night Music": "From $25.00", "Open Rehearsal": "Free", "Late Show": "From $25.00"}
+			if fmt.Sprint(prices) != fmt.Sprint(want) {
+				t.Errorf("the cards' prices are %v, want %v", prices, want)
 			}
 			var block struct{ Day, Month string }
 			json.Unmarshal(b.eval(`({day: document.querySelector(".date-day").textContent, month: document.querySelector(".date-month").textContent})`), &block)
@@ -70,6 +76,59 @@ func TestEventCards(t *testing.T) {
 	// The whole card answers to its link.
 	b.colorScheme("")
 	b.viewport(390, 900)
+	var name string
+	json.Unmarshal(b.eval(`document.querySelector(".event-card h2").textContent`), &name)
 	b.click(".event-card:first-child .date-block")
-	b.waitHeading("Night Music")
+	b.waitHeading(name)
+}
+
+// An organizer uploads an event's image from its page; the image is then on
+// the event's card and its page, sized before it arrives (width and height),
+// and loads under the CSP.
+func TestEventImage(t *testing.T) {
+	s := startStack(t, nil)
+	org := s.signUp(t, "organizer")
+	ev := org.createEvent(t, "Photo Night", 0)
+	var jpg bytes.Buffer
+	pic := image.NewRGBA(image.Rect(0, 0, 800, 450))
+	for y := range 450 {
+		for x := range 800 {
+			pic.Set(x, y, color.RGBA{uint8(x / 4), uint8(y / 2), 160, 255})
+		}
+	}
+	if err := jpeg.Encode(&jpg, pic, nil); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "poster.jpg")
+	if err := os.WriteFile(file, jpg.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	b := newBrowser(t, s)
+	b.logIn(org.Email)
+	b.open("/organizer/events/" + ev.ID)
+	b.waitText("main", "This event has no image yet.")
+	b.run("choose the file", chromedp.SetUploadFiles(chromedp.CSS(`input[type="file"]`), []string{file}))
+	b.clickButton("Upload image")
+	b.waitText("#notice", "The image is saved.")
+	b.waitJS("the preview", `document.querySelector(".event-image-preview")?.complete && document.querySelector(".event-image-preview").naturalWidth === 800`)
+	b.page("image-uploaded")
+
+	for _, width := range []int64{390, 1280} {
+		b.viewport(width, 900)
+		b.open("/events")
+		b.waitJS("the card's image", `document.querySelector(".event-card-image")?.complete && document.querySelector(".event-card-image").naturalWidth === 800`)
+		if w, h := b.attr(".event-card-image", "width"), b.attr(".event-card-image", "height"); w != "800" || h != "450" {
+			t.Errorf("the card's image is sized %s×%s, want 800×450", w, h)
+		}
+		b.noSidewaysScroll("events")
+		b.page(fmt.Sprintf("card-image-%d", width))
+		b.open("/events/" + ev.ID)
+		b.waitJS("the event's image", `document.querySelector("img.event-image")?.complete && document.querySelector("img.event-image").naturalWidth === 800`)
+		if b.attr("img.event-image", "loading") == "lazy" {
+			t.Error("the event page's image, above the fold, loads lazily")
+		}
+		b.waitJS("the seat map", `document.querySelectorAll(".seat").length > 0`)
+		b.page(fmt.Sprintf("event-image-%d", width))
+	}
 }

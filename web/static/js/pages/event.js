@@ -4,6 +4,7 @@
 // every few seconds. A buyer chooses 1 to 10 seats and places in all and holds
 // them (POST /v1/holds), then goes on to the hold's page to pay.
 
+import { eventImage } from "../event-image.js";
 import { api, ApiError, get, readEvent, retrying } from "../api.js";
 import { h, isAbort } from "../dom.js";
 import { formatDateTime, formatMoney, formatTime, plural } from "../format.js";
@@ -30,6 +31,8 @@ export async function eventPage({ main, params, signal }) {
   const user = currentUser();
   const buyer = user?.kind === "buyer";
   const onSaleLater = new Date(event.on_sale_at) > new Date();
+  const picture = eventImage(event); // above the fold: not lazy
+  if (picture) main.append(picture);
   main.append(h("p", { class: "lead" }, event.venue, " · ",
     h("time", { datetime: event.starts_at }, formatDateTime(event.starts_at))));
   if (event.status === "cancelled") {

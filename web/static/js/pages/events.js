@@ -3,6 +3,7 @@
 
 import { get, retrying } from "../api.js";
 import { h } from "../dom.js";
+import { eventImage } from "../event-image.js";
 import { formatDateTime, formatMoney, plural } from "../format.js";
 import { report } from "../notice.js";
 import { setTitle } from "../router.js";
@@ -58,10 +59,7 @@ export function eventCard(event, early = false) {
   const starts = new Date(event.starts_at);
   const onSale = new Date(event.on_sale_at) > new Date();
   return h("li", { class: "card event-card" },
-    event.image_url ? h("img", {
-      class: "event-card-image", src: event.image_url, alt: "", width: 640, height: 360,
-      loading: early ? null : "lazy", decoding: "async",
-    }) : null,
+    eventImage(event, { lazy: !early, className: "event-card-image" }),
     h("div", { class: "event-card-body" },
       h("div", { class: "date-block", "aria-hidden": "true" },
         h("span", { class: "date-day" }, dayOfMonth.format(starts)),

@@ -5,6 +5,7 @@
 // live until every buyer has their money back.
 
 import { api, get, retrying } from "../api.js";
+import { imageControl } from "../event-image.js";
 import { field, h, onAbort, onSubmit, replace, sleep, uid } from "../dom.js";
 import { formatDateTime, formatMoney, localInputToISO, plural, toLocalInput } from "../format.js";
 import { report, showMessage } from "../notice.js";
@@ -48,7 +49,8 @@ function draw(body, event, signal) {
       progressPanel(event, (e) => showFacts(facts, e), signal));
     return;
   }
-  replace(body, facts, links, changeForm(body, event, signal), cancelZone(body, event, signal));
+  replace(body, facts, links, changeForm(body, event, signal),
+    imageControl(event, signal, (changed) => draw(body, changed, signal)), cancelZone(body, event, signal));
 }
 
 /**
