@@ -9,7 +9,9 @@ import (
 	"image/jpeg"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -131,4 +133,90 @@ func TestEventImage(t *testing.T) {
 		b.waitJS("the seat map", `document.querySelectorAll(".seat").length > 0`)
 		b.page(fmt.Sprintf("event-image-%d", width))
 	}
+}
+
+// The buyer's tickets are a wallet: grouped by order, newest first; a ticket
+// scanned at the door looks used (stamped "Used", greyed) and a valid one
+// does not; "Add to calendar" downloads an .ics; printing shows one ticket a
+// page, the used one left out. Readable in light and dark mode.
+func TestTicketsWallet(t *testing.T) {
+	s := startStack(t, nil)
+	org := s.signUp(t, "organizer")
+	first, second := org.createEvent(t, "Early Show", 0), org.createEvent(t, "Late Show", 0)
+	var key struct{ Key string }
+	org.must(t, 201, "POST", "/v1/scanner-keys", map[string]string{"label": "Gate", "event_id": first.ID}, &key)
+
+	b := newBrowser(t, s)
+	email := newEmail("wally")
+	b.signUp("buyer", "Wally", email)
+	buyer := s.logIn(t, email)
+	codes := buyer.buy(t, first.ID, first.Seats[0], first.Seats[1])
+	time.Sleep(1100 * time.Millisecond) // the second order is a second newer
+	buyer.buy(t, second.ID, second.Seats[0])
+	s.scanner(t, key.Key).must(t, 200, "POST", "/v1/scans", map[string]string{"code": codes[0]}, nil)
+
+	for _, mode := range []string{"light", "dark"} {
+		b.colorScheme(mode)
+		for _, width := range []int64{390, 1280} {
+			b.viewport(width, 900)
+			b.goTo("/tickets")
+			b.waitHeading("My tickets")
+			b.waitJS("three tickets", `document.querySelectorAll(".ticket").length === 3`)
+			var orders []string
+			json.Unmarshal(b.eval(`[...document.querySelectorAll(".order > h2")].map(h => h.textContent)`), &orders)
+			if fmt.Sprint(orders) != "[Late Show Early Show]" {
+				t.Errorf("the orders are %q, want the newest (Late Show) first", orders)
+			}
+			var used []struct {
+				Stamp, Status string
+				Opacity       string
+			}
+			json.Unmarshal(b.eval(`[...document.querySelectorAll(".ticket-used")].map(t => ({
+				stamp: t.querySelector(".ticket-stamp")?.textContent ?? "",
+				status: t.querySelector(".ticket-status").textContent,
+				opacity: getComputedStyle(t.querySelector(".qr")).opacity}))`), &used)
+			if len(used) != 1 || used[0].Stamp != "Used" || used[0].Status != "Used: scanned at the door" || used[0].Opacity == "1" {
+				t.Errorf("the used tickets: %+v, want one stamped Used with a greyed QR code", used)
+			}
+			var stamps int
+			json.Unmarshal(b.eval(`document.querySelectorAll(".ticket:not(.ticket-used) .ticket-stamp").length`), &stamps)
+			if stamps != 0 {
+				t.Errorf("%d valid tickets are stamped", stamps)
+			}
+			b.imageBytes("img.qr")
+			b.noSidewaysScroll("tickets")
+			b.page(fmt.Sprintf("wallet-%s-%d", mode, width))
+		}
+	}
+	b.colorScheme("")
+
+	// Add to calendar: the file the button makes.
+	var ics string
+	json.Unmarshal(b.eval(`(async () => {
+		let made;
+		const create = URL.createObjectURL;
+		URL.createObjectURL = (blob) => { made = blob; return create(blob); };
+		[...document.querySelectorAll(".calendar-button")].find(b => b.closest(".order").querySelector("h2").textContent === "Early Show").click();
+		URL.createObjectURL = create;
+		return await made.text();
+	})()`), &ics)
+	var starts time.Time
+	org.must(t, 200, "GET", "/v1/events/"+first.ID, nil, &struct {
+		StartsAt *time.Time `json:"starts_at"`
+	}{&starts})
+	for _, want := range []string{"BEGIN:VEVENT\r\n", "SUMMARY:Early Show\r\n", "DTSTART:" + starts.UTC().Format("20060102T150405Z") + "\r\n", "UID:" + first.ID + "@stagedoor\r\n"} {
+		if !strings.Contains(ics, want) {
+			t.Errorf("the calendar file lacks %q:\n%s", want, ics)
+		}
+	}
+
+	// Printed: one ticket a page, the used one not printed.
+	b.media("print")
+	var printed []string
+	json.Unmarshal(b.eval(`[...document.querySelectorAll(".ticket")].filter(t => getComputedStyle(t).display !== "none").map(t => getComputedStyle(t).breakAfter)`), &printed)
+	if len(printed) != 2 || printed[0] != "page" {
+		t.Errorf("printed tickets break %q, want two tickets, a page after the first", printed)
+	}
+	b.screenshot("wallet-print")
+	b.media("")
 }
