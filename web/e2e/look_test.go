@@ -220,3 +220,25 @@ func TestTicketsWallet(t *testing.T) {
 	b.screenshot("wallet-print")
 	b.media("")
 }
+
+// In dark mode the pages a visitor meets first keep axe's contrast: logging
+// in, signing up, an event's page with its seat map.
+func TestDarkModePages(t *testing.T) {
+	s := startStack(t, nil)
+	ev := s.signUp(t, "organizer").createEvent(t, "Dark Night", 0)
+	b := newBrowser(t, s)
+	b.colorScheme("dark")
+	for _, width := range []int64{390, 1280} {
+		b.viewport(width, 900)
+		b.open("/login")
+		b.waitHeading("Log in")
+		b.page(fmt.Sprintf("dark-login-%d", width))
+		b.open("/signup")
+		b.waitHeading("Sign up")
+		b.page(fmt.Sprintf("dark-signup-%d", width))
+		b.open("/events/" + ev.ID)
+		b.waitHeading(ev.Name)
+		b.waitJS("the seat map", `document.querySelectorAll(".seat").length > 0`)
+		b.page(fmt.Sprintf("dark-event-%d", width))
+	}
+}
