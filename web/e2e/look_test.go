@@ -222,7 +222,7 @@ func TestTicketsWallet(t *testing.T) {
 }
 
 // In dark mode the pages a visitor meets first keep axe's contrast: logging
-// in, signing up, an event's page with its seat map.
+// in, signing up, an event's page with its seat map, the door.
 func TestDarkModePages(t *testing.T) {
 	s := startStack(t, nil)
 	ev := s.signUp(t, "organizer").createEvent(t, "Dark Night", 0)
@@ -240,5 +240,8 @@ func TestDarkModePages(t *testing.T) {
 		b.waitHeading(ev.Name)
 		b.waitJS("the seat map", `document.querySelectorAll(".seat").length > 0`)
 		b.page(fmt.Sprintf("dark-event-%d", width))
+		b.run("open the door", chromedp.Navigate(b.base+"/door"))
+		b.waitJS("the door's set-up", `!document.getElementById("setup").hidden`)
+		b.page(fmt.Sprintf("dark-door-%d", width))
 	}
 }
