@@ -257,8 +257,20 @@ type Event struct {
 	Currency  string    `json:"currency"`
 
 	// Description Free text of several lines (line breaks kept, at most one blank line in a row; no other control, bidirectional or invisible character); empty for none.
-	Description Description        `json:"description"`
-	Id          openapi_types.UUID `json:"id"`
+	Description Description `json:"description"`
+
+	// FromPriceCents The lowest price of its sections, in cents of its currency ("from €12" on a list); null when it has no sections.
+	FromPriceCents *int32             `json:"from_price_cents"`
+	Id             openapi_types.UUID `json:"id"`
+
+	// ImageHeight Its image's height in pixels, when it has one.
+	ImageHeight *int32 `json:"image_height,omitempty"`
+
+	// ImageUrl Where its image is served (`GET /v1/events/{id}/image`, versioned); null when it has none.
+	ImageUrl *string `json:"image_url"`
+
+	// ImageWidth Its image's width in pixels, when it has one (for the page's layout).
+	ImageWidth  *int32             `json:"image_width,omitempty"`
 	Name        string             `json:"name"`
 	OnSaleAt    time.Time          `json:"on_sale_at"`
 	OrganizerId openapi_types.UUID `json:"organizer_id"`
@@ -304,8 +316,20 @@ type EventFields struct {
 	Currency  string    `json:"currency"`
 
 	// Description Free text of several lines (line breaks kept, at most one blank line in a row; no other control, bidirectional or invisible character); empty for none.
-	Description Description        `json:"description"`
-	Id          openapi_types.UUID `json:"id"`
+	Description Description `json:"description"`
+
+	// FromPriceCents The lowest price of its sections, in cents of its currency ("from €12" on a list); null when it has no sections.
+	FromPriceCents *int32             `json:"from_price_cents"`
+	Id             openapi_types.UUID `json:"id"`
+
+	// ImageHeight Its image's height in pixels, when it has one.
+	ImageHeight *int32 `json:"image_height,omitempty"`
+
+	// ImageUrl Where its image is served (`GET /v1/events/{id}/image`, versioned); null when it has none.
+	ImageUrl *string `json:"image_url"`
+
+	// ImageWidth Its image's width in pixels, when it has one (for the page's layout).
+	ImageWidth  *int32             `json:"image_width,omitempty"`
 	Name        string             `json:"name"`
 	OnSaleAt    time.Time          `json:"on_sale_at"`
 	OrganizerId openapi_types.UUID `json:"organizer_id"`
@@ -568,8 +592,20 @@ type OrganizerEvent struct {
 	Currency     string        `json:"currency"`
 
 	// Description Free text of several lines (line breaks kept, at most one blank line in a row; no other control, bidirectional or invisible character); empty for none.
-	Description Description        `json:"description"`
-	Id          openapi_types.UUID `json:"id"`
+	Description Description `json:"description"`
+
+	// FromPriceCents The lowest price of its sections, in cents of its currency ("from €12" on a list); null when it has no sections.
+	FromPriceCents *int32             `json:"from_price_cents"`
+	Id             openapi_types.UUID `json:"id"`
+
+	// ImageHeight Its image's height in pixels, when it has one.
+	ImageHeight *int32 `json:"image_height,omitempty"`
+
+	// ImageUrl Where its image is served (`GET /v1/events/{id}/image`, versioned); null when it has none.
+	ImageUrl *string `json:"image_url"`
+
+	// ImageWidth Its image's width in pixels, when it has one (for the page's layout).
+	ImageWidth  *int32             `json:"image_width,omitempty"`
 	Name        string             `json:"name"`
 	OnSaleAt    time.Time          `json:"on_sale_at"`
 	OrganizerId openapi_types.UUID `json:"organizer_id"`
@@ -1195,6 +1231,12 @@ type ListEventsParams struct {
 	IncludePast *bool `form:"include_past,omitempty" json:"include_past,omitempty"`
 }
 
+// EventImageParams defines parameters for EventImage.
+type EventImageParams struct {
+	// V The image's version, from `image_url`.
+	V *string `form:"v,omitempty" json:"v,omitempty"`
+}
+
 // QueueStatusParams defines parameters for QueueStatus.
 type QueueStatusParams struct {
 	// QueueToken The `queue_token` of the buyer's last answer from the waiting room (optional):
@@ -1732,6 +1774,17 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
 	GetEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// EventImage An event's image
+	//
+	// The image its organizer uploaded, re-encoded (JPEG, or PNG when a PNG was sent; no
+	// metadata), at most 1600 px wide. An event's `image_url` is this path with `?v=` its
+	// ETag: asked for so, the answer may be kept for good (`public, max-age=31536000,
+	// immutable`; a new image is a new URL); asked for otherwise, it is `public, no-cache`.
+	// `If-None-Match` with its ETag is answered 304. An event without an image is 404.
+	//
+	// Corresponds with GET /v1/events/{id}/image (the `EventImage` operationId).
+	EventImage(ctx context.Context, id ID, params *EventImageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// QueueStatus The buyer's place in the waiting room
 	//
 	// Not limited, nor counted in flight (buyer-concurrency): the room paces its polls
@@ -2125,6 +2178,29 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/organizer/events/{id}/cancel (the `CancelEvent` operationId).
 	CancelEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteEventImage Remove an event's image (its organizer)
+	//
+	// The event has no image any more; one that had none answers the same. Another organizer's event is 404.
+	//
+	// Corresponds with DELETE /v1/organizer/events/{id}/image (the `DeleteEventImage` operationId).
+	DeleteEventImage(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutEventImageWithBody Set an event's image (its organizer)
+	//
+	// The body is the image: JPEG, PNG or WebP, at most 2 MB, at most 10000 px on a side
+	// and 40 million pixels (checked from its header before it is decoded). It is decoded
+	// and re-encoded (JPEG quality 85, or PNG when a PNG was sent), which drops its
+	// metadata (EXIF, location, comments), and scaled down to 1600 px wide when wider. It
+	// replaces any image the event had. Answers the event, its `image_url` set. A body
+	// over 2 MB is 413 `image-too-large`, another Content-Type 415
+	// `unsupported-image-type`, a body that is not an image of its Content-Type (or too
+	// many pixels) 400; another organizer's event is 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/organizer/events/{id}/image (the `PutEventImage` operationId).
+	PutEventImageWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// EventOrders An event's orders, newest first, a page at a time (its organizer)
 	//
@@ -2937,6 +3013,27 @@ func (c *Client) GetEvent(ctx context.Context, id ID, reqEditors ...RequestEdito
 	return c.Client.Do(req)
 }
 
+// EventImage An event's image
+//
+// The image its organizer uploaded, re-encoded (JPEG, or PNG when a PNG was sent; no
+// metadata), at most 1600 px wide. An event's `image_url` is this path with `?v=` its
+// ETag: asked for so, the answer may be kept for good (`public, max-age=31536000,
+// immutable`; a new image is a new URL); asked for otherwise, it is `public, no-cache`.
+// `If-None-Match` with its ETag is answered 304. An event without an image is 404.
+//
+// Corresponds with GET /v1/events/{id}/image (the `EventImage` operationId).
+func (c *Client) EventImage(ctx context.Context, id ID, params *EventImageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEventImageRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // QueueStatus The buyer's place in the waiting room
 //
 // Not limited, nor counted in flight (buyer-concurrency): the room paces its polls
@@ -3571,6 +3668,49 @@ func (c *Client) EventAttendees(ctx context.Context, id ID, reqEditors ...Reques
 // Corresponds with POST /v1/organizer/events/{id}/cancel (the `CancelEvent` operationId).
 func (c *Client) CancelEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelEventRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteEventImage Remove an event's image (its organizer)
+//
+// The event has no image any more; one that had none answers the same. Another organizer's event is 404.
+//
+// Corresponds with DELETE /v1/organizer/events/{id}/image (the `DeleteEventImage` operationId).
+func (c *Client) DeleteEventImage(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteEventImageRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutEventImageWithBody Set an event's image (its organizer)
+//
+// The body is the image: JPEG, PNG or WebP, at most 2 MB, at most 10000 px on a side
+// and 40 million pixels (checked from its header before it is decoded). It is decoded
+// and re-encoded (JPEG quality 85, or PNG when a PNG was sent), which drops its
+// metadata (EXIF, location, comments), and scaled down to 1600 px wide when wider. It
+// replaces any image the event had. Answers the event, its `image_url` set. A body
+// over 2 MB is 413 `image-too-large`, another Content-Type 415
+// `unsupported-image-type`, a body that is not an image of its Content-Type (or too
+// many pixels) 400; another organizer's event is 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/organizer/events/{id}/image (the `PutEventImage` operationId).
+func (c *Client) PutEventImageWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutEventImageRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4899,6 +5039,67 @@ func NewGetEventRequest(server string, id ID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewEventImageRequest constructs an http.Request for the EventImage method
+func NewEventImageRequest(server string, id ID, params *EventImageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events/%s/image", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.V != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "v", *params.V, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewQueueStatusRequest constructs an http.Request for the QueueStatus method
 func NewQueueStatusRequest(server string, id ID, params *QueueStatusParams) (*http.Request, error) {
 	var err error
@@ -5675,6 +5876,76 @@ func NewCancelEventRequest(server string, id ID) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewDeleteEventImageRequest constructs an http.Request for the DeleteEventImage method
+func NewDeleteEventImageRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizer/events/%s/image", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutEventImageRequestWithBody constructs an http.Request for the PutEventImage method, with any body, and a specified content type
+func NewPutEventImageRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizer/events/%s/image", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -6793,6 +7064,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
 	GetEventWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
 
+	// EventImageWithResponse An event's image
+	//
+	// The image its organizer uploaded, re-encoded (JPEG, or PNG when a PNG was sent; no
+	// metadata), at most 1600 px wide. An event's `image_url` is this path with `?v=` its
+	// ETag: asked for so, the answer may be kept for good (`public, max-age=31536000,
+	// immutable`; a new image is a new URL); asked for otherwise, it is `public, no-cache`.
+	// `If-None-Match` with its ETag is answered 304. An event without an image is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/events/{id}/image (the `EventImage` operationId).
+	EventImageWithResponse(ctx context.Context, id ID, params *EventImageParams, reqEditors ...RequestEditorFn) (*EventImageResponse, error)
+
 	// QueueStatusWithResponse The buyer's place in the waiting room
 	//
 	// Not limited, nor counted in flight (buyer-concurrency): the room paces its polls
@@ -7216,6 +7500,31 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/organizer/events/{id}/cancel (the `CancelEvent` operationId).
 	CancelEventWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*CancelEventResponse, error)
+
+	// DeleteEventImageWithResponse Remove an event's image (its organizer)
+	//
+	// The event has no image any more; one that had none answers the same. Another organizer's event is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/organizer/events/{id}/image (the `DeleteEventImage` operationId).
+	DeleteEventImageWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*DeleteEventImageResponse, error)
+
+	// PutEventImageWithBodyWithResponse Set an event's image (its organizer)
+	//
+	// The body is the image: JPEG, PNG or WebP, at most 2 MB, at most 10000 px on a side
+	// and 40 million pixels (checked from its header before it is decoded). It is decoded
+	// and re-encoded (JPEG quality 85, or PNG when a PNG was sent), which drops its
+	// metadata (EXIF, location, comments), and scaled down to 1600 px wide when wider. It
+	// replaces any image the event had. Answers the event, its `image_url` set. A body
+	// over 2 MB is 413 `image-too-large`, another Content-Type 415
+	// `unsupported-image-type`, a body that is not an image of its Content-Type (or too
+	// many pixels) 400; another organizer's event is 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/organizer/events/{id}/image (the `PutEventImage` operationId).
+	PutEventImageWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutEventImageResponse, error)
 
 	// EventOrdersWithResponse An event's orders, newest first, a page at a time (its organizer)
 	//
@@ -8723,6 +9032,60 @@ func (r GetEventResponse) Status() string {
 
 // StatusCode returns HTTPResponse.StatusCode
 func (r GetEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+type EventImageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r EventImageResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r EventImageResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r EventImageResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r EventImageResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EventImageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EventImageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EventImageResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -10350,6 +10713,177 @@ func (r CancelEventResponse) Status() string {
 
 // StatusCode returns HTTPResponse.StatusCode
 func (r CancelEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+type DeleteEventImageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteEventImageResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteEventImageResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteEventImageResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteEventImageResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteEventImageResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteEventImageResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteEventImageResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteEventImageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteEventImageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteEventImageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+type PutEventImageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrganizerEvent
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Invalid
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutEventImageResponse) GetJSON200() *OrganizerEvent {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PutEventImageResponse) GetApplicationproblemJSON400() *Invalid {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutEventImageResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PutEventImageResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PutEventImageResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PutEventImageResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PutEventImageResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PutEventImageResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PutEventImageResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PutEventImageResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutEventImageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutEventImageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutEventImageResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -12458,6 +12992,25 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id ID, r
 	return ParseGetEventResponse(rsp)
 }
 
+// EventImageWithResponse An event's image
+//
+// The image its organizer uploaded, re-encoded (JPEG, or PNG when a PNG was sent; no
+// metadata), at most 1600 px wide. An event's `image_url` is this path with `?v=` its
+// ETag: asked for so, the answer may be kept for good (`public, max-age=31536000,
+// immutable`; a new image is a new URL); asked for otherwise, it is `public, no-cache`.
+// `If-None-Match` with its ETag is answered 304. An event without an image is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/events/{id}/image (the `EventImage` operationId).
+func (c *ClientWithResponses) EventImageWithResponse(ctx context.Context, id ID, params *EventImageParams, reqEditors ...RequestEditorFn) (*EventImageResponse, error) {
+	rsp, err := c.EventImage(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEventImageResponse(rsp)
+}
+
 // QueueStatusWithResponse The buyer's place in the waiting room
 //
 // Not limited, nor counted in flight (buyer-concurrency): the room paces its polls
@@ -13030,6 +13583,43 @@ func (c *ClientWithResponses) CancelEventWithResponse(ctx context.Context, id ID
 		return nil, err
 	}
 	return ParseCancelEventResponse(rsp)
+}
+
+// DeleteEventImageWithResponse Remove an event's image (its organizer)
+//
+// The event has no image any more; one that had none answers the same. Another organizer's event is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/organizer/events/{id}/image (the `DeleteEventImage` operationId).
+func (c *ClientWithResponses) DeleteEventImageWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*DeleteEventImageResponse, error) {
+	rsp, err := c.DeleteEventImage(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteEventImageResponse(rsp)
+}
+
+// PutEventImageWithBodyWithResponse Set an event's image (its organizer)
+//
+// The body is the image: JPEG, PNG or WebP, at most 2 MB, at most 10000 px on a side
+// and 40 million pixels (checked from its header before it is decoded). It is decoded
+// and re-encoded (JPEG quality 85, or PNG when a PNG was sent), which drops its
+// metadata (EXIF, location, comments), and scaled down to 1600 px wide when wider. It
+// replaces any image the event had. Answers the event, its `image_url` set. A body
+// over 2 MB is 413 `image-too-large`, another Content-Type 415
+// `unsupported-image-type`, a body that is not an image of its Content-Type (or too
+// many pixels) 400; another organizer's event is 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/organizer/events/{id}/image (the `PutEventImage` operationId).
+func (c *ClientWithResponses) PutEventImageWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutEventImageResponse, error) {
+	rsp, err := c.PutEventImageWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutEventImageResponse(rsp)
 }
 
 // EventOrdersWithResponse An event's orders, newest first, a page at a time (its organizer)
@@ -14616,6 +15206,56 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 	return response, nil
 }
 
+// ParseEventImageResponse parses an HTTP response from a EventImageWithResponse call
+func ParseEventImageResponse(rsp *http.Response) (*EventImageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EventImageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseQueueStatusResponse parses an HTTP response from a QueueStatusWithResponse call
 func ParseQueueStatusResponse(rsp *http.Response) (*QueueStatusResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -16078,6 +16718,166 @@ func ParseCancelEventResponse(rsp *http.Response) (*CancelEventResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteEventImageResponse parses an HTTP response from a DeleteEventImageWithResponse call
+func ParseDeleteEventImageResponse(rsp *http.Response) (*DeleteEventImageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteEventImageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutEventImageResponse parses an HTTP response from a PutEventImageWithResponse call
+func ParsePutEventImageResponse(rsp *http.Response) (*PutEventImageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutEventImageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrganizerEvent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Invalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited

@@ -124,6 +124,10 @@ type Event struct {
 	CreatedAt    time.Time
 	// Sections is filled by Create and Get, not by the lists.
 	Sections []Section
+	// FromPriceCents is the lowest price of its sections; nil when it has none.
+	FromPriceCents *int64
+	// Image is its image's ETag and size (no data); ETag nil: it has none.
+	Image ImageRef
 
 	SeatsTotal, SeatsAvailable, SeatsHeld, SeatsSold int
 }

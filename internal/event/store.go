@@ -62,8 +62,20 @@ func (s store) create(ctx context.Context, d Draft) (Event, error) {
 		return Event{}, fmt.Errorf("event: create: %w", err)
 	}
 	e.SeatsTotal, e.SeatsAvailable = len(seats), len(seats)
+	e.FromPriceCents = lowestPrice(e.Sections)
 	e.StartsAt, e.OnSaleAt, e.CreatedAt = e.StartsAt.UTC(), e.OnSaleAt.UTC(), e.CreatedAt.UTC()
 	return e, nil
+}
+
+// lowestPrice is the lowest price of the sections; nil when there are none.
+func lowestPrice(sections []Section) *int64 {
+	var low *int64
+	for i := range sections {
+		if p := sections[i].PriceCents; low == nil || p < *low {
+			low = &p
+		}
+	}
+	return low
 }
 
 // insertSections stores the event's sections in tx, giving each its id, and
@@ -123,16 +135,23 @@ const seatCounts = `
 	count(*) FILTER (WHERE s.sold_at IS NOT NULL) AS sold`
 
 // eventColumns are an event's own columns, as scanEvent reads them before its
-// counts.
+// counts, with its lowest section price (a subquery on the sections' event_id
+// index, in the same statement: no query an event) and its image's ETag and
+// size (eventsFrom joins event_images).
 const eventColumns = `e.id::text, e.organizer_id::text, e.name, e.venue, e.starts_at, e.on_sale_at,
-	       e.currency, e.admit_per_second, e.created_at, e.description, e.refunds_until, e.status, e.cancelled_at`
+	       e.currency, e.admit_per_second, e.created_at, e.description, e.refunds_until, e.status, e.cancelled_at,
+	       (SELECT min(es.price_cents) FROM event_sections es WHERE es.event_id = e.id) AS from_price,
+	       ei.etag, coalesce(ei.width, 0), coalesce(ei.height, 0)`
+
+// eventsFrom is the FROM of eventColumns: events and their images, if any.
+const eventsFrom = `events e LEFT JOIN event_images ei ON ei.event_id = e.id`
 
 // selectEvents reads events with their seat counts (places included); a WHERE
 // clause and ORDER BY follow it.
 const selectEvents = `
 	SELECT ` + eventColumns + `,
 	       c.total, c.available, c.held, c.sold
-	FROM events e
+	FROM ` + eventsFrom + `
 	CROSS JOIN LATERAL (
 		SELECT count(*) AS total,` + seatCounts + `
 		FROM seats s WHERE s.event_id = e.id
@@ -143,7 +162,7 @@ func scanEvent(row pgx.Row) (Event, error) {
 	var admit *int32
 	err := row.Scan(&e.ID, &e.OrganizerID, &e.Name, &e.Venue, &e.StartsAt, &e.OnSaleAt,
 		&e.Currency, &admit, &e.CreatedAt, &e.Description, &e.RefundsUntil, &e.Status, &e.CancelledAt,
-		&e.SeatsTotal, &e.SeatsAvailable, &e.SeatsHeld, &e.SeatsSold)
+		&e.FromPriceCents, &e.Image.ETag, &e.Image.Width, &e.Image.Height, &e.SeatsTotal, &e.SeatsAvailable, &e.SeatsHeld, &e.SeatsSold)
 	if err != nil {
 		return Event{}, err
 	}
@@ -172,7 +191,7 @@ func (s store) list(ctx context.Context, tail string, args ...any) ([]Event, err
 // read of the event's seats counts them by section (the event's counts are
 // their sums).
 func (s store) get(ctx context.Context, id string) (Event, error) {
-	e, err := scanEvent(s.db.QueryRow(ctx, `SELECT `+eventColumns+`, 0, 0, 0, 0 FROM events e WHERE e.id = $1`, id))
+	e, err := scanEvent(s.db.QueryRow(ctx, `SELECT `+eventColumns+`, 0, 0, 0, 0 FROM `+eventsFrom+` WHERE e.id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Event{}, errNotFound
 	}

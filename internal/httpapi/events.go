@@ -114,7 +114,13 @@ type eventJSON struct {
 	Sections       []sectionJSON    `json:"sections,omitempty"`
 	SeatsTotal     int              `json:"seats_total"`
 	SeatsAvailable int              `json:"seats_available"`
-	CreatedAt      time.Time        `json:"created_at"`
+	// FromPriceCents is the lowest section price; null when there is none.
+	FromPriceCents *int64 `json:"from_price_cents"`
+	// ImageURL is where its image is served (GET /v1/events/{id}/image); null: none.
+	ImageURL    *string   `json:"image_url"`
+	ImageWidth  int       `json:"image_width,omitempty"`
+	ImageHeight int       `json:"image_height,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 // organizerEventJSON is an event as its organizer sees it.
@@ -140,7 +146,8 @@ func eventJSONOf(e event.Event) eventJSON {
 		ID: e.ID, Name: e.Name, Venue: e.Venue, Description: e.Description, Status: e.Status,
 		StartsAt: e.StartsAt, OnSaleAt: e.OnSaleAt, RefundsUntil: e.RefundsUntil,
 		OrganizerID: e.OrganizerID, Currency: e.Currency, CreatedAt: e.CreatedAt,
-		SeatsTotal: e.SeatsTotal, SeatsAvailable: e.SeatsAvailable,
+		SeatsTotal: e.SeatsTotal, SeatsAvailable: e.SeatsAvailable, FromPriceCents: e.FromPriceCents,
+		ImageURL: imageURL(e), ImageWidth: e.Image.Width, ImageHeight: e.Image.Height,
 	}
 	if e.WaitingRoom != nil {
 		out.WaitingRoom = &waitingRoomJSON{AdmitPerSecond: e.WaitingRoom.AdmitPerSecond}

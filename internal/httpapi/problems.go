@@ -92,6 +92,8 @@ var errorProblems = []struct {
 	{err: hold.ErrEventStarted, slug: "event-started"},
 	{err: event.ErrCancelled, slug: "event-cancelled"},
 	{err: event.ErrBreaksTickets, slug: "change-breaks-tickets"},
+	{err: event.ErrImageTooLarge, slug: "image-too-large"},
+	{err: event.ErrImageType, slug: "unsupported-image-type"},
 	{err: hold.ErrReholdCooldown, slug: "rehold-cooldown"}, // + cooldown_seat_ids, Retry-After
 	{err: hold.ErrSoldOut, slug: "sold-out"},               // + sold_out_sections
 	{err: hold.ErrNotActive, slug: "hold-not-active"},

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/limits"
 )
 
@@ -159,8 +160,13 @@ func (s *Server) boundInFlight(max int) echo.MiddlewareFunc {
 	}
 }
 
-// maxBodyBytes is the largest request body Stagedoor reads.
+// maxBodyBytes is the largest request body Stagedoor reads, but for the
+// routes of bodyLimits.
 const maxBodyBytes = 64 << 10
+
+// bodyLimits are the routes (templates) whose bodies may be larger than
+// maxBodyBytes: over theirs, 413 payload-too-large.
+var bodyLimits = map[string]int64{"/v1/organizer/events/:id/image": event.MaxImageBytes}
 
 // readBody reads the whole request body before any scarce resource is taken
 // (an in-flight place, a checkout slot, a database connection), under a
@@ -174,16 +180,20 @@ func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
 		if req.Body == nil || req.Body == http.NoBody {
 			return next(c)
 		}
-		if req.ContentLength > maxBodyBytes {
-			return errkind.Invalidf("the request body is larger than 64 KiB")
+		limit, larger := bodyLimits[c.Path()]
+		if !larger {
+			limit = maxBodyBytes
+		}
+		if req.ContentLength > limit {
+			return bodyTooLarge(larger)
 		}
 		rc := http.NewResponseController(c.Response().Writer)
 		_ = rc.SetReadDeadline(time.Now().Add(s.config.BodyTimeout)) // unsupported in-process: no deadline needed there
-		body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, maxBodyBytes))
+		body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, limit))
 		var tooLarge *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooLarge):
-			return errkind.Invalidf("the request body is larger than 64 KiB")
+			return bodyTooLarge(larger)
 		case err != nil: // the deadline passed, or the client went away
 			// The deadline stays passed: net/http then gives up on the rest of
 			// the body at once and closes the connection after the answer,
@@ -196,4 +206,13 @@ func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		return next(c)
 	}
+}
+
+// bodyTooLarge is the answer to a body over its route's limit: 400 over the
+// usual 64 KiB (as ever), 413 over a larger route's own (an image's 2 MB).
+func bodyTooLarge(larger bool) error {
+	if larger {
+		return event.ErrImageTooLarge
+	}
+	return errkind.Invalidf("the request body is larger than 64 KiB")
 }

@@ -77,7 +77,8 @@ func (s *Server) routes() {
 	r(normal, post, "/v1/events", s.createEvent, as(auth.Organizer), s.limited(limits.EventCreate), organizerLease)
 	r(sheddable, get, "/v1/events", s.listEvents)
 	r(sheddable, get, "/v1/events/:id", s.getEvent)
-	r(sheddable, get, "/v1/events/:id/seats", s.seatMap, ownEncoding) // compressed once a snapshot
+	r(sheddable, get, "/v1/events/:id/seats", s.seatMap, ownEncoding)           // compressed once a snapshot
+	r(sheddable, get, "/v1/events/:id/image", s.eventImage, quiet, ownEncoding) // JPEG or PNG: compressed already
 	r(sheddable, get, "/v1/events/:id/seats/stream", s.streamSeats, boundedApart(limits.Streams), ownEncoding)
 	r(sheddable, get, "/v1/organizer/events", s.organizerEvents, as(auth.Organizer), organizerLease)
 	// An organizer's own event, read now; its changes; its cancellation, whose
@@ -85,6 +86,9 @@ func (s *Server) routes() {
 	r(normal, get, "/v1/organizer/events/:id", s.organizerEvent, as(auth.Organizer), organizerLease)
 	r(normal, patch, "/v1/organizer/events/:id", s.changeEvent, as(auth.Organizer), organizerLease)
 	r(critical, post, "/v1/organizer/events/:id/cancel", s.cancelEvent, as(auth.Organizer), organizerLease)
+	// Its image: a body of up to 2 MB (bodyLimits), re-encoded by internal/event.
+	r(normal, put, "/v1/organizer/events/:id/image", s.putEventImage, as(auth.Organizer), organizerLease)
+	r(normal, del, "/v1/organizer/events/:id/image", s.deleteEventImage, as(auth.Organizer), organizerLease)
 	// The box office: an event's orders a page at a time, and its attendee
 	// list, streamed as CSV (sheddable: a large read that can wait).
 	r(normal, get, "/v1/organizer/events/:id/orders", s.eventOrders, as(auth.Organizer), organizerLease)

@@ -108,6 +108,16 @@ const notTransferable = {
  * @type {Record<string, Wording>}
  */
 export const BUYER_WORDS = {
+  "image-too-large": () => ({
+    title: "That picture is too large",
+    text: "Pictures can be up to 2 MB. Choose a smaller one, or save it smaller, and upload it again.",
+    help: null,
+  }),
+  "unsupported-image-type": () => ({
+    title: "That kind of file can't be used",
+    text: "Upload a JPEG, PNG or WebP picture.",
+    help: null,
+  }),
   "invalid-request": (p) => ({
     title: "Please check the form",
     text: formWords(p.detail),

@@ -107,6 +107,10 @@
  * @property {Section[]} [sections] on one event; not in lists
  * @property {number} seats_total
  * @property {number} seats_available
+ * @property {number | null} from_price_cents the lowest section price; null when none
+ * @property {string | null} image_url its image (GET /v1/events/{id}/image), null when none
+ * @property {number} [image_width] its image's size in pixels, when it has one
+ * @property {number} [image_height]
  * @property {string} created_at
  */
 

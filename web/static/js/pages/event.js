@@ -10,6 +10,7 @@
 // skeleton of the page's shape holds its place (no layout shift), and the seat
 // map's box is reserved from the sections' rows and seats before they come.
 
+import { eventImage } from "../event-image.js";
 import { api, ApiError, get, readEvent, retrying } from "../api.js";
 import { h, isAbort } from "../dom.js";
 import { formatClock, formatDateTime, formatMoney, formatTime, plural } from "../format.js";
@@ -39,6 +40,8 @@ export async function eventPage({ main, params, signal }) {
   const user = currentUser();
   const buyer = user?.kind === "buyer";
   const onSaleLater = new Date(event.on_sale_at) > new Date();
+  const picture = eventImage(event); // above the fold: not lazy
+  if (picture) main.append(picture);
   main.append(h("p", { class: "lead" }, event.venue, " · ",
     h("time", { datetime: event.starts_at }, formatDateTime(event.starts_at))));
   // dashboard: the event's own organizer is pointed to its sales.

@@ -6,6 +6,7 @@
 // live until every buyer has their money back.
 
 import { api, get, retrying } from "../api.js";
+import { imageControl } from "../event-image.js";
 import { field, h, onAbort, onSubmit, replace, sleep, uid } from "../dom.js";
 import { formatDateTime, localInputToISO, plural, toLocalInput } from "../format.js";
 import { report, showMessage } from "../notice.js";
@@ -56,7 +57,8 @@ function draw(body, event, signal, sales) {
       progressPanel(event, (e) => showFacts(facts, e), signal), sales);
     return;
   }
-  replace(body, facts, links, sales, changeForm(body, event, signal, sales), cancelZone(body, event, signal, sales));
+  replace(body, facts, links, sales, changeForm(body, event, signal, sales),
+    imageControl(event, signal, (changed) => draw(body, changed, signal, sales)), cancelZone(body, event, signal, sales));
 }
 
 /**

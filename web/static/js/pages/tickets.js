@@ -20,6 +20,7 @@ import { showReference } from "../reference.js";
 import { seatName } from "../seatmap.js";
 import { confirmRefund } from "./refund.js";
 import { transferButton } from "./transfer.js";
+import { calendarFile, calendarFileName, newestFirst, ticketLook } from "../wallet.js";
 
 /**
  * @typedef {import("../types.js").Ticket} Ticket
@@ -46,7 +47,7 @@ async function drawOrders(list, signal) {
     /** @type {Promise<{orders: Order[]}>} */ (retrying(() => get("/v1/orders", { signal }), signal)),
     /** @type {Promise<{tickets: Ticket[]}>} */ (retrying(() => get("/v1/tickets", { signal }), signal)),
   ]);
-  const withTickets = orders.filter((o) => o.tickets.length > 0);
+  const withTickets = newestFirst(orders.filter((o) => o.tickets.length > 0));
   // The tickets of others' orders: friends gave them.
   const mine = new Set(withTickets.flatMap((o) => o.tickets.map((t) => t.id)));
   const given = tickets.filter((t) => !mine.has(t.id));
@@ -108,6 +109,8 @@ function orderSection(order, eventSeats, redraw, signal) {
     h("h2", { id: headingId }, event.name),
     h("p", {}, event.venue, " · ", h("time", { datetime: event.starts_at }, formatDateTime(event.starts_at))),
     h("p", { class: "muted" }, paid.join(" · ")),
+    event.status === "cancelled" || tickets.every((t) => !ticketLook(t.status).live) ? null
+      : calendarButton(event, tickets.filter((t) => ticketLook(t.status).live).map(where)),
     refundNote(order, event, open),
     refundable.length > 1
       ? refundButton(`Refund all ${refundable.length} tickets · ${amount(refundable)}`, "secondary no-print", () => refund(refundable))
@@ -173,10 +176,14 @@ function ticketCard(ticket, event, where, refund, signal) {
   const headingId = `ticket-${ticket.id}`;
   // A ticket refunded, being refunded or given away admits no one: no code,
   // and not printed.
+  // A used one (scanned) looks used, stamped, and is not printed either.
   const admits = ticket.status === "valid" || ticket.status === "scanned";
-  return h("li", { class: admits ? "ticket" : "ticket ticket-void no-print", "aria-labelledby": headingId },
+  const look = ticketLook(ticket.status);
+  return h("li", { class: look.live ? look.className : `${look.className} no-print`, "aria-labelledby": headingId },
+    look.stamp ? h("p", { class: "ticket-stamp", "aria-hidden": "true" }, look.stamp) : null,
     h("div", { class: "ticket-text" },
       h("h3", { id: headingId }, event.name),
+      h("p", { class: "ticket-when" }, event.venue, " · ", h("time", { datetime: event.starts_at }, formatDateTime(event.starts_at))),
       h("p", { class: "ticket-seat" }, where),
       h("p", { class: "ticket-status" }, TICKET_STATUS[ticket.status] || "Valid"),
       admits ? h("p", {}, "Code: ", h("code", { class: "ticket-code" }, ticket.code)) : null,
@@ -186,6 +193,28 @@ function ticketCard(ticket, event, where, refund, signal) {
     admits ? h("div", { class: "ticket-qr" }, qrImage(ticket, where, signal),
       // Under the QR: what the door types when the code cannot be scanned.
       h("p", { class: "ticket-reference" }, "Reference ", h("strong", {}, showReference(ticket.reference)))) : null);
+}
+
+/**
+ * "Add to calendar": the event as an .ics file (wallet.js), made here and
+ * downloaded, nothing asked of the server.
+ * @param {import("../types.js").Event} event
+ * @param {string[]} seats the buyer's seats in words
+ * @returns {HTMLButtonElement}
+ */
+function calendarButton(event, seats) {
+  const button = h("button", { type: "button", class: "secondary no-print calendar-button", "aria-label": `Add to calendar: ${event.name}` },
+    "Add to calendar");
+  button.addEventListener("click", () => {
+    const url = new URL(`#/events/${event.id}`, location.href).href;
+    const file = new Blob([calendarFile(event, { url, seats })], { type: "text/calendar;charset=utf-8" });
+    const link = h("a", { href: URL.createObjectURL(file), download: calendarFileName(event.name), hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+  });
+  return button;
 }
 
 /**
