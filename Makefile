@@ -35,20 +35,14 @@ run-local: build ## Run Payrail and Stagedoor here, on local PostgreSQL and Redi
 demo: ## Run the whole flow against the running Stagedoor (make run first), as the demo data of .env.demo
 	go run ./cmd/stagedoor demo
 
-test: lint ## make lint, then the web pages' unit tests (node --test), then all Go tests with -race (local services, or testcontainers when Docker answers), then Lighthouse's scores of the pages
+test: lint ## make lint, then the web pages' unit tests (node --test), then all Go tests (scripts/go-test.sh: -race, the browser tests beside them; local services, or testcontainers when Docker answers), then Lighthouse's scores of the pages
 	@bash scripts/check-web.sh tests
 	@bash scripts/ensure-browser.sh
 	@bash scripts/ensure-ops.sh
 	@bash scripts/ensure-mail.sh
 	@services_env=$$(bash scripts/ensure-services.sh --test-env); eval "$$services_env"; \
-	echo "$(GO_TEST)"; $(GO_TEST)
+	bash scripts/go-test.sh
 	@bash scripts/lighthouse.sh
-
-# -parallel 4: most tests wait on PostgreSQL, Redis, Payrail or a browser, not on a
-# core; the default (GOMAXPROCS, 2 here) ran internal/httpapi's parallel tests two at a
-# time (167 s; 102 s at 8). Not more: each test holds up to about 8 PostgreSQL
-# connections, and the machine's PostgreSQL allows 100 in all (two packages at once).
-GO_TEST := go test -race -count=1 -parallel 4 -timeout 15m ./...
 
 bench: ## Run the benchmarks (services as for make test)
 	@services_env=$$(bash scripts/ensure-services.sh --test-env); eval "$$services_env"; \

@@ -99,6 +99,9 @@ stop_children() {
     kill -TERM "${pids[$i]}" 2>/dev/null || true
     wait "${pids[$i]}" 2>/dev/null || true
   done
+  # Once more, now that no child is left to change it.
+  [[ -n $tty_state ]] && stty "$tty_state" 2>/dev/null
+  return 0
 }
 # A signal ends "wait" or "read" at once and runs its trap: children stopped, then exit.
 trap 'say "stopping Stagedoor, Payrail and MailDev"; stop_children; exit 130' INT
@@ -163,7 +166,12 @@ fi
 while all_running; do
   if $on_terminal && read -t 0; then
     key='' status=0
-    IFS= read -rsn1 key || status=$?
+    # One byte by dd, not bash's read -n/-s: those save the terminal's settings
+    # and put them back themselves, which could undo the restore of a Ctrl-C's
+    # trap (CI once saw the script leave the terminal without echo).
+    key=$(dd bs=1 count=1 2>/dev/null; printf x) || status=$? # x: a newline survives
+    key=${key%x}
+    [[ -n $key ]] || status=1 # no byte: the end of input
     if ((status == 0)) && [[ $key == $'\f' ]]; then
       printf '\033[H\033[2J' >&2 # what Ctrl-L does in a shell: the screen cleared
       next_steps

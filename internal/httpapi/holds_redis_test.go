@@ -92,8 +92,15 @@ func TestAnAdmittedHoldCostsTwoRedisCommands(t *testing.T) {
 			}
 			// One batch covers them, but what is left of it is given back after
 			// 500 ms (on a loaded machine, within the window): then a refund and
-			// a lease more each 500 ms, and never a call a hold.
-			if most := min(n-1, 2*(int(elapsed/(500*time.Millisecond))+1)); organizer > most {
+			// a lease more each 500 ms. So fewer calls than holds while holds
+			// come faster than one a 250 ms; on a machine so loaded that they
+			// do not (seen in CI: 340 ms a hold under -race), the bound is the
+			// lease's, two calls a 500 ms.
+			most := 2 * (int(elapsed/(500*time.Millisecond)) + 1)
+			if elapsed < n*250*time.Millisecond {
+				most = min(n-1, most)
+			}
+			if organizer > most {
 				t.Errorf("%d holds in %s made %d calls for hold-organizer's lease, want at most %d: its tokens are leased a batch at a time",
 					n, elapsed, organizer, most)
 			}

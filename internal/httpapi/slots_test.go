@@ -35,8 +35,12 @@ func TestAFullDatabaseIs503(t *testing.T) {
 	t.Cleanup(db.Close)
 	p := startPayrailOn(t, direct, payrail.Config{})
 	logs := &testenv.LogBuffer{}
+	// A payment timeout far beyond Payrail's latency: the retry's checkout
+	// answered pending because a loaded machine was slow (seen in CI: 202) is
+	// not what this test is about.
 	ts := startInstance(t, instance{db: db, logs: logs,
-		env: limitEnv("PAYRAIL_URL", p.url, "STAGEDOOR_LIMIT_BUYER_CONCURRENCY", "1000")})
+		env: limitEnv("PAYRAIL_URL", p.url, "STAGEDOOR_LIMIT_BUYER_CONCURRENCY", "1000",
+			"STAGEDOOR_PAYMENT_TIMEOUT", "20s", "STAGEDOOR_RECOVERY_AFTER", "1m")})
 	org := newAccount(t, ts, auth.Organizer)
 	event, seats := newEvent(t, ts, org, eventBody(1, 4))
 	buyer := newAccount(t, ts, auth.Buyer)
