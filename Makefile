@@ -35,7 +35,7 @@ run-local: build ## Run Payrail and Stagedoor here, on local PostgreSQL and Redi
 demo: ## Run the whole flow against the running Stagedoor (make run first), as the demo data of .env.demo
 	go run ./cmd/stagedoor demo
 
-test: lint ## make lint, then the web pages' unit tests (node --test), then all Go tests (scripts/go-test.sh: -race, the browser tests beside them; local services, or testcontainers when Docker answers), then Lighthouse's scores of the pages
+test: lint ## make lint, then the web pages' unit tests (node --test), then all Go tests (scripts/go-test.sh: -race, the browser tests after them without it; local services, or testcontainers when Docker answers), then Lighthouse's scores of the pages
 	@bash scripts/check-web.sh tests
 	@bash scripts/ensure-browser.sh
 	@bash scripts/ensure-ops.sh
