@@ -115,7 +115,21 @@ func TestBuyerWordsOnFailingFlows(t *testing.T) {
 	bb.waitHeading("Help")
 	stopFlood := flood(t, busy.URL+"/v1/events", 40)
 	untilRefused(t, busy.URL+"/v1/events", false) // the fleet's rates known: the flood is being shed
-	bb.goTo("/events")
+	// The page's own request may still be let in while the shedder's view of
+	// the fleet settles (seen in CI): open the list again until it is refused.
+	for try := 1; ; try++ {
+		bb.goTo("/help")
+		bb.waitHeading("Help")
+		bb.goTo("/events")
+		bb.waitJS("the list, or its refusal", `document.querySelector("#notice-text").textContent.includes("very busy") ||
+			document.querySelector("main [role=status]")?.textContent.includes("No upcoming events yet")`)
+		if strings.Contains(bb.text("#notice-text"), "very busy") {
+			break
+		}
+		if try == 10 {
+			t.Fatal("the list of events was let in 10 times out of 10 during a flood at 20 times the fleet's capacity")
+		}
+	}
 	bb.waitText("#notice-text", "We're very busy right now")
 	bb.waitText("#notice-text", "This page tries again by itself")
 	bb.waitJS("the countdown", `/Trying again in \d+:\d\d/.test(document.querySelector("#notice-countdown").textContent)`)
