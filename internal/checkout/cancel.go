@@ -10,6 +10,7 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/event"
 	"github.com/stagedoor/stagedoor/internal/hold"
+	"github.com/stagedoor/stagedoor/internal/scan"
 )
 
 // An event's cancellation refunds every order of it, in full, by a job whose
@@ -146,6 +147,11 @@ func (s *Service) workCancellations(ctx context.Context, drive func([]OrderRefun
 			switch {
 			case errors.Is(err, errRefundsPending), isUniqueViolation(err):
 				continue // another refund (or pass) came first: the next pass looks again
+			case errors.Is(err, scan.ErrNotRefundable):
+				// Refunded by another pass between ordersToCancel and its lock (a
+				// cancellation refunds scanned tickets too, so its status alone
+				// says this): nothing left to do for it (seen in CI).
+				continue
 			case err != nil:
 				return w, fmt.Errorf("checkout: begin the cancellation's refund of order %s: %w", orderID, err)
 			}
