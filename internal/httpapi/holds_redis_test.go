@@ -96,7 +96,10 @@ func TestAnAdmittedHoldCostsTwoRedisCommands(t *testing.T) {
 			// come faster than one a 250 ms; on a machine so loaded that they
 			// do not (seen in CI: 340 ms a hold under -race), the bound is the
 			// lease's, two calls a 500 ms.
-			most := 2 * (int(elapsed/(500*time.Millisecond)) + 1)
+			// One more: the give-back of a batch leased before the window (the
+			// previous subtest's), which can fall within it (seen in CI: 3 calls
+			// in 226 ms).
+			most := 2*(int(elapsed/(500*time.Millisecond))+1) + 1
 			if elapsed < n*250*time.Millisecond {
 				most = min(n-1, most)
 			}
