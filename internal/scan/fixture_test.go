@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
@@ -68,40 +67,10 @@ func newDoor(t *testing.T) *door {
 }
 
 // buy holds the seats, sells them (as a checkout does, in one transaction)
-// and issues their tickets.
+// and issues their tickets (tryBuy, failing the test on its error).
 func (d *door) buy(t *testing.T, holds *hold.Service, eventID string, seatIDs []string) (orderID string, ticketIDs, codes []string) {
 	t.Helper()
-	ctx := context.Background()
-	p, err := holds.Plan(ctx, d.buyer, eventID, seatIDs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := holds.Place(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	orderID = ids.New()
-	err = pgx.BeginFunc(ctx, d.db, func(tx pgx.Tx) error {
-		if _, err := hold.BeginCheckout(ctx, tx, d.buyer, h.ID); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO orders (id, buyer_id, hold_id, event_id, status, total_cents, currency, charge_id, charge_deadline)
-			VALUES ($1, $2, $3, $4, 'confirmed', $5, $6, $7, now())`,
-			orderID, d.buyer, h.ID, eventID, h.TotalCents, h.Currency, "ch_"+orderID); err != nil {
-			return err
-		}
-		sold, err := hold.EndCheckout(ctx, tx, h.ID, hold.Converted)
-		if err != nil {
-			return err
-		}
-		issued := make([]NewTicket, len(sold))
-		for i, seat := range sold {
-			issued[i] = NewTicket{ID: ids.New(), SeatID: seat, Code: "CODE" + ids.New()}
-			ticketIDs, codes = append(ticketIDs, issued[i].ID), append(codes, issued[i].Code)
-		}
-		return IssueTickets(ctx, tx, orderID, d.buyer, eventID, issued)
-	})
+	orderID, ticketIDs, codes, err := d.tryBuy(holds, eventID, seatIDs)
 	if err != nil {
 		t.Fatal(err)
 	}

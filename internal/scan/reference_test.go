@@ -113,7 +113,7 @@ func TestIssuedTicketsGetUniqueReferencesUnderARace(t *testing.T) {
 		buyer.buyer = buyerIDs[g]
 		wg.Go(func() {
 			<-start
-			if _, _, err := buyer.tryBuy(holds, ev.ID, seats); err != nil {
+			if _, _, _, err := buyer.tryBuy(holds, ev.ID, seats); err != nil {
 				t.Error(err)
 			}
 		})
@@ -172,7 +172,7 @@ func TestAReferenceTakenIsDrawnAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	seats := []string{m.Seats[0].ID, m.Seats[1].ID, m.Seats[2].ID}
-	_, ticketIDs, err := d.tryBuy(hold.NewService(d.db, events, time.Minute, 10), ev.ID, seats)
+	_, ticketIDs, _, err := d.tryBuy(hold.NewService(d.db, events, time.Minute, 10), ev.ID, seats)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,16 +188,17 @@ func TestAReferenceTakenIsDrawnAgain(t *testing.T) {
 	}
 }
 
-// tryBuy is buy, its error returned (for goroutines).
-func (d *door) tryBuy(holds *hold.Service, eventID string, seatIDs []string) (orderID string, ticketIDs []string, err error) {
+// tryBuy is buy with its error returned (for goroutines); it checks that
+// IssueTickets gave every ticket a reference.
+func (d *door) tryBuy(holds *hold.Service, eventID string, seatIDs []string) (orderID string, ticketIDs, codes []string, err error) {
 	ctx := context.Background()
 	p, err := holds.Plan(ctx, d.buyer, eventID, seatIDs)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	h, err := holds.Place(ctx, p)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	orderID = ids.New()
 	err = pgx.BeginFunc(ctx, d.db, func(tx pgx.Tx) error {
@@ -217,7 +218,7 @@ func (d *door) tryBuy(holds *hold.Service, eventID string, seatIDs []string) (or
 		issued := make([]NewTicket, len(sold))
 		for i, seat := range sold {
 			issued[i] = NewTicket{ID: ids.New(), SeatID: seat, Code: "CODE" + ids.New()}
-			ticketIDs = append(ticketIDs, issued[i].ID)
+			ticketIDs, codes = append(ticketIDs, issued[i].ID), append(codes, issued[i].Code)
 		}
 		if err := IssueTickets(ctx, tx, orderID, d.buyer, eventID, issued); err != nil {
 			return err
@@ -229,7 +230,7 @@ func (d *door) tryBuy(holds *hold.Service, eventID string, seatIDs []string) (or
 		}
 		return nil
 	})
-	return orderID, ticketIDs, err
+	return orderID, ticketIDs, codes, err
 }
 
 // TestAReferenceAdmitsOnceUnderARace: many devices type one ticket's reference
