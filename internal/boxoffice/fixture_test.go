@@ -98,16 +98,8 @@ func (v *venue) account(t *testing.T, kind auth.Kind, email string) auth.Account
 // (tok_visa pays, tok_declined is declined): the order, as checkout answered.
 func (v *venue) buy(t *testing.T, buyerID, token string, seats ...string) checkout.Order {
 	t.Helper()
-	ctx := context.Background()
-	p, err := v.holds.Plan(ctx, buyerID, v.event, seats)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := v.holds.Place(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := v.checkout.Checkout(ctx, checkout.Request{BuyerID: buyerID, HoldID: h.ID, PaymentToken: token})
+	h := v.hold(t, buyerID, seats...)
+	res, err := v.checkout.Checkout(context.Background(), checkout.Request{BuyerID: buyerID, HoldID: h.ID, PaymentToken: token})
 	if token == "tok_visa" && err != nil {
 		t.Fatal(err)
 	}
