@@ -142,10 +142,7 @@ func TestEventImageIsStoredAndListed(t *testing.T) {
 	t.Parallel()
 	events, _, organizer := newEvents(t)
 	ctx := context.Background()
-	e, err := events.Create(ctx, draft(organizer))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := create(t, events, draft(organizer))
 	if e.Image.ETag != nil {
 		t.Fatal("a new event has an image")
 	}

@@ -11,10 +11,7 @@ func TestFromPriceIsTheLowestSectionPrice(t *testing.T) {
 	t.Parallel()
 	events, _, organizer := newEvents(t)
 	ctx := context.Background()
-	created, err := events.Create(ctx, draft(organizer)) // Floor 5000, Balcony 2500
-	if err != nil {
-		t.Fatal(err)
-	}
+	created := create(t, events, draft(organizer)) // Floor 5000, Balcony 2500
 	free := draft(organizer)
 	free.Sections[0].PriceCents, free.Sections[1].PriceCents = 0, 100
 	if _, err := events.Create(ctx, free); err != nil {

@@ -40,12 +40,32 @@ func createSeats(ctx context.Context, tx pgx.Tx, eventID string, seats []NewSeat
 	return nil
 }
 
+// draft is an event an hour away with two seated sections: Floor, 2 rows of 3
+// at 5000, and Balcony, 1 row of 2 at 2500.
 func draft(organizer string) Draft {
 	return Draft{OrganizerID: organizer, Name: "Night", Venue: "Hall", StartsAt: time.Now().Add(time.Hour),
 		Currency: "EUR", Sections: []Section{
 			{Name: "Floor", Rows: 2, SeatsPerRow: 3, PriceCents: 5000},
 			{Name: "Balcony", Rows: 1, SeatsPerRow: 2, PriceCents: 2500},
 		}}
+}
+
+// create is events.Create(d), failing the test on its error.
+func create(t *testing.T, events *Service, d Draft) Event {
+	t.Helper()
+	e, err := events.Create(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// snapshotClock is a new clock that events' snapshots, of events and of seat
+// maps, age by.
+func snapshotClock(events *Service) *testenv.Clock {
+	clock := newClock()
+	events.events.now, events.seatMaps.now = clock.Now, clock.Now
+	return clock
 }
 
 // TestCreateRefusesADraftAndStoresNothing: each wrong draft is errkind.Invalid
@@ -99,10 +119,7 @@ func TestCreateGeneratesSeatsRowByRow(t *testing.T) {
 	t.Parallel()
 	events, _, organizer := newEvents(t)
 	ctx := context.Background()
-	e, err := events.Create(ctx, draft(organizer))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := create(t, events, draft(organizer))
 	if e.SeatsTotal != 8 || e.SeatsAvailable != 8 {
 		t.Errorf("created: %d seats, %d available; want 8, 8", e.SeatsTotal, e.SeatsAvailable)
 	}
@@ -142,13 +159,9 @@ func TestCreateGeneratesSeatsRowByRow(t *testing.T) {
 func TestASeatMapIsReadOnceASnapshot(t *testing.T) {
 	t.Parallel()
 	events, db, organizer := newEvents(t)
-	clock := newClock()
-	events.seatMaps.now = clock.Now
+	clock := snapshotClock(events)
 	ctx := context.Background()
-	e, err := events.Create(ctx, draft(organizer))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := create(t, events, draft(organizer))
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Go(func() {
@@ -185,15 +198,11 @@ func TestASeatMapIsReadOnceASnapshot(t *testing.T) {
 func TestAGeneralAdmissionSectionHasPlacesNotSeats(t *testing.T) {
 	t.Parallel()
 	events, db, organizer := newEvents(t)
-	clock := newClock()
-	events.events.now = clock.Now
+	clock := snapshotClock(events)
 	ctx := context.Background()
 	d := draft(organizer)
 	d.Sections[1] = Section{Name: "Lawn", GeneralAdmission: true, Capacity: 5, PriceCents: 1500}
-	e, err := events.Create(ctx, d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := create(t, events, d)
 	if e.SeatsTotal != 11 || len(e.Sections) != 2 || e.Sections[1].ID == "" || e.Sections[1].Available != 5 || e.Sections[0].Capacity != 6 {
 		t.Fatalf("created %+v", e)
 	}
@@ -267,10 +276,7 @@ func TestAnEventOfPlacesAloneHasAnEmptySeatMap(t *testing.T) {
 	ctx := context.Background()
 	d := draft(organizer)
 	d.Sections = []Section{{Name: "Field", GeneralAdmission: true, Capacity: 3}}
-	e, err := events.Create(ctx, d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := create(t, events, d)
 	m, err := events.SeatMap(ctx, e.ID)
 	if err != nil || m == nil || len(m.Seats) != 0 {
 		t.Errorf("SeatMap = %+v, %v; want an empty map", m, err)

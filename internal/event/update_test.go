@@ -14,6 +14,15 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
+// windowDraft is draft(organizer) starting in two days, its refunds open
+// until tomorrow.
+func windowDraft(organizer string) Draft {
+	d := draft(organizer)
+	d.StartsAt = time.Now().Add(48 * time.Hour)
+	d.RefundsUntil = ptr(time.Now().Add(24 * time.Hour).Truncate(time.Microsecond)) // PostgreSQL's precision
+	return d
+}
+
 // TestCreateTakesADescriptionAndARefundWindow: a description of several
 // lines is kept (trimmed, in NFC), a refund window before the start is kept;
 // one after the start or in the past, a description with a control
@@ -56,13 +65,7 @@ func TestAnOrganizerChangesAnEvent(t *testing.T) {
 	t.Parallel()
 	events, _, organizer := newEvents(t)
 	ctx := context.Background()
-	d := draft(organizer)
-	d.StartsAt = time.Now().Add(48 * time.Hour)
-	d.RefundsUntil = ptr(time.Now().Add(24 * time.Hour).Truncate(time.Microsecond))
-	e, err := events.Create(ctx, d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := create(t, events, windowDraft(organizer))
 	if _, err := events.Update(ctx, "00000000-0000-4000-8000-000000000000", e.ID, Patch{Name: ptr("X")}); !errors.Is(err, errkind.NotFound) {
 		t.Errorf("another organizer's change = %v, want not found", err)
 	}
@@ -98,14 +101,8 @@ func TestAChangeMayNotBreakASoldTicketsPromise(t *testing.T) {
 	t.Parallel()
 	events, db, organizer := newEvents(t)
 	ctx := context.Background()
-	d := draft(organizer)
-	d.StartsAt = time.Now().Add(48 * time.Hour)
-	until := time.Now().Add(24 * time.Hour).Truncate(time.Microsecond)
-	d.RefundsUntil = &until
-	e, err := events.Create(ctx, d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := create(t, events, windowDraft(organizer))
+	until := *e.RefundsUntil
 	if _, err := db.Exec(ctx, `UPDATE seats SET sold_at = now() WHERE event_id = $1 AND position = 0`, e.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -129,10 +126,7 @@ func TestAChangeMayNotBreakASoldTicketsPromise(t *testing.T) {
 	if _, err := events.Update(ctx, organizer, e.ID, Patch{Name: ptr("Y")}); !errors.Is(err, ErrCancelled) {
 		t.Errorf("changing a cancelled event = %v, want ErrCancelled", err)
 	}
-	other, err := events.Create(ctx, draft(organizer))
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := create(t, events, draft(organizer))
 	if _, err := db.Exec(ctx, `UPDATE events SET starts_at = now() - interval '1 minute', on_sale_at = now() - interval '2 minutes'
 		WHERE id = $1`, other.ID); err != nil {
 		t.Fatal(err)
@@ -140,7 +134,7 @@ func TestAChangeMayNotBreakASoldTicketsPromise(t *testing.T) {
 	if _, err := events.Update(ctx, organizer, other.ID, Patch{Name: ptr("Y")}); !errors.Is(err, ErrStarted) {
 		t.Errorf("changing a started event = %v, want ErrStarted", err)
 	}
-	err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error { _, _, err := CancelIn(ctx, tx, organizer, other.ID); return err })
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error { _, _, err := CancelIn(ctx, tx, organizer, other.ID); return err })
 	if !errors.Is(err, ErrStarted) {
 		t.Errorf("cancelling a started event = %v, want ErrStarted", err)
 	}
@@ -155,10 +149,7 @@ func TestAChangeReachesEveryInstance(t *testing.T) {
 	a, db, organizer := newEvents(t)
 	b := NewService(db, createSeats)
 	ctx := context.Background()
-	e, err := a.Create(ctx, draft(organizer))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := create(t, a, draft(organizer))
 	if in, err := b.Info(ctx, e.ID); err != nil || in.Status != Scheduled {
 		t.Fatalf("Info on the second = %+v, %v", in, err)
 	}
