@@ -44,14 +44,8 @@ func TestACancelledEventHoldsAndSellsNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
-	active, err := f.place(f.seats[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	paying, err := f.place(f.seats[1])
-	if err != nil {
-		t.Fatal(err)
-	}
+	active := f.mustPlace(t, f.seats[0])
+	paying := f.mustPlace(t, f.seats[1])
 	if err := f.inTx(t, func(tx pgx.Tx) error { _, err := BeginCheckout(ctx, tx, f.buyer, paying.ID); return err }); err != nil {
 		t.Fatal(err)
 	}
@@ -83,14 +77,8 @@ func TestACancelWaitsForACheckoutThatBegan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
-	first, err := f.place(f.seats[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := f.place(f.seats[1])
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := f.mustPlace(t, f.seats[0])
+	second := f.mustPlace(t, f.seats[1])
 	tx, err := f.db.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -141,11 +129,8 @@ func TestRefundedSeatsGoBackOnSale(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
-	h, err := f.place(f.seats[0], f.seats[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = f.inTx(t, func(tx pgx.Tx) error {
+	h := f.mustPlace(t, f.seats[0], f.seats[1])
+	err := f.inTx(t, func(tx pgx.Tx) error {
 		if _, err := BeginCheckout(ctx, tx, f.buyer, h.ID); err != nil {
 			return err
 		}

@@ -130,10 +130,7 @@ func TestCheckoutTransitions(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			f := newFixture(t)
-			h, err := f.place(f.seats[0], f.seats[1])
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := f.mustPlace(t, f.seats[0], f.seats[1])
 			if err := f.inTx(t, func(tx pgx.Tx) error {
 				got, err := BeginCheckout(ctx, tx, f.buyer, h.ID)
 				if err == nil && (got.Status != CheckingOut || len(got.SeatIDs) != 2 || got.TotalCents != 200) {
@@ -191,10 +188,7 @@ func TestBeginCheckoutRefusals(t *testing.T) {
 			return err
 		})
 	}
-	h, err := f.place(f.seats[2])
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := f.mustPlace(t, f.seats[2])
 	other := newFixture(t).buyer // an id that is no buyer of this database
 	if err := begin(other, h.ID); !errors.Is(err, errkind.NotFound) {
 		t.Errorf("another buyer's hold = %v, want errkind.NotFound", err)

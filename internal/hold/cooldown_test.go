@@ -23,13 +23,13 @@ func (f fixture) otherBuyer(t *testing.T) string {
 	return id
 }
 
-func (f fixture) placeAs(buyer string, seats ...string) (Hold, error) {
-	ctx := context.Background()
-	p, err := f.holds.Plan(ctx, buyer, f.eventID, seats)
-	if err != nil {
-		return Hold{}, err
-	}
-	return f.holds.Place(ctx, p)
+// coolingFixture is a fixture whose released seats cool for a minute, with
+// its buyer Ada and another buyer Bob.
+func coolingFixture(t *testing.T) (f fixture, ada, bob string) {
+	t.Helper()
+	f = newFixture(t)
+	f.holds.WithReholdCooldown(time.Minute)
+	return f, f.buyer, f.otherBuyer(t)
 }
 
 // age moves the end of every hold of buyer that ended back by d in the
@@ -53,9 +53,7 @@ func (f fixture) age(t *testing.T, buyer string, d time.Duration) {
 func TestAReleasedSeatCoolsForItsBuyerOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := newFixture(t)
-	f.holds.WithReholdCooldown(time.Minute)
-	ada, bob := f.buyer, f.otherBuyer(t)
+	f, ada, bob := coolingFixture(t)
 
 	h, err := f.placeAs(ada, f.seats[0], f.seats[1])
 	if err != nil {
@@ -144,9 +142,7 @@ func (f fixture) heldCount(t *testing.T) int {
 func TestReleaseAndReholdRace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := newFixture(t)
-	f.holds.WithReholdCooldown(time.Minute)
-	ada, bob := f.buyer, f.otherBuyer(t)
+	f, ada, bob := coolingFixture(t)
 	seats := f.seats[:2]
 	const rounds, goroutines = 20, 16
 	for round := range rounds {

@@ -32,10 +32,7 @@ func TestNothingIsHeldOrSoldOnceTheEventStarts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
-	before, err := f.place(f.seats[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := f.mustPlace(t, f.seats[0])
 	info, err := f.holds.events.Info(ctx, f.eventID)
 	if err != nil {
 		t.Fatal(err)

@@ -54,13 +54,27 @@ func seatsOf(t testing.TB, db *pgxpool.Pool, eventID string) []string {
 	return seats
 }
 
-func (f fixture) place(seats ...string) (Hold, error) {
+// place holds the seats for the fixture's buyer.
+func (f fixture) place(seats ...string) (Hold, error) { return f.placeAs(f.buyer, seats...) }
+
+// placeAs holds the seats for buyer, planned then placed.
+func (f fixture) placeAs(buyer string, seats ...string) (Hold, error) {
 	ctx := context.Background()
-	p, err := f.holds.Plan(ctx, f.buyer, f.eventID, seats)
+	p, err := f.holds.Plan(ctx, buyer, f.eventID, seats)
 	if err != nil {
 		return Hold{}, err
 	}
 	return f.holds.Place(ctx, p)
+}
+
+// mustPlace is place, failing the test on its error.
+func (f fixture) mustPlace(t *testing.T, seats ...string) Hold {
+	t.Helper()
+	h, err := f.place(seats...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // TestPlacementDecidesOnTheSeatsNewestState: a placement whose seats all look
@@ -114,9 +128,7 @@ func TestRefusalsTakeNoLock(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	if _, err := f.place(f.seats[1]); err != nil {
-		t.Fatal(err)
-	}
+	f.mustPlace(t, f.seats[1])
 	tx, err := f.db.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -203,14 +215,8 @@ func TestSweepMarksOnlyExpiredActiveHolds(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	expiring, err := f.place(f.seats[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	lasting, err := f.place(f.seats[1])
-	if err != nil {
-		t.Fatal(err)
-	}
+	expiring := f.mustPlace(t, f.seats[0])
+	lasting := f.mustPlace(t, f.seats[1])
 	if _, err := f.db.Exec(ctx, `UPDATE holds SET expires_at = now() - interval '1 second' WHERE id = $1`, expiring.ID); err != nil {
 		t.Fatal(err)
 	}
