@@ -66,10 +66,22 @@ func newVenue(t *testing.T) *venue {
 	v.scans = scan.NewService(v.db, keys)
 	v.office = New(v.events, v.checkout, v.scans, v.accounts, v.holds)
 	v.organizer = v.account(t, auth.Organizer, "org-"+ids.New()+"@example.com").ID
-	ev, err := v.events.Create(ctx, event.Draft{OrganizerID: v.organizer, Name: "Night", Venue: "Hall",
-		StartsAt: time.Now().Add(24 * time.Hour), Sections: []event.Section{
-			{Name: "Floor", Rows: 1, SeatsPerRow: 4, PriceCents: 1000},
-			{Name: "=HYPERLINK(\"http://x\")", Rows: 1, SeatsPerRow: 4, PriceCents: 2000}}})
+	_, seats := v.open(t, "Night",
+		event.Section{Name: "Floor", Rows: 1, SeatsPerRow: 4, PriceCents: 1000},
+		event.Section{Name: "=HYPERLINK(\"http://x\")", Rows: 1, SeatsPerRow: 4, PriceCents: 2000})
+	for _, s := range seats {
+		v.seats = append(v.seats, s.ID)
+	}
+	return v
+}
+
+// open creates the organizer's event of these sections at the Hall, a day
+// away, and makes it the venue's event: the event and its seat map's seats.
+func (v *venue) open(t *testing.T, name string, sections ...event.Section) (event.Event, []event.Seat) {
+	t.Helper()
+	ctx := context.Background()
+	ev, err := v.events.Create(ctx, event.Draft{OrganizerID: v.organizer, Name: name, Venue: "Hall",
+		StartsAt: time.Now().Add(24 * time.Hour), Sections: sections})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,10 +90,7 @@ func newVenue(t *testing.T) *venue {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range m.Seats {
-		v.seats = append(v.seats, s.ID)
-	}
-	return v
+	return ev, m.Seats
 }
 
 // account signs up an account with this email.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/checkout"
@@ -27,20 +26,11 @@ func TestSalesCountEachSectionAndTheMoney(t *testing.T) {
 	t.Parallel()
 	v := newVenue(t)
 	ctx := context.Background()
-	ev, err := v.events.Create(ctx, event.Draft{OrganizerID: v.organizer, Name: "Mixed", Venue: "Hall",
-		StartsAt: time.Now().Add(24 * time.Hour), Sections: []event.Section{
-			{Name: "Stalls", Rows: 2, SeatsPerRow: 3, PriceCents: 3000},
-			{Name: "Floor", GeneralAdmission: true, Capacity: 10, PriceCents: 1500}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v.event = ev.ID
-	m, err := v.events.SeatMap(ctx, ev.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev, seats := v.open(t, "Mixed",
+		event.Section{Name: "Stalls", Rows: 2, SeatsPerRow: 3, PriceCents: 3000},
+		event.Section{Name: "Floor", GeneralAdmission: true, Capacity: 10, PriceCents: 1500})
 	seat := map[string]string{} // "A1" → its id
-	for _, s := range m.Seats {
+	for _, s := range seats {
 		seat[s.Row+string(rune('0'+s.Number))] = s.ID
 	}
 	floor := ev.Sections[1].ID
