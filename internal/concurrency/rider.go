@@ -5,26 +5,13 @@ import (
 )
 
 // acquireRider is acquireScript as a rider of the rate limiter's script
-// (ratelimit.NewRiderScript): the same lease, taken in the script that decides
-// the request's buckets, so that the request pays one round trip for both.
-// argv is acquireScript's ARGV; now is Redis's clock in µs. Keep the two in
-// step.
+// (ratelimit.NewRiderScript): the same lease (acquireLease), taken in the
+// script that decides the request's buckets, so that the request pays one
+// round trip for both. argv is acquireScript's ARGV; now is Redis's clock in
+// µs.
 var acquireRider = ratelimit.NewRiderScript(`
 local nowms = math.floor(now / 1000)
-local ttl = tonumber(argv[2])
-redis.call('ZREMRANGEBYSCORE', k, '-inf', nowms)
-local n = redis.call('ZCARD', k)
-if redis.call('ZSCORE', k, argv[3]) then
-  n = n - 1
-elseif n >= tonumber(argv[1]) and argv[4] ~= '1' then
-  return {0, n}
-end
-redis.call('ZADD', k, nowms + ttl, argv[3])
-if redis.call('PTTL', k) < ttl then
-  redis.call('PEXPIRE', k, ttl)
-end
-return {1, n}
-`)
+` + acquireLease)
 
 // Rider returns one request of identity's lease as a rider of the rate
 // limiter's script (ratelimit.Limiter.AllowWith), and entered, which reads

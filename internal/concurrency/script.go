@@ -13,29 +13,37 @@ import (
 // ARGV: max, lease ms, lease id, '1' to take the lease whatever the count
 // (shadow mode).
 //
+// It runs acquireLease on them, with Redis's clock in ms.
+var acquireScript = redis.NewScript(`
+local t = redis.call('TIME')
+local nowms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local k, argv = KEYS[1], ARGV
+` + acquireLease)
+
+// acquireLease is the body of acquireScript and of acquireRider: it takes a
+// lease on the set k, whose ARGV is argv, at nowms (Redis's clock, in ms).
+//
 // It drops the leases that have expired, then adds this one when fewer than
 // max are left (or always, for shadow), and keeps the key alive at least as
 // long as its newest lease, so that an idle identity costs no memory. It
 // returns {1 if the lease was taken else 0, the live leases before it}. Run
 // twice with one lease id (a client that retries after losing the first
 // reply), it answers the second time as the first.
-var acquireScript = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local k, ttl = KEYS[1], tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', k, '-inf', now)
+const acquireLease = `
+local ttl = tonumber(argv[2])
+redis.call('ZREMRANGEBYSCORE', k, '-inf', nowms)
 local n = redis.call('ZCARD', k)
-if redis.call('ZSCORE', k, ARGV[3]) then
+if redis.call('ZSCORE', k, argv[3]) then
   n = n - 1
-elseif n >= tonumber(ARGV[1]) and ARGV[4] ~= '1' then
+elseif n >= tonumber(argv[1]) and argv[4] ~= '1' then
   return {0, n}
 end
-redis.call('ZADD', k, now + ttl, ARGV[3])
+redis.call('ZADD', k, nowms + ttl, argv[3])
 if redis.call('PTTL', k) < ttl then
   redis.call('PEXPIRE', k, ttl)
 end
 return {1, n}
-`)
+`
 
 // renewScript moves the expiry of some leases of one set to a lease's time to
 // live from now, on Redis's clock. A lease already removed (released, or
