@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,29 +12,21 @@ import (
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
 	"github.com/stagedoor/stagedoor/internal/limits"
+	"github.com/stagedoor/stagedoor/internal/protect"
 	"github.com/stagedoor/stagedoor/internal/ratelimit"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // moded is a protection with a mode and nothing else: what the Service needs
-// of a concurrency limit or a shedder.
+// of a concurrency limit or a shedder. Its mode starts as Enforce.
 type moded struct {
 	name ratelimit.Name
-	mu   sync.Mutex
-	mode ratelimit.Mode
+	mode protect.ModeSwitch
 }
 
-func (m *moded) Name() ratelimit.Name { return m.name }
-func (m *moded) Mode() ratelimit.Mode {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.mode
-}
-func (m *moded) SetMode(mode ratelimit.Mode) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.mode = mode
-}
+func (m *moded) Name() ratelimit.Name        { return m.name }
+func (m *moded) Mode() ratelimit.Mode        { return m.mode.Load() }
+func (m *moded) SetMode(mode ratelimit.Mode) { m.mode.Store(mode) }
 
 // withSwitches is one instance with the limit alpha, a concurrency limit and a
 // shedder, all starting enforced.
@@ -108,8 +99,8 @@ func TestASwitchTakesOnlyAMode(t *testing.T) {
 func withSwitchesOn(t *testing.T, pool *pgxpool.Pool, poll time.Duration) (*Service, *moded, *moded) {
 	t.Helper()
 	defs := definitions(ratelimit.PerMinute(10), ratelimit.PerSecond(200))[:1]
-	conc := &moded{name: "buyer-concurrency", mode: ratelimit.Enforce}
-	shed := &moded{name: "fleet-usage", mode: ratelimit.Enforce}
+	conc := &moded{name: "buyer-concurrency"}
+	shed := &moded{name: "fleet-usage"}
 	lim := ratelimit.New(nil, ratelimit.Options{Limits: defs})
 	svc := New(pool, lim, Options{PollInterval: poll, Registerer: prometheus.NewRegistry(), Logger: quiet,
 		Switches: []Switch{{Kind: limits.Lease, Of: conc, MaxInFlight: 5}, {Kind: limits.Shedder, Of: shed}}})
