@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"testing"
 )
 
 // debianTool is a program a test needs that Debian packages: where to look for
@@ -50,4 +51,15 @@ func (d *debianTool) lookOrInstall() (path string, why string) {
 		return "", string(d.out)
 	}
 	return "", "not root, or no apt-get"
+}
+
+// need is the program's path (lookOrInstall). When it is still missing, it
+// ends the test with missing (t.Skipf or t.Fatalf) and format, given why.
+func (d *debianTool) need(t testing.TB, missing func(format string, args ...any), format string) string {
+	t.Helper()
+	path, why := d.lookOrInstall()
+	if path == "" {
+		missing(format, why)
+	}
+	return path
 }

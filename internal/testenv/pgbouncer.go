@@ -192,10 +192,6 @@ var pgbouncerTool = &debianTool{Package: "pgbouncer", Candidates: []string{"pgbo
 // pgbouncerBinary finds pgbouncer, installing it first where it can.
 func pgbouncerBinary(t testing.TB) string {
 	t.Helper()
-	path, why := pgbouncerTool.lookOrInstall()
-	if path == "" {
-		t.Skipf("testenv: pgbouncer is not installed and could not be installed here (%s): install Debian's pgbouncer "+
-			"(bash scripts/ensure-ops.sh does, as root; make test runs it)", why)
-	}
-	return path
+	return pgbouncerTool.need(t, t.Skipf, "testenv: pgbouncer is not installed and could not be installed here (%s): "+
+		"install Debian's pgbouncer (bash scripts/ensure-ops.sh does, as root; make test runs it)")
 }

@@ -217,12 +217,8 @@ var aiosmtpdTool = &debianTool{
 // python3-aiosmtpd first where it can (as root, with apt-get).
 func aiosmtpdPython(t testing.TB) string {
 	t.Helper()
-	path, why := aiosmtpdTool.lookOrInstall()
-	if path == "" {
-		t.Fatalf("testenv: no python3 with aiosmtpd, the tests' mail server (%s): install Debian's python3-aiosmtpd "+
-			"(bash scripts/ensure-mail.sh does, as root; make test runs it)", why)
-	}
-	return path
+	return aiosmtpdTool.need(t, t.Fatalf, "testenv: no python3 with aiosmtpd, the tests' mail server (%s): "+
+		"install Debian's python3-aiosmtpd (bash scripts/ensure-mail.sh does, as root; make test runs it)")
 }
 
 // testCertificate writes a self-signed certificate for 127.0.0.1 and
