@@ -16,16 +16,24 @@ import (
 // (ms), cost (the requests decided at once, 1 for one request), and returns
 // {allowed (1 or 0), a figure of its state}.
 
-// fixedWindowScript counts the requests of the current window in one counter
-// that expires at the window's end. The windows are aligned on Redis's clock
-// (every multiple of the window since the epoch), so every key's counter resets
-// at the same instant: the boundary.
-var fixedWindowScript = redis.NewScript(`
+// labScript is a lab script of body, run after the lines every one starts
+// with: its ARGV read as limit, win and cost, and now, Redis's clock in ms (t
+// is the TIME it was read from).
+func labScript(body string) *redis.Script {
+	return redis.NewScript(`
 local limit = tonumber(ARGV[1])
 local win = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
+` + body)
+}
+
+// fixedWindowScript counts the requests of the current window in one counter
+// that expires at the window's end. The windows are aligned on Redis's clock
+// (every multiple of the window since the epoch), so every key's counter resets
+// at the same instant: the boundary.
+var fixedWindowScript = labScript(`
 local n = redis.call('INCRBY', KEYS[1], cost)
 if n == cost then
   redis.call('PEXPIRE', KEYS[1], win - now % win)
@@ -37,13 +45,8 @@ return {1, n}
 // slidingLogScript remembers the instant of every request admitted in the last
 // window, in a sorted set: exact, and as large as the limit. Members are the
 // admission's instant in µs (consecutive µs for a cost above 1), scores its ms.
-var slidingLogScript = redis.NewScript(`
-local limit = tonumber(ARGV[1])
-local win = tonumber(ARGV[2])
-local cost = tonumber(ARGV[3])
-local t = redis.call('TIME')
+var slidingLogScript = labScript(`
 local us = t[1] * 1000000 + t[2]
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - win)
 local n = redis.call('ZCARD', KEYS[1])
 if n + cost > limit then return {0, n} end
@@ -64,12 +67,7 @@ return {1, n + cost}
 // previous one's, and estimates the last window's requests as the previous
 // count weighted by the share of it still in view, plus the current count.
 // Windows are aligned on Redis's clock, as the fixed window's.
-var slidingCounterScript = redis.NewScript(`
-local limit = tonumber(ARGV[1])
-local win = tonumber(ARGV[2])
-local cost = tonumber(ARGV[3])
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+var slidingCounterScript = labScript(`
 local idx = math.floor(now / win)
 local elapsed = now - idx * win
 local d = redis.call('HMGET', KEYS[1], 'w', 'c', 'p')
@@ -91,14 +89,9 @@ return {1, c}
 // with a cost added: a bucket of capacity limit, refilled steadily at limit per
 // window. There are no window boundaries, so no cliff to exploit; a burst is
 // allowed, but capped by exactly the bucket's capacity.
-var tokenBucketScript = redis.NewScript(`
-local cap  = tonumber(ARGV[1])
-local win  = tonumber(ARGV[2])
-local cost = tonumber(ARGV[3])
-local k    = KEYS[1]
-local t    = redis.call('TIME')
-local now  = t[1] * 1000 + math.floor(t[2] / 1000)
-local d    = redis.call('HMGET', k, 'tokens', 'ts')
+var tokenBucketScript = labScript(`
+local cap, k = limit, KEYS[1]
+local d = redis.call('HMGET', k, 'tokens', 'ts')
 local tokens = tonumber(d[1])
 local ts     = tonumber(d[2])
 if tokens == nil then
