@@ -22,8 +22,7 @@ func TestTheOrganizerSeesTheSalesLive(t *testing.T) {
 	s := startStack(t, nil)
 	b := newBrowser(t, s)
 	email := newEmail("dashboard")
-	b.signUp("organizer", "Dash", email)
-	b.waitHeading("My events")
+	b.signUpOrganizer("Dash", email)
 	org := s.logIn(t, email)
 	ev := org.createEventOf(t, "Sales Night", 0,
 		apiclient.SeatedSection("Stalls", 3, 8, 4500), apiclient.GeneralSection("Floor", 100, 2000))

@@ -25,6 +25,25 @@ func (b *browser) acceptDialogs() {
 	}()
 }
 
+// signUpOrganizer signs an organizer up through the page's form and waits
+// for their events' page.
+func (b *browser) signUpOrganizer(name, email string) {
+	b.t.Helper()
+	b.signUp("organizer", name, email)
+	b.waitHeading("My events")
+}
+
+// newEventForm opens the organizer's form for a new event and fills its
+// name, venue and start.
+func (b *browser) newEventForm(name, venue string, starts time.Time) {
+	b.t.Helper()
+	b.goTo("/organizer/events/new")
+	b.waitHeading("New event")
+	b.fill("Name", name)
+	b.fill("Venue", venue)
+	b.set("Starts at", starts.Format("2006-01-02T15:04"))
+}
+
 // An organizer signs up, creates an event and a scanner key in the browser
 // (the key shown once, and copied); a door scans a ticket with that key
 // through the API, and the organizer sees the scan in the event's audit.
@@ -32,16 +51,11 @@ func TestOrganizerEventKeyAndAudit(t *testing.T) {
 	s := startStack(t, nil)
 	b := newBrowser(t, s)
 	email := newEmail("opera")
-	b.signUp("organizer", "Opera", email)
-	b.waitHeading("My events")
+	b.signUpOrganizer("Opera", email)
 	b.page("organizer-no-events")
 
-	b.goTo("/organizer/events/new")
-	b.waitHeading("New event")
-	b.fill("Name", "Summer Opera")
-	b.fill("Venue", "Opera House")
 	starts := time.Now().Add(60 * 24 * time.Hour)
-	b.set("Starts at", starts.Format("2006-01-02T15:04"))
+	b.newEventForm("Summer Opera", "Opera House", starts)
 	// The first section's fields come filled (Stalls, 5 rows of 10 at 45.00): change the price.
 	b.set("Price", "")
 	b.fill("Price", "52.50")

@@ -28,10 +28,9 @@ func TestSeatMapForThumbs(t *testing.T) {
 	s.signUp(t, "buyer").hold(t, ev.ID, last) // held by someone else, for the read-only map
 	b := newBrowser(t, s)
 
-	for _, size := range []struct{ width, height int64 }{{390, 844}, {1280, 900}} {
-		name := fmt.Sprintf("%dpx", size.width)
+	atEachSize(func(name string, width, height int64) {
 		t.Run("anonymous at "+name, func(t *testing.T) {
-			b.viewport(size.width, size.height)
+			b.viewport(width, height)
 			b.openEvent(ev)
 			b.mapFits(t)
 			// Nothing moved while the page and its map came (the skeleton, the
@@ -48,13 +47,12 @@ func TestSeatMapForThumbs(t *testing.T) {
 			b.inView(t, ".seatmap-toast", "the toast")
 			b.page("seatmap-anonymous-" + name)
 		})
-	}
+	})
 
 	b.logIn(buyer.Email)
-	for _, size := range []struct{ width, height int64 }{{390, 844}, {1280, 900}} {
-		name := fmt.Sprintf("%dpx", size.width)
+	atEachSize(func(name string, width, height int64) {
 		t.Run("by touch at "+name, func(t *testing.T) {
-			b.touchScreen(size.width, size.height)
+			b.touchScreen(width, height)
 			b.openEvent(ev)
 			b.mapFits(t)
 			b.page("seatmap-first-sight-" + name)
@@ -67,7 +65,7 @@ func TestSeatMapForThumbs(t *testing.T) {
 			// touch handlers: there + does it.)
 			b.eval(`document.querySelector(".seatmap-frame").scrollIntoView({block: "start"})`)
 			before := b.seatWidth(t)
-			if size.width < 800 {
+			if width < 800 {
 				x, y := b.center(t, ".seatmap-view")
 				b.touches(input.DispatchTouchEventTypeTouchStart, [2]float64{x - 20, y}, [2]float64{x + 20, y})
 				for d := 30.0; d <= 90; d += 15 {
@@ -108,7 +106,7 @@ func TestSeatMapForThumbs(t *testing.T) {
 		})
 
 		t.Run("by keyboard at "+name, func(t *testing.T) {
-			b.viewport(size.width, size.height)
+			b.viewport(width, height)
 			b.openEvent(ev)
 			if hint := b.text("#seatmap-help"); !contains(hint, "arrow keys") {
 				t.Errorf("with a keyboard the hint says %q", hint)
@@ -153,7 +151,7 @@ func TestSeatMapForThumbs(t *testing.T) {
 			b.click(".zoom-fit")
 			b.mapFits(t)
 		})
-	}
+	})
 
 	t.Run("once held, the basket bar counts down and offers Pay", func(t *testing.T) {
 		b.clickPrefix("Hold 1 seat")
@@ -334,3 +332,11 @@ func (b *browser) tap(x, y float64) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// atEachSize calls f with a phone's screen size (390×844) and then a
+// desktop's (1280×900), each with its name ("390px").
+func atEachSize(f func(name string, width, height int64)) {
+	for _, size := range []struct{ width, height int64 }{{390, 844}, {1280, 900}} {
+		f(fmt.Sprintf("%dpx", size.width), size.width, size.height)
+	}
+}
