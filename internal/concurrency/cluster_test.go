@@ -2,7 +2,6 @@ package concurrency
 
 import (
 	"context"
-	"log/slog"
 	"strconv"
 	"testing"
 	"time"
@@ -10,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stagedoor/stagedoor/internal/conn"
-	"github.com/stagedoor/stagedoor/internal/testenv"
+	"github.com/stagedoor/stagedoor/internal/conn/conntest"
 )
 
 // TestCluster: on a 3+3 Redis Cluster, through conn's cluster client and
@@ -19,13 +18,8 @@ import (
 // under each master's address; and when one master dies, only its buyer fails
 // open, while the other is still limited.
 func TestCluster(t *testing.T) {
-	c := testenv.StartCluster(t)
+	c, rdb := conntest.Cluster(t)
 	ctx := context.Background()
-	rdb, err := conn.Redis(ctx, c.URL, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdb.Close()
 	l, reg := newTestLimiter(rdb, Options{Max: 2, Prefix: "sd:", Timeout: time.Second,
 		NodeOf: func(ctx context.Context, key string) string { return conn.NodeOf(ctx, rdb, key) }})
 

@@ -3,11 +3,11 @@ package conn_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/conn"
+	"github.com/stagedoor/stagedoor/internal/conn/conntest"
 	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
@@ -17,13 +17,8 @@ import (
 // master has a replica in sync until then; once the dead master's replica has
 // taken over, Health says that one has none (redundancy lost).
 func TestNodeHealthBlamesOnlyTheDeadNode(t *testing.T) {
-	c := testenv.StartCluster(t)
+	c, rdb := conntest.Cluster(t)
 	ctx := context.Background()
-	rdb, err := conn.Redis(ctx, c.URL, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdb.Close()
 	cluster := rdb.(*conn.ClusterClient)
 	// A master counts its replica online once the replica has acknowledged its
 	// first sync, a moment after the replica says its link is up.
