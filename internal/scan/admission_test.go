@@ -3,7 +3,6 @@ package scan
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,32 +20,7 @@ func TestOneAdmissionPerTicketUnderARace(t *testing.T) {
 	d := newDoor(t)
 	scanners := []Scanner{d.scanner(t, d.events[0]), d.scanner(t, "")}
 	const devices = 24
-	var (
-		wg       sync.WaitGroup
-		start    = make(chan struct{})
-		mu       sync.Mutex
-		admitted []Admission
-		rejected []*Rejection
-	)
-	for i := range devices {
-		wg.Go(func() {
-			<-start
-			a, err := d.scans.Scan(context.Background(), scanners[i%2], d.codes[0][0])
-			mu.Lock()
-			defer mu.Unlock()
-			var r *Rejection
-			switch {
-			case err == nil:
-				admitted = append(admitted, a)
-			case errors.As(err, &r):
-				rejected = append(rejected, r)
-			default:
-				t.Error(err)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
+	admitted, rejected := d.scanAtOnce(t, scanners, devices, func(int) string { return d.codes[0][0] })
 	if len(admitted) != 1 {
 		t.Fatalf("%d admissions of one ticket, want 1", len(admitted))
 	}

@@ -2,6 +2,8 @@ package scan
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,4 +99,38 @@ func (d *door) admittedRows(t *testing.T, ticketID string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// scanAtOnce has devices scan at the same moment, device i the code code(i)
+// through scanners[i%len(scanners)]: the admissions and the rejections. Any
+// other error fails the test.
+func (d *door) scanAtOnce(t *testing.T, scanners []Scanner, devices int, code func(i int) string) ([]Admission, []*Rejection) {
+	t.Helper()
+	var (
+		wg       sync.WaitGroup
+		start    = make(chan struct{})
+		mu       sync.Mutex
+		admitted []Admission
+		rejected []*Rejection
+	)
+	for i := range devices {
+		wg.Go(func() {
+			<-start
+			a, err := d.scans.Scan(context.Background(), scanners[i%len(scanners)], code(i))
+			mu.Lock()
+			defer mu.Unlock()
+			var r *Rejection
+			switch {
+			case err == nil:
+				admitted = append(admitted, a)
+			case errors.As(err, &r):
+				rejected = append(rejected, r)
+			default:
+				t.Errorf("scan: %v", err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	return admitted, rejected
 }

@@ -246,34 +246,17 @@ func TestAReferenceAdmitsOnceUnderARace(t *testing.T) {
 	spellings := []string{ref, strings.ToLower(ShowReference(ref)), " " + ref[:5] + " " + ref[5:] + " "}
 	scanners := []Scanner{d.scanner(t, d.events[0]), d.scanner(t, "")}
 	const devices = 24
-	var (
-		wg       sync.WaitGroup
-		start    = make(chan struct{})
-		admitted atomic.Int64
-		already  atomic.Int64
-	)
-	for i := range devices {
-		wg.Go(func() {
-			<-start
-			a, err := d.scans.Scan(ctx, scanners[i%2], spellings[i%3])
-			var r *Rejection
-			switch {
-			case err == nil:
-				admitted.Add(1)
-				if a.TicketID != d.tickets[0][1] || a.Reference != ref || a.Seat.Row != "A" || a.Seat.Number != 2 {
-					t.Errorf("admission %+v, want ticket %s (%s) at A2", a, d.tickets[0][1], ref)
-				}
-			case errors.As(err, &r) && r.Result == AlreadyScanned && r.TicketID == d.tickets[0][1]:
-				already.Add(1)
-			default:
-				t.Errorf("scan: %v", err)
-			}
-		})
+	admitted, rejected := d.scanAtOnce(t, scanners, devices, func(i int) string { return spellings[i%3] })
+	if len(admitted) != 1 || len(rejected) != devices-1 {
+		t.Fatalf("%d admitted, %d refused; want 1 and %d", len(admitted), len(rejected), devices-1)
 	}
-	close(start)
-	wg.Wait()
-	if admitted.Load() != 1 || already.Load() != devices-1 {
-		t.Fatalf("%d admitted, %d already scanned; want 1 and %d", admitted.Load(), already.Load(), devices-1)
+	if a := admitted[0]; a.TicketID != d.tickets[0][1] || a.Reference != ref || a.Seat.Row != "A" || a.Seat.Number != 2 {
+		t.Errorf("admission %+v, want ticket %s (%s) at A2", a, d.tickets[0][1], ref)
+	}
+	for _, r := range rejected {
+		if r.Result != AlreadyScanned || r.TicketID != d.tickets[0][1] {
+			t.Errorf("rejection %+v, want already_scanned of ticket %s", r, d.tickets[0][1])
+		}
 	}
 	if _, err := d.scans.Scan(ctx, scanners[0], d.codes[0][1]); !errors.Is(err, ErrAlreadyScanned) {
 		t.Errorf("its code after its reference: %v, want already scanned", err)
