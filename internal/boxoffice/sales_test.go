@@ -69,8 +69,11 @@ func TestSalesCountEachSectionAndTheMoney(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := v.queries.Load() - before; n > 4 {
-		t.Errorf("the sales took %d statements, want at most 4 (the event, seats, orders, tickets)", n)
+	// The event's two (its row and its sections) are read only when its
+	// snapshot is older than event.SnapshotMaxAge, as it is on a busy machine
+	// by now; a statement a section would be more.
+	if n := v.queries.Load() - before; n > 5 {
+		t.Errorf("the sales took %d statements, want at most 5 (the event and its sections, seats, orders, tickets)", n)
 	}
 	want := []SectionSales{
 		{ID: ev.Sections[0].ID, Name: "Stalls", PriceCents: 3000, Capacity: 6, Sold: 1, Held: 2, Available: 3, RevenueCents: 3000},
