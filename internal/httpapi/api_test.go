@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/apiclient/apitest"
 )
 
@@ -63,45 +64,6 @@ type accountJSON struct {
 	Name  string `json:"name"`
 }
 
-type eventJSON struct {
-	ID           string     `json:"id"`
-	Name         string     `json:"name"`
-	Venue        string     `json:"venue"`
-	Description  string     `json:"description"`
-	Status       string     `json:"status"`
-	RefundsUntil *time.Time `json:"refunds_until"`
-	StartsAt     time.Time  `json:"starts_at"`
-	OnSaleAt     time.Time  `json:"on_sale_at"`
-	OrganizerID  string     `json:"organizer_id"`
-	Currency     string     `json:"currency"`
-	WaitingRoom  *struct {
-		AdmitPerSecond int `json:"admit_per_second"`
-	} `json:"waiting_room"`
-	Sections []struct {
-		ID               string `json:"id"`
-		Name             string `json:"name"`
-		GeneralAdmission bool   `json:"general_admission"`
-		Rows             int    `json:"rows"`
-		SeatsPerRow      int    `json:"seats_per_row"`
-		PriceCents       int64  `json:"price_cents"`
-		Capacity         int    `json:"capacity"`
-		Available        int    `json:"available"`
-	} `json:"sections"`
-	SeatsTotal     int `json:"seats_total"`
-	SeatsAvailable int `json:"seats_available"`
-	SeatsHeld      int `json:"seats_held"` // the organizer's list only
-	SeatsSold      int `json:"seats_sold"` // the organizer's list only
-	Cancellation   *struct {
-		Orders, Refunded, Pending int
-		Done                      bool
-	} `json:"cancellation"` // the organizer's view only
-}
-
-type eventList struct {
-	Events    []eventJSON `json:"events"`
-	NextAfter *string     `json:"next_after"`
-}
-
 type holdJSON struct {
 	ID      string   `json:"id"`
 	EventID string   `json:"event_id"`
@@ -117,45 +79,18 @@ type holdJSON struct {
 	Currency   string    `json:"currency"`
 }
 
-type ticketJSON struct {
-	ID               string `json:"id"`
-	EventID          string `json:"event_id"`
-	SeatID           string `json:"seat_id"`
-	Section          string `json:"section"`
-	GeneralAdmission bool   `json:"general_admission"`
-	Code             string `json:"code"`
-	Reference        string `json:"reference"`
-	Status           string `json:"status"`
-}
-
-type orderJSON struct {
-	ID            string       `json:"id"`
-	Status        string       `json:"status"`
-	HoldID        string       `json:"hold_id"`
-	EventID       string       `json:"event_id"`
-	TotalCents    int64        `json:"total_cents"`
-	Currency      string       `json:"currency"`
-	CreatedAt     time.Time    `json:"created_at"`
-	RefundedAt    *time.Time   `json:"refunded_at"`
-	RefundedCents int64        `json:"refunded_cents"`
-	Refunds       []refundJSON `json:"refunds"`
-	Tickets       []ticketJSON `json:"tickets"`
-}
-
-type refundJSON struct {
-	ID          string   `json:"id"`
-	Status      string   `json:"status"`
-	Reason      string   `json:"reason"`
-	AmountCents int64    `json:"amount_cents"`
-	TicketIDs   []string `json:"ticket_ids"`
+// organizerEventList is GET /v1/organizer/events.
+type organizerEventList struct {
+	Events    []apiclient.OrganizerEvent `json:"events"`
+	NextAfter *string                    `json:"next_after"`
 }
 
 type orderList struct {
-	Orders []orderJSON `json:"orders"`
+	Orders []apiclient.Order `json:"orders"`
 }
 
 type ticketList struct {
-	Tickets []ticketJSON `json:"tickets"`
+	Tickets []apiclient.Ticket `json:"tickets"`
 }
 
 type scannerKeyJSON struct {
@@ -273,4 +208,13 @@ func (ts *testServer) inProcess(t testing.TB, method, path, body string, header 
 	t.Helper()
 	rec := ts.serve(method, path, body, header...)
 	return answer{Response: rec.Result(), raw: rec.Body.Bytes()}
+}
+
+// deref is *p, or T's zero value where the answer left the member out.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }

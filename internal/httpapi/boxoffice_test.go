@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/ids"
 )
@@ -43,24 +44,24 @@ func TestTheBoxOfficeIsItsOrganizers(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, 0)
 	ada, bea := newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer)
-	adas := as[orderJSON](t, s.checkout(t, ada, orderBody(s.hold(t, ada, s.seats[0], s.seats[1]), "tok_visa"), ""))
-	beas := as[orderJSON](t, s.checkout(t, bea, orderBody(s.hold(t, bea, s.seats[2]), "tok_visa"), ""))
+	adas := as[apiclient.Order](t, s.checkout(t, ada, orderBody(s.hold(t, ada, s.seats[0], s.seats[1]), "tok_visa"), ""))
+	beas := as[apiclient.Order](t, s.checkout(t, bea, orderBody(s.hold(t, bea, s.seats[2]), "tok_visa"), ""))
 	orders := "/v1/organizer/events/" + s.event + "/orders"
 
 	a := s.request(t, "GET", orders+"?limit=1", "", s.org.bearer()...)
 	first := as[organizerOrderPage](t, a)
-	if a.StatusCode != 200 || len(first.Orders) != 1 || first.Orders[0].ID != beas.ID || first.NextAfter == nil {
+	if a.StatusCode != 200 || len(first.Orders) != 1 || first.Orders[0].ID != beas.Id.String() || first.NextAfter == nil {
 		t.Fatalf("the first page = %d %s, want bea's order and a next page", a.StatusCode, a.raw)
 	}
 	if o := first.Orders[0]; o.BuyerEmail != bea.email || o.TotalCents != 4500 || o.Currency != "USD" || o.Status != "confirmed" ||
-		len(o.Tickets) != 1 || o.Tickets[0].ID != beas.Tickets[0].ID || o.Tickets[0].Seat.Section != "Floor" ||
+		len(o.Tickets) != 1 || o.Tickets[0].ID != beas.Tickets[0].Id.String() || o.Tickets[0].Seat.Section != "Floor" ||
 		o.Tickets[0].Seat.Row != "A" || o.Tickets[0].Seat.Number != 3 || o.Tickets[0].Status != "valid" || o.Tickets[0].HolderEmail != bea.email ||
 		o.Tickets[0].Reference != beas.Tickets[0].Reference || o.Tickets[0].Reference == "" {
 		t.Errorf("bea's order = %+v", o)
 	}
 	a = s.request(t, "GET", orders+"?limit=1&after="+*first.NextAfter, "", s.org.bearer()...)
 	second := as[organizerOrderPage](t, a)
-	if a.StatusCode != 200 || len(second.Orders) != 1 || second.Orders[0].ID != adas.ID || len(second.Orders[0].Tickets) != 2 || second.NextAfter != nil {
+	if a.StatusCode != 200 || len(second.Orders) != 1 || second.Orders[0].ID != adas.Id.String() || len(second.Orders[0].Tickets) != 2 || second.NextAfter != nil {
 		t.Fatalf("the second page = %d %s, want ada's order, the last", a.StatusCode, a.raw)
 	}
 	if !strings.Contains(string(a.raw), `"next_after":null`) {
@@ -74,7 +75,7 @@ func TestTheBoxOfficeIsItsOrganizers(t *testing.T) {
 	}
 	records, err := csv.NewReader(strings.NewReader(string(a.raw))).ReadAll()
 	if err != nil || len(records) != 4 || records[0][0] != "ticket_id" || records[1][2] != ada.email || records[3][2] != bea.email ||
-		records[3][0] != beas.Tickets[0].ID || records[3][5] != "3" || records[3][6] != "valid" {
+		records[3][0] != beas.Tickets[0].Id.String() || records[3][5] != "3" || records[3][6] != "valid" {
 		t.Errorf("the attendee list reads %q, %v", records, err)
 	}
 

@@ -36,7 +36,7 @@ func TestReferencesAdmitAtTheDoor(t *testing.T) {
 	refs := map[string]bool{}
 	for _, tk := range list {
 		if !referencePattern.MatchString(tk.Reference) {
-			t.Errorf("ticket %s has reference %q", tk.ID, tk.Reference)
+			t.Errorf("ticket %s has reference %q", tk.Id.String(), tk.Reference)
 		}
 		refs[tk.Reference] = true
 	}
@@ -52,11 +52,11 @@ func TestReferencesAdmitAtTheDoor(t *testing.T) {
 	}
 	a = v.scanTB(t, thisDoor, " "+grouped(list[0].Reference)+" ")
 	adm := as[admissionJSON](t, a)
-	if a.StatusCode != 200 || adm.TicketID != list[0].ID || adm.Reference != list[0].Reference || adm.Seat.Section != "Floor" {
-		t.Fatalf("a typed reference = %d %s, want ticket %s admitted", a.StatusCode, a.raw, list[0].ID)
+	if a.StatusCode != 200 || adm.TicketID != list[0].Id.String() || adm.Reference != list[0].Reference || adm.Seat.Section != "Floor" {
+		t.Fatalf("a typed reference = %d %s, want ticket %s admitted", a.StatusCode, a.raw, list[0].Id.String())
 	}
 	wantRejected(t, "the reference again", v.scanTB(t, thisDoor, list[0].Reference), 409, "already_scanned")
-	wantRejected(t, "its code after its reference", v.scanTB(t, thisDoor, list[0].Code), 409, "already_scanned")
+	wantRejected(t, "its code after its reference", v.scanTB(t, thisDoor, *list[0].Code), 409, "already_scanned")
 	wantRejected(t, "a reference of no ticket", v.scanTB(t, thisDoor, "0000-0000-00"), 404, "invalid")
 
 	// The offline list, two pages of one and a last one empty.
@@ -92,8 +92,8 @@ func TestReferencesAdmitAtTheDoor(t *testing.T) {
 		after = page.NextAfter
 	}
 	for _, tk := range list {
-		if got[tk.Reference] != tk.ID {
-			t.Errorf("the offline list %v lacks ticket %s (%s)", got, tk.ID, tk.Reference)
+		if got[tk.Reference] != tk.Id.String() {
+			t.Errorf("the offline list %v lacks ticket %s (%s)", got, tk.Id.String(), tk.Reference)
 		}
 	}
 	if a := v.inProcess(t, "GET", "/v1/scanner/tickets", "", "X-Api-Key", otherDoor); a.StatusCode != 200 || strings.Contains(string(a.raw), list[0].Reference) {
@@ -108,7 +108,7 @@ func TestReferencesAdmitAtTheDoor(t *testing.T) {
 
 	v.keysMadeAgo(t, time.Minute)
 	settled := v.upload(t, thisDoor, deviceScan("typed-1", grouped(list[1].Reference), time.Now().Add(-10*time.Second), true))
-	if len(settled) != 1 || settled[0].Result != "admitted" || settled[0].TicketID == nil || *settled[0].TicketID != list[1].ID {
+	if len(settled) != 1 || settled[0].Result != "admitted" || settled[0].TicketID == nil || *settled[0].TicketID != list[1].Id.String() {
 		t.Errorf("an uploaded typed reference = %+v, want admitted", settled)
 	}
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/ids"
 )
@@ -56,8 +57,8 @@ func (v *venue) buy(t testing.TB, n int) []ticket {
 			t.Fatalf("checkout = %d %s", a.StatusCode, a.raw)
 		}
 		bySeat := map[string]ticket{}
-		for _, tk := range as[orderJSON](t, a).Tickets {
-			bySeat[tk.SeatID] = ticket{id: tk.ID, code: tk.Code}
+		for _, tk := range as[apiclient.Order](t, a).Tickets {
+			bySeat[tk.SeatId.String()] = ticket{id: tk.Id.String(), code: *tk.Code}
 		}
 		for _, seat := range seats {
 			out = append(out, bySeat[seat])

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/shed"
 )
@@ -82,7 +83,7 @@ func TestCriticalTrafficSurvivesASheddableFlood(t *testing.T) {
 		a := s.checkout(t, who[i], orderBody(h, "tok_visa"), fmt.Sprint("key-", i))
 		if a.StatusCode == 201 {
 			ok++
-			codes = append(codes, as[orderJSON](t, a).Tickets[0].Code)
+			codes = append(codes, *as[apiclient.Order](t, a).Tickets[0].Code)
 		} else {
 			t.Logf("checkout %d = %d %s", i, a.StatusCode, a.raw)
 		}
