@@ -120,28 +120,6 @@ type admissionJSON struct {
 	ScannedAt time.Time `json:"scanned_at"`
 }
 
-type scanAttemptJSON struct {
-	ID           string  `json:"id"`
-	ScannerKeyID string  `json:"scanner_key_id"`
-	ScannerLabel string  `json:"scanner_label"`
-	TicketID     *string `json:"ticket_id"`
-	Reference    *string `json:"reference"`
-	Seat         *struct {
-		Section string `json:"section"`
-		Row     string `json:"row"`
-		Number  int    `json:"number"`
-	} `json:"seat"`
-	CodePrefix string    `json:"code_prefix"`
-	Result     string    `json:"result"`
-	ScannedAt  time.Time `json:"scanned_at"`
-}
-
-type scanPage struct {
-	EventID    string            `json:"event_id"`
-	Scans      []scanAttemptJSON `json:"scans"`
-	NextBefore *string           `json:"next_before"`
-}
-
 type queueJSON struct {
 	Status               string     `json:"status"`
 	EventID              string     `json:"event_id"`

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 )
 
 // referencePattern is a reference as the API gives it: 10 Crockford base32 characters.
@@ -112,10 +114,10 @@ func TestReferencesAdmitAtTheDoor(t *testing.T) {
 		t.Errorf("an uploaded typed reference = %+v, want admitted", settled)
 	}
 
-	page := as[scanPage](t, v.request(t, "GET", fmt.Sprintf("/v1/events/%s/scans", v.event), "", v.org.bearer()...))
+	page := as[apiclient.ScanPage](t, v.request(t, "GET", fmt.Sprintf("/v1/events/%s/scans", v.event), "", v.org.bearer()...))
 	byTicket := 0
 	for _, s := range page.Scans {
-		if s.TicketID == nil {
+		if s.TicketId == nil {
 			if s.Reference != nil || s.Seat != nil {
 				t.Errorf("an attempt of no ticket names a reference or seat: %+v", s)
 			}
