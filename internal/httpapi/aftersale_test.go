@@ -41,14 +41,16 @@ func (s *shop) openRefunds(t testing.TB) {
 	}
 }
 
-// buy checks out the seats for the buyer and returns the confirmed order.
+// buy checks out the seats for the buyer and returns the confirmed order,
+// failing the test unless it holds a ticket for each seat.
 func (s *shop) buy(t testing.TB, buyer testAccount, seats ...string) apiclient.Order {
 	t.Helper()
 	a := s.checkout(t, buyer, orderBody(s.hold(t, buyer, seats...), "tok_visa"), "")
-	if a.StatusCode != 201 {
-		t.Fatalf("checkout = %d %s", a.StatusCode, a.raw)
+	o := as[apiclient.Order](t, a)
+	if a.StatusCode != 201 || len(o.Tickets) != len(seats) {
+		t.Fatalf("checkout = %d %s, want %d tickets", a.StatusCode, a.raw, len(seats))
 	}
-	return as[apiclient.Order](t, a)
+	return o
 }
 
 // ticketStatus is the status of the order's ticket with this id, "" when it

@@ -24,8 +24,7 @@ func TestTheBoxOfficeIsItsOrganizers(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, 0)
 	ada, bea := newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer)
-	adas := as[apiclient.Order](t, s.checkout(t, ada, orderBody(s.hold(t, ada, s.seats[0], s.seats[1]), "tok_visa"), ""))
-	beas := as[apiclient.Order](t, s.checkout(t, bea, orderBody(s.hold(t, bea, s.seats[2]), "tok_visa"), ""))
+	adas, beas := s.buy(t, ada, s.seats[0], s.seats[1]), s.buy(t, bea, s.seats[2])
 	orders := "/v1/organizer/events/" + s.event + "/orders"
 
 	a := s.request(t, "GET", orders+"?limit=1", "", s.org.bearer()...)

@@ -34,10 +34,7 @@ func TestATransferredTicketAdmitsOnlyItsNewHolder(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, 0)
 	ada, bea := newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer)
-	order := as[apiclient.Order](t, s.checkout(t, ada, orderBody(s.hold(t, ada, s.seats[0], s.seats[1]), "tok_visa"), ""))
-	if len(order.Tickets) != 2 {
-		t.Fatalf("order %+v", order)
-	}
+	order := s.buy(t, ada, s.seats[0], s.seats[1])
 	gift := order.Tickets[0]
 	_, door := newScannerKey(t, s.testServer, s.org, s.event)
 
@@ -88,7 +85,7 @@ func TestTransferRefusals(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, 0, "STAGEDOOR_LIMIT_TRANSFER_BUYER", "9/1h burst 9")
 	ada, bea := newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer)
-	order := as[apiclient.Order](t, s.checkout(t, ada, orderBody(s.hold(t, ada, s.seats[0], s.seats[1], s.seats[2]), "tok_visa"), ""))
+	order := s.buy(t, ada, s.seats[0], s.seats[1], s.seats[2])
 	valid, scanned, given := order.Tickets[0], order.Tickets[1], order.Tickets[2]
 	_, door := newScannerKey(t, s.testServer, s.org, s.event)
 	if a := s.scanTB(t, door, *scanned.Code); a.StatusCode != 200 {
