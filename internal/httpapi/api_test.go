@@ -1,7 +1,9 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -186,6 +188,19 @@ func (ts *testServer) inProcess(t testing.TB, method, path, body string, header 
 	t.Helper()
 	rec := ts.serve(method, path, body, header...)
 	return answer{Response: rec.Result(), raw: rec.Body.Bytes()}
+}
+
+// parse reads the answer with one of the generated client's
+// Parse…Response functions, failing the test when its body does not parse.
+func parse[R any](t testing.TB, a answer, parse func(*http.Response) (*R, error)) *R {
+	t.Helper()
+	resp := *a.Response
+	resp.Body = io.NopCloser(bytes.NewReader(a.raw))
+	r, err := parse(&resp)
+	if err != nil {
+		t.Fatalf("%d answer %q does not parse: %v", a.StatusCode, a.raw, err)
+	}
+	return r
 }
 
 // deref is *p, or T's zero value where the answer left the member out.

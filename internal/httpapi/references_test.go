@@ -62,34 +62,22 @@ func TestReferencesAdmitAtTheDoor(t *testing.T) {
 	wantRejected(t, "a reference of no ticket", v.scanTB(t, thisDoor, "0000-0000-00"), 404, "invalid")
 
 	// The offline list, two pages of one and a last one empty.
-	type listed struct {
-		Tickets []struct {
-			TicketID  string `json:"ticket_id"`
-			EventID   string `json:"event_id"`
-			Reference string `json:"reference"`
-			Seat      struct {
-				Section string `json:"section"`
-				Row     string `json:"row"`
-			} `json:"seat"`
-		} `json:"tickets"`
-		NextAfter string `json:"next_after"`
-	}
 	got := map[string]string{}
 	after := ""
 	for pages := 0; ; pages++ {
 		a := v.inProcess(t, "GET", "/v1/scanner/tickets?after="+after, "", "X-Api-Key", thisDoor)
-		page := as[listed](t, a)
-		if a.StatusCode != 200 || pages > 5 {
+		page := parse(t, a, apiclient.ParseScannerTicketsResponse).JSON200
+		if a.StatusCode != 200 || page == nil || pages > 5 {
 			t.Fatalf("GET /v1/scanner/tickets = %d %s", a.StatusCode, a.raw)
 		}
 		if len(page.Tickets) == 0 {
 			break
 		}
 		for _, l := range page.Tickets {
-			if l.EventID != v.event || l.Seat.Section != "Floor" || l.Seat.Row != "A" {
+			if l.EventId.String() != v.event || l.Seat.Section != "Floor" || l.Seat.Row != "A" {
 				t.Errorf("listed %+v", l)
 			}
-			got[l.Reference] = l.TicketID
+			got[l.Reference] = l.TicketId.String()
 		}
 		after = page.NextAfter
 	}
