@@ -16,8 +16,9 @@ import (
 // The API's JSON as a client reads it. Tests decode an answer into one of
 // these rather than into a map, so that an assertion names a field the
 // compiler knows, and a renamed or retyped field fails to decode. Where the
-// generated client's type reads an answer as well (apiclient.SeatMap,
-// apiclient.Session, apiclient.Principal), tests decode into it instead.
+// generated client has the answer's type (apiclient.Order, Ticket, Event,
+// SeatMap, Session…), tests decode into it instead, and the lists it declares
+// inline are wrapped here (orderList, ticketList) or read with parse.
 
 // problem is an RFC 9457 problem with every extension member Stagedoor sends.
 type problem struct {
