@@ -84,13 +84,7 @@ func TestAFailoverFailsOnlyTheDeadMastersKeys(t *testing.T) {
 		}
 	}
 
-	var mu sync.Mutex
-	got := map[string][]decided{} // by kind
-	record := func(kind string, d decided) {
-		mu.Lock()
-		got[kind] = append(got[kind], d)
-		mu.Unlock()
-	}
+	var got testenv.Record[decided] // by kind
 	outcomes := func(d ratelimit.Decision) []ratelimit.Outcome {
 		out := make([]ratelimit.Outcome, len(d.Results))
 		for i, r := range d.Results {
@@ -108,11 +102,11 @@ func TestAFailoverFailsOnlyTheDeadMastersKeys(t *testing.T) {
 				fetches := cluster.SlotMapFetches()
 				switch i % 4 {
 				case 0, 1: // a healthy bucket alone
-					record("healthy", decided{fetches: fetches, outcomes: outcomes(lim.Allow(ctx, ratelimit.Check{Limit: name, Key: h}))})
+					got.Add("healthy", decided{fetches: fetches, outcomes: outcomes(lim.Allow(ctx, ratelimit.Check{Limit: name, Key: h}))})
 				case 2: // a doomed bucket alone
-					record("doomed "+string(name), decided{fetches: fetches, outcomes: outcomes(lim.Allow(ctx, ratelimit.Check{Limit: name, Key: dd}))})
+					got.Add("doomed "+string(name), decided{fetches: fetches, outcomes: outcomes(lim.Allow(ctx, ratelimit.Check{Limit: name, Key: dd}))})
 				case 3: // a healthy bucket and a doomed one in one request
-					record("healthy beside doomed", decided{fetches: fetches,
+					got.Add("healthy beside doomed", decided{fetches: fetches,
 						outcomes: outcomes(lim.Allow(ctx, ratelimit.Check{Limit: "open", Key: h}, ratelimit.Check{Limit: "fallback", Key: dd}))})
 				}
 				if w < 2 { // two of the callers poll the rooms too
@@ -122,22 +116,14 @@ func TestAFailoverFailsOnlyTheDeadMastersKeys(t *testing.T) {
 					}
 					fetches := cluster.SlotMapFetches()
 					_, err := rooms.Status(ctx, ev, "buyer")
-					record(kind, decided{fetches: fetches, err: err})
+					got.Add(kind, decided{fetches: fetches, err: err})
 				}
 				time.Sleep(time.Millisecond)
 			}
 		})
 	}
 	count := func(kind string, after uint64) int {
-		mu.Lock()
-		defer mu.Unlock()
-		n := 0
-		for _, d := range got[kind] {
-			if d.fetches >= after {
-				n++
-			}
-		}
-		return n
+		return got.Count(kind, func(d decided) bool { return d.fetches >= after })
 	}
 	testenv.Eventually(t, 0, func() bool { return count("doomed open", 0) >= 20 && count("doomed room", 0) >= 20 }, "decisions before the kill")
 
@@ -161,10 +147,8 @@ func TestAFailoverFailsOnlyTheDeadMastersKeys(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 
-	mu.Lock()
-	defer mu.Unlock()
 	tally := func(kind string, want func(d decided) bool) (n, bad, after, badAfter int) {
-		for _, d := range got[kind] {
+		for _, d := range got.Of(kind) {
 			ok := want(d)
 			n++
 			if !ok {
@@ -224,7 +208,7 @@ func TestAFailoverFailsOnlyTheDeadMastersKeys(t *testing.T) {
 			dbad, dn, notClosed, dbadAfter, dafter)
 	}
 	t.Logf("healthy buckets: %d decisions alone and %d beside a doomed one, all in Redis; healthy rooms: %d calls, all answered; rooms on the dead master: %d of %d calls closed",
-		len(got["healthy"]), beside, n, dbad, dn)
+		len(got.Of("healthy")), beside, n, dbad, dn)
 }
 
 // rig is what an instance makes of a cluster for the limiter and the waiting

@@ -1,20 +1,24 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/apiclient/apitest"
 )
 
 // The API's JSON as a client reads it. Tests decode an answer into one of
 // these rather than into a map, so that an assertion names a field the
 // compiler knows, and a renamed or retyped field fails to decode. Where the
-// generated client's type reads an answer as well (apiclient.SeatMap,
-// apiclient.Session, apiclient.Principal), tests decode into it instead.
+// generated client has the answer's type (apiclient.Order, Ticket, Event,
+// SeatMap, Session…), tests decode into it instead, and the lists it declares
+// inline are wrapped here (orderList, ticketList) or read with parse.
 
 // problem is an RFC 9457 problem with every extension member Stagedoor sends.
 type problem struct {
@@ -63,45 +67,6 @@ type accountJSON struct {
 	Name  string `json:"name"`
 }
 
-type eventJSON struct {
-	ID           string     `json:"id"`
-	Name         string     `json:"name"`
-	Venue        string     `json:"venue"`
-	Description  string     `json:"description"`
-	Status       string     `json:"status"`
-	RefundsUntil *time.Time `json:"refunds_until"`
-	StartsAt     time.Time  `json:"starts_at"`
-	OnSaleAt     time.Time  `json:"on_sale_at"`
-	OrganizerID  string     `json:"organizer_id"`
-	Currency     string     `json:"currency"`
-	WaitingRoom  *struct {
-		AdmitPerSecond int `json:"admit_per_second"`
-	} `json:"waiting_room"`
-	Sections []struct {
-		ID               string `json:"id"`
-		Name             string `json:"name"`
-		GeneralAdmission bool   `json:"general_admission"`
-		Rows             int    `json:"rows"`
-		SeatsPerRow      int    `json:"seats_per_row"`
-		PriceCents       int64  `json:"price_cents"`
-		Capacity         int    `json:"capacity"`
-		Available        int    `json:"available"`
-	} `json:"sections"`
-	SeatsTotal     int `json:"seats_total"`
-	SeatsAvailable int `json:"seats_available"`
-	SeatsHeld      int `json:"seats_held"` // the organizer's list only
-	SeatsSold      int `json:"seats_sold"` // the organizer's list only
-	Cancellation   *struct {
-		Orders, Refunded, Pending int
-		Done                      bool
-	} `json:"cancellation"` // the organizer's view only
-}
-
-type eventList struct {
-	Events    []eventJSON `json:"events"`
-	NextAfter *string     `json:"next_after"`
-}
-
 type holdJSON struct {
 	ID      string   `json:"id"`
 	EventID string   `json:"event_id"`
@@ -117,45 +82,18 @@ type holdJSON struct {
 	Currency   string    `json:"currency"`
 }
 
-type ticketJSON struct {
-	ID               string `json:"id"`
-	EventID          string `json:"event_id"`
-	SeatID           string `json:"seat_id"`
-	Section          string `json:"section"`
-	GeneralAdmission bool   `json:"general_admission"`
-	Code             string `json:"code"`
-	Reference        string `json:"reference"`
-	Status           string `json:"status"`
-}
-
-type orderJSON struct {
-	ID            string       `json:"id"`
-	Status        string       `json:"status"`
-	HoldID        string       `json:"hold_id"`
-	EventID       string       `json:"event_id"`
-	TotalCents    int64        `json:"total_cents"`
-	Currency      string       `json:"currency"`
-	CreatedAt     time.Time    `json:"created_at"`
-	RefundedAt    *time.Time   `json:"refunded_at"`
-	RefundedCents int64        `json:"refunded_cents"`
-	Refunds       []refundJSON `json:"refunds"`
-	Tickets       []ticketJSON `json:"tickets"`
-}
-
-type refundJSON struct {
-	ID          string   `json:"id"`
-	Status      string   `json:"status"`
-	Reason      string   `json:"reason"`
-	AmountCents int64    `json:"amount_cents"`
-	TicketIDs   []string `json:"ticket_ids"`
+// organizerEventList is GET /v1/organizer/events.
+type organizerEventList struct {
+	Events    []apiclient.OrganizerEvent `json:"events"`
+	NextAfter *string                    `json:"next_after"`
 }
 
 type orderList struct {
-	Orders []orderJSON `json:"orders"`
+	Orders []apiclient.Order `json:"orders"`
 }
 
 type ticketList struct {
-	Tickets []ticketJSON `json:"tickets"`
+	Tickets []apiclient.Ticket `json:"tickets"`
 }
 
 type scannerKeyJSON struct {
@@ -183,28 +121,6 @@ type admissionJSON struct {
 		GeneralAdmission bool   `json:"general_admission"`
 	} `json:"seat"`
 	ScannedAt time.Time `json:"scanned_at"`
-}
-
-type scanAttemptJSON struct {
-	ID           string  `json:"id"`
-	ScannerKeyID string  `json:"scanner_key_id"`
-	ScannerLabel string  `json:"scanner_label"`
-	TicketID     *string `json:"ticket_id"`
-	Reference    *string `json:"reference"`
-	Seat         *struct {
-		Section string `json:"section"`
-		Row     string `json:"row"`
-		Number  int    `json:"number"`
-	} `json:"seat"`
-	CodePrefix string    `json:"code_prefix"`
-	Result     string    `json:"result"`
-	ScannedAt  time.Time `json:"scanned_at"`
-}
-
-type scanPage struct {
-	EventID    string            `json:"event_id"`
-	Scans      []scanAttemptJSON `json:"scans"`
-	NextBefore *string           `json:"next_before"`
 }
 
 type queueJSON struct {
@@ -273,4 +189,26 @@ func (ts *testServer) inProcess(t testing.TB, method, path, body string, header 
 	t.Helper()
 	rec := ts.serve(method, path, body, header...)
 	return answer{Response: rec.Result(), raw: rec.Body.Bytes()}
+}
+
+// parse reads the answer with one of the generated client's
+// Parse…Response functions, failing the test when its body does not parse.
+func parse[R any](t testing.TB, a answer, parse func(*http.Response) (*R, error)) *R {
+	t.Helper()
+	resp := *a.Response
+	resp.Body = io.NopCloser(bytes.NewReader(a.raw))
+	r, err := parse(&resp)
+	if err != nil {
+		t.Fatalf("%d answer %q does not parse: %v", a.StatusCode, a.raw, err)
+	}
+	return r
+}
+
+// deref is *p, or T's zero value where the answer left the member out.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }

@@ -4,35 +4,16 @@ import (
 	"encoding/csv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/ids"
 )
 
-type organizerOrderJSON struct {
-	ID         string    `json:"id"`
-	Status     string    `json:"status"`
-	BuyerEmail string    `json:"buyer_email"`
-	TotalCents int64     `json:"total_cents"`
-	Currency   string    `json:"currency"`
-	CreatedAt  time.Time `json:"created_at"`
-	Tickets    []struct {
-		ID        string `json:"id"`
-		Reference string `json:"reference"`
-		Seat      struct {
-			Section string `json:"section"`
-			Row     string `json:"row"`
-			Number  int    `json:"number"`
-		} `json:"seat"`
-		Status      string `json:"status"`
-		HolderEmail string `json:"holder_email"`
-	} `json:"tickets"`
-}
-
+// organizerOrderPage is a page of GET /v1/organizer/events/{id}/orders.
 type organizerOrderPage struct {
-	Orders    []organizerOrderJSON `json:"orders"`
-	NextAfter *string              `json:"next_after"`
+	Orders    []apiclient.OrganizerOrder `json:"orders"`
+	NextAfter *string                    `json:"next_after"`
 }
 
 // TestTheBoxOfficeIsItsOrganizers: the organizer pages through the event's
@@ -43,24 +24,23 @@ func TestTheBoxOfficeIsItsOrganizers(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, 0)
 	ada, bea := newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer)
-	adas := as[orderJSON](t, s.checkout(t, ada, orderBody(s.hold(t, ada, s.seats[0], s.seats[1]), "tok_visa"), ""))
-	beas := as[orderJSON](t, s.checkout(t, bea, orderBody(s.hold(t, bea, s.seats[2]), "tok_visa"), ""))
+	adas, beas := s.buy(t, ada, s.seats[0], s.seats[1]), s.buy(t, bea, s.seats[2])
 	orders := "/v1/organizer/events/" + s.event + "/orders"
 
 	a := s.request(t, "GET", orders+"?limit=1", "", s.org.bearer()...)
 	first := as[organizerOrderPage](t, a)
-	if a.StatusCode != 200 || len(first.Orders) != 1 || first.Orders[0].ID != beas.ID || first.NextAfter == nil {
+	if a.StatusCode != 200 || len(first.Orders) != 1 || first.Orders[0].Id != beas.Id || first.NextAfter == nil {
 		t.Fatalf("the first page = %d %s, want bea's order and a next page", a.StatusCode, a.raw)
 	}
-	if o := first.Orders[0]; o.BuyerEmail != bea.email || o.TotalCents != 4500 || o.Currency != "USD" || o.Status != "confirmed" ||
-		len(o.Tickets) != 1 || o.Tickets[0].ID != beas.Tickets[0].ID || o.Tickets[0].Seat.Section != "Floor" ||
-		o.Tickets[0].Seat.Row != "A" || o.Tickets[0].Seat.Number != 3 || o.Tickets[0].Status != "valid" || o.Tickets[0].HolderEmail != bea.email ||
+	if o := first.Orders[0]; string(o.BuyerEmail) != bea.email || o.TotalCents != 4500 || o.Currency != "USD" || o.Status != "confirmed" ||
+		len(o.Tickets) != 1 || o.Tickets[0].Id != beas.Tickets[0].Id || o.Tickets[0].Seat.Section != "Floor" ||
+		o.Tickets[0].Seat.Row != "A" || o.Tickets[0].Seat.Number != 3 || o.Tickets[0].Status != "valid" || string(o.Tickets[0].HolderEmail) != bea.email ||
 		o.Tickets[0].Reference != beas.Tickets[0].Reference || o.Tickets[0].Reference == "" {
 		t.Errorf("bea's order = %+v", o)
 	}
 	a = s.request(t, "GET", orders+"?limit=1&after="+*first.NextAfter, "", s.org.bearer()...)
 	second := as[organizerOrderPage](t, a)
-	if a.StatusCode != 200 || len(second.Orders) != 1 || second.Orders[0].ID != adas.ID || len(second.Orders[0].Tickets) != 2 || second.NextAfter != nil {
+	if a.StatusCode != 200 || len(second.Orders) != 1 || second.Orders[0].Id != adas.Id || len(second.Orders[0].Tickets) != 2 || second.NextAfter != nil {
 		t.Fatalf("the second page = %d %s, want ada's order, the last", a.StatusCode, a.raw)
 	}
 	if !strings.Contains(string(a.raw), `"next_after":null`) {
@@ -74,7 +54,7 @@ func TestTheBoxOfficeIsItsOrganizers(t *testing.T) {
 	}
 	records, err := csv.NewReader(strings.NewReader(string(a.raw))).ReadAll()
 	if err != nil || len(records) != 4 || records[0][0] != "ticket_id" || records[1][2] != ada.email || records[3][2] != bea.email ||
-		records[3][0] != beas.Tickets[0].ID || records[3][5] != "3" || records[3][6] != "valid" {
+		records[3][0] != beas.Tickets[0].Id.String() || records[3][5] != "3" || records[3][6] != "valid" {
 		t.Errorf("the attendee list reads %q, %v", records, err)
 	}
 
@@ -94,30 +74,6 @@ func TestTheBoxOfficeIsItsOrganizers(t *testing.T) {
 	}
 }
 
-type salesJSON struct {
-	Currency     string `json:"currency"`
-	Capacity     int    `json:"capacity"`
-	TicketsSold  int    `json:"tickets_sold"`
-	TicketsHeld  int    `json:"tickets_held"`
-	RevenueCents int64  `json:"revenue_cents"`
-	Orders       struct {
-		Confirmed int `json:"confirmed"`
-		Pending   int `json:"pending"`
-	} `json:"orders"`
-	CheckIns struct {
-		Scanned   int `json:"scanned"`
-		Admitting int `json:"admitting"`
-	} `json:"check_ins"`
-	Sections []struct {
-		Name         string `json:"name"`
-		Capacity     int    `json:"capacity"`
-		Sold         int    `json:"sold"`
-		Held         int    `json:"held"`
-		Available    int    `json:"available"`
-		RevenueCents int64  `json:"revenue_cents"`
-	} `json:"sections"`
-}
-
 // TestTheSalesAreTheOrganizers: the organizer reads the event's sales (two
 // seats sold, one held, $90 taken, nothing scanned yet), checked against the
 // contract; another organizer and an unknown event get 404, a buyer 403 (as
@@ -133,7 +89,7 @@ func TestTheSalesAreTheOrganizers(t *testing.T) {
 	sales := "/v1/organizer/events/" + s.event + "/sales"
 
 	a := s.request(t, "GET", sales, "", s.org.bearer()...)
-	got := as[salesJSON](t, a)
+	got := as[apiclient.EventSales](t, a)
 	if a.StatusCode != 200 || got.Currency != "USD" || got.Capacity != 40 || got.TicketsSold != 2 || got.TicketsHeld != 1 ||
 		got.RevenueCents != 9000 || got.Orders.Confirmed != 1 || got.Orders.Pending != 0 ||
 		got.CheckIns.Scanned != 0 || got.CheckIns.Admitting != 2 || len(got.Sections) != 1 {

@@ -263,8 +263,7 @@ func failover(t *testing.T, c *testenv.Cluster, client *conn.ClusterClient) fail
 		fetches uint64 // slot maps the instance had fetched when it started
 		ok      bool
 	}
-	var mu sync.Mutex
-	samples := map[string][]sample{}
+	var samples testenv.Record[sample] // by name
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	loop := func(name string, do func(i int) bool) {
@@ -272,9 +271,7 @@ func failover(t *testing.T, c *testenv.Cluster, client *conn.ClusterClient) fail
 			for i := 0; !stop.Load(); i++ {
 				at, fetches := time.Now(), client.SlotMapFetches()
 				ok := do(i)
-				mu.Lock()
-				samples[name] = append(samples[name], sample{at, fetches, ok})
-				mu.Unlock()
+				samples.Add(name, sample{at, fetches, ok})
 				time.Sleep(20 * time.Millisecond)
 			}
 		})
@@ -292,11 +289,7 @@ func failover(t *testing.T, c *testenv.Cluster, client *conn.ClusterClient) fail
 			return a.StatusCode == 201 && a.Header.Get("RateLimit") != ""
 		}
 	}
-	started := func(name string) int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(samples[name])
-	}
+	started := func(name string) int { return len(samples.Of(name)) }
 	loop("doomed room", poll(doomedRoom, doomedBuyer))
 	loop("healthy room", poll(healthyRoom, healthyBuyer))
 	loop("doomed bucket", holdAndRelease(doomedBuyer, seats[0]))
@@ -320,15 +313,7 @@ func failover(t *testing.T, c *testenv.Cluster, client *conn.ClusterClient) fail
 		return client.SlotMapFetches() >= followed
 	})
 	after := func(name string) int {
-		mu.Lock()
-		defer mu.Unlock()
-		n := 0
-		for _, s := range samples[name] {
-			if s.fetches >= followed {
-				n++
-			}
-		}
-		return n
+		return samples.Count(name, func(s sample) bool { return s.fetches >= followed })
 	}
 	waitFor(t, 60*time.Second, "requests after the instance followed", func() bool {
 		return after("doomed room") >= 5 && after("doomed bucket") >= 5
@@ -345,7 +330,7 @@ func failover(t *testing.T, c *testenv.Cluster, client *conn.ClusterClient) fail
 	w.promotedAfter = promoted.Sub(killed)
 	window := func(name string) (afterKill, afterPromotion time.Duration, followed, late int) {
 		last := time.Time{}
-		for _, s := range samples[name] {
+		for _, s := range samples.Of(name) {
 			if !s.ok && s.at.After(killed) {
 				last = s.at
 			}
@@ -364,7 +349,7 @@ func failover(t *testing.T, c *testenv.Cluster, client *conn.ClusterClient) fail
 	w.room503, w.roomAfterPromotion, w.followedRoom, w.lateRoom = window("doomed room")
 	w.bucketOpen, w.bucketAfterPromo, w.followedBucket, w.lateBucket = window("doomed bucket")
 	for _, name := range []string{"healthy room", "healthy bucket"} {
-		for _, s := range samples[name] {
+		for _, s := range samples.Of(name) {
 			if !s.ok && !s.at.Before(killed) {
 				w.healthyRoom503++
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 )
 
@@ -39,12 +40,12 @@ func TestEventListIsPaged(t *testing.T) {
 				path += "&after=" + url.QueryEscape(next)
 			}
 			a := ts.request(t, "GET", path, "")
-			page := as[eventList](t, a)
+			page := as[apiclient.EventPage](t, a)
 			if a.StatusCode != 200 || len(page.Events) > 2 {
 				t.Fatalf("GET %s = %d %s, want at most 2 events", path, a.StatusCode, a.raw)
 			}
 			for _, e := range page.Events {
-				got = append(got, e.ID)
+				got = append(got, e.Id.String())
 			}
 			if pages++; page.NextAfter == nil || pages > 10 {
 				return got, pages
@@ -60,7 +61,7 @@ func TestEventListIsPaged(t *testing.T) {
 	if len(got) != 6 || got[0] != past {
 		t.Errorf("with include_past: %v, want the past event first, then the 5 upcoming", got)
 	}
-	if list := as[eventList](t, ts.request(t, "GET", "/v1/events", "")); len(list.Events) != 5 || list.NextAfter != nil {
+	if list := as[apiclient.EventPage](t, ts.request(t, "GET", "/v1/events", "")); len(list.Events) != 5 || list.NextAfter != nil {
 		t.Errorf("the default page = %d events, next %v; want all 5 upcoming and no next page", len(list.Events), list.NextAfter)
 	}
 

@@ -2,10 +2,14 @@ package httpapi_test
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/ids"
 )
@@ -32,19 +36,20 @@ func TestGeneralAdmissionSections(t *testing.T) {
 	ts := newTestServer(t, nil, nil, nil)
 	org := newAccount(t, ts, auth.Organizer)
 	a := ts.request(t, "POST", "/v1/events", gaEventBody(1, 2, 5), org.bearer()...)
-	ev := as[eventJSON](t, a)
-	if a.StatusCode != 201 || len(ev.Sections) != 2 || ev.SeatsTotal != 7 {
+	ev := as[apiclient.Event](t, a)
+	sections := deref(ev.Sections)
+	if a.StatusCode != 201 || len(sections) != 2 || ev.SeatsTotal != 7 {
 		t.Fatalf("create = %d %s", a.StatusCode, a.raw)
 	}
-	lawn, floor := ev.Sections[1], ev.Sections[0]
-	if !lawn.GeneralAdmission || lawn.Capacity != 5 || lawn.Available != 5 || lawn.Rows != 0 || lawn.ID == "" ||
-		floor.GeneralAdmission || floor.Capacity != 2 || floor.Rows != 1 {
+	lawn, floor := sections[1], sections[0]
+	if !lawn.GeneralAdmission || lawn.Capacity != 5 || lawn.Available != 5 || lawn.Rows != nil || lawn.Id == uuid.Nil ||
+		floor.GeneralAdmission || floor.Capacity != 2 || deref(floor.Rows) != 1 {
 		t.Errorf("sections = %s", a.raw)
 	}
-	if got := as[eventJSON](t, ts.request(t, "GET", "/v1/events/"+ev.ID, "")); len(got.Sections) != 2 || got.Sections[1] != lawn {
-		t.Errorf("GET sections = %+v, want %+v second", got.Sections, lawn)
+	if got := deref(as[apiclient.Event](t, ts.request(t, "GET", "/v1/events/"+ev.Id.String(), "")).Sections); len(got) != 2 || !reflect.DeepEqual(got[1], lawn) {
+		t.Errorf("GET sections = %+v, want %+v second", got, lawn)
 	}
-	if m := ts.request(t, "GET", "/v1/events/"+ev.ID+"/seats", ""); !strings.Contains(string(m.raw), `"row":"A"`) ||
+	if m := ts.request(t, "GET", "/v1/events/"+ev.Id.String()+"/seats", ""); !strings.Contains(string(m.raw), `"row":"A"`) ||
 		strings.Count(string(m.raw), `"id"`) != 2 {
 		t.Errorf("the seat map lists places: %s", m.raw)
 	}
@@ -72,27 +77,27 @@ func TestHoldsOfPlaces(t *testing.T) {
 	org := newAccount(t, ts, auth.Organizer)
 	buyer, other := newAccount(t, ts, auth.Buyer), newAccount(t, ts, auth.Buyer)
 	a := ts.request(t, "POST", "/v1/events", gaEventBody(1, 2, 3), org.bearer()...)
-	ev := as[eventJSON](t, a)
-	floor, lawn := ev.Sections[0].ID, ev.Sections[1].ID
+	ev := as[apiclient.Event](t, a)
+	floor, lawn := (*ev.Sections)[0].Id.String(), (*ev.Sections)[1].Id.String()
 	_, seats := newEvent(t, ts, org, eventBody(1, 1)) // another event's seat
 
 	for name, tt := range map[string]struct{ body, says string }{
-		"an unknown section":   {generalBody(ev.ID, ids.New(), 1), "names no section"},
-		"a seated section":     {generalBody(ev.ID, floor, 1), "a seated section"},
-		"no place":             {generalBody(ev.ID, lawn, 0), "quantity must be between 1 and 10"},
-		"a section twice":      {strings.Replace(generalBody(ev.ID, lawn, 1), `]}`, fmt.Sprintf(`,{"section_id":%q,"quantity":1}]}`, lawn), 1), "more than once"},
-		"eleven":               {generalBody(ev.ID, lawn, 10, seats[0]), "1 to 10 seats and places"},
-		"nothing at all":       {fmt.Sprintf(`{"event_id":%q}`, ev.ID), "1 to 10 seats"},
-		"a quantity as text":   {strings.Replace(generalBody(ev.ID, lawn, 1), `"quantity":1`, `"quantity":"1"`, 1), "quantity"},
-		"an unknown field":     {strings.Replace(generalBody(ev.ID, lawn, 1), `"quantity":1`, `"quantity":1,"row":"A"`, 1), `unknown field "row"`},
-		"another event's seat": {generalBody(ev.ID, lawn, 1, seats[0]), "are not seats of event"},
+		"an unknown section":   {generalBody(ev.Id.String(), ids.New(), 1), "names no section"},
+		"a seated section":     {generalBody(ev.Id.String(), floor, 1), "a seated section"},
+		"no place":             {generalBody(ev.Id.String(), lawn, 0), "quantity must be between 1 and 10"},
+		"a section twice":      {strings.Replace(generalBody(ev.Id.String(), lawn, 1), `]}`, fmt.Sprintf(`,{"section_id":%q,"quantity":1}]}`, lawn), 1), "more than once"},
+		"eleven":               {generalBody(ev.Id.String(), lawn, 10, seats[0]), "1 to 10 seats and places"},
+		"nothing at all":       {fmt.Sprintf(`{"event_id":%q}`, ev.Id.String()), "1 to 10 seats"},
+		"a quantity as text":   {strings.Replace(generalBody(ev.Id.String(), lawn, 1), `"quantity":1`, `"quantity":"1"`, 1), "quantity"},
+		"an unknown field":     {strings.Replace(generalBody(ev.Id.String(), lawn, 1), `"quantity":1`, `"quantity":1,"row":"A"`, 1), `unknown field "row"`},
+		"another event's seat": {generalBody(ev.Id.String(), lawn, 1, seats[0]), "are not seats of event"},
 	} {
 		if a := ts.request(t, "POST", "/v1/holds", tt.body, buyer.bearer()...); a.StatusCode != 400 || !strings.Contains(a.problem(t).Detail, tt.says) {
 			t.Errorf("%s: = %d %s, want 400 saying %q", name, a.StatusCode, a.raw, tt.says)
 		}
 	}
 
-	a = ts.request(t, "POST", "/v1/holds", generalBody(ev.ID, lawn, 2), buyer.bearer()...)
+	a = ts.request(t, "POST", "/v1/holds", generalBody(ev.Id.String(), lawn, 2), buyer.bearer()...)
 	h := as[holdJSON](t, a)
 	if a.StatusCode != 201 || len(h.SeatIDs) != 2 || len(h.General) != 1 || h.General[0].SectionID != lawn ||
 		h.General[0].Section != "Lawn" || h.General[0].Quantity != 2 || h.TotalCents != 6000 {
@@ -101,7 +106,7 @@ func TestHoldsOfPlaces(t *testing.T) {
 	if got := as[holdJSON](t, ts.request(t, "GET", "/v1/holds/"+h.ID, "", buyer.bearer()...)); len(got.General) != 1 || got.General[0] != h.General[0] {
 		t.Errorf("GET hold = %+v", got)
 	}
-	a = ts.request(t, "POST", "/v1/holds", generalBody(ev.ID, lawn, 2), other.bearer()...)
+	a = ts.request(t, "POST", "/v1/holds", generalBody(ev.Id.String(), lawn, 2), other.bearer()...)
 	p := a.problem(t)
 	if a.StatusCode != 409 || !p.is("sold-out") || len(p.SoldOutSections) != 1 || p.SoldOutSections[0].SectionID != lawn ||
 		p.SoldOutSections[0].Section != "Lawn" || p.SoldOutSections[0].Asked != 2 || p.SoldOutSections[0].Available != 1 ||
@@ -109,8 +114,8 @@ func TestHoldsOfPlaces(t *testing.T) {
 		t.Errorf("a hold of 2 with 1 left = %d %s, want 409 sold-out, 1 left", a.StatusCode, a.raw)
 	}
 	waitFor(t, 5*time.Second, "the event's sections to count the places held", func() bool {
-		got := as[eventJSON](t, ts.request(t, "GET", "/v1/events/"+ev.ID, ""))
-		return got.Sections[1].Available == 1 && got.SeatsAvailable == 3
+		got := as[apiclient.Event](t, ts.request(t, "GET", "/v1/events/"+ev.Id.String(), ""))
+		return len(deref(got.Sections)) == 2 && (*got.Sections)[1].Available == 1 && got.SeatsAvailable == 3
 	})
 	if page := ts.request(t, "GET", "/problems/sold-out", ""); page.StatusCode != 200 {
 		t.Errorf("GET /problems/sold-out = %d", page.StatusCode)
@@ -125,13 +130,13 @@ func TestAPlaceIsBoughtAndAdmittedOnce(t *testing.T) {
 	t.Parallel()
 	v := newVenue(t, nil)
 	a := v.inProcess(t, "POST", "/v1/events", gaEventBody(1, 1, 10), v.org.bearer()...)
-	ev := as[eventJSON](t, a)
-	a = v.inProcess(t, "POST", "/v1/holds", generalBody(ev.ID, ev.Sections[1].ID, 2), v.buyer.bearer()...)
+	ev := as[apiclient.Event](t, a)
+	a = v.inProcess(t, "POST", "/v1/holds", generalBody(ev.Id.String(), (*ev.Sections)[1].Id.String(), 2), v.buyer.bearer()...)
 	if a.StatusCode != 201 {
 		t.Fatalf("hold = %d %s", a.StatusCode, a.raw)
 	}
 	a = v.inProcess(t, "POST", "/v1/orders", orderBody(as[holdJSON](t, a).ID, "tok_visa"), v.buyer.bearer()...)
-	order := as[orderJSON](t, a)
+	order := as[apiclient.Order](t, a)
 	if a.StatusCode != 201 || order.TotalCents != 6000 || len(order.Tickets) != 2 {
 		t.Fatalf("checkout = %d %s", a.StatusCode, a.raw)
 	}
@@ -140,23 +145,23 @@ func TestAPlaceIsBoughtAndAdmittedOnce(t *testing.T) {
 			t.Errorf("a ticket of the order = %+v, want Lawn, general admission", tk)
 		}
 	}
-	codes := map[string]bool{order.Tickets[0].Code: true, order.Tickets[1].Code: true}
+	codes := map[string]bool{*order.Tickets[0].Code: true, *order.Tickets[1].Code: true}
 	list := as[ticketList](t, v.inProcess(t, "GET", "/v1/tickets", "", v.buyer.bearer()...)).Tickets
 	if len(list) != 2 {
 		t.Errorf("the buyer has %d tickets, want 2", len(list))
 	}
 	for _, tk := range list {
-		if tk.Section != "Lawn" || !tk.GeneralAdmission || !codes[tk.Code] {
+		if tk.Section != "Lawn" || !tk.GeneralAdmission || !codes[*tk.Code] {
 			t.Errorf("a ticket of the buyer's = %+v, want one of the order's, Lawn, general admission", tk)
 		}
 	}
-	door := v.key(t, ev.ID)
+	door := v.key(t, ev.Id.String())
 	for _, tk := range order.Tickets {
-		a := v.scanTB(t, door, tk.Code)
+		a := v.scanTB(t, door, *tk.Code)
 		adm := as[admissionJSON](t, a)
-		if a.StatusCode != 200 || adm.TicketID != tk.ID || adm.Seat.Section != "Lawn" || !adm.Seat.GeneralAdmission || adm.Seat.Row != "" {
+		if a.StatusCode != 200 || adm.TicketID != tk.Id.String() || adm.Seat.Section != "Lawn" || !adm.Seat.GeneralAdmission || adm.Seat.Row != "" {
 			t.Errorf("the first scan of a place = %d %s", a.StatusCode, a.raw)
 		}
-		wantRejected(t, "the second scan of a place", v.scanTB(t, door, tk.Code), 409, "already_scanned")
+		wantRejected(t, "the second scan of a place", v.scanTB(t, door, *tk.Code), 409, "already_scanned")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/payrail"
 	"github.com/stagedoor/stagedoor/internal/testenv"
@@ -47,24 +48,24 @@ func TestAnUnknownOutcomeIs202AndTheKeyLearnsTheTruth(t *testing.T) {
 	body := orderBody(holdID, "tok_visa")
 
 	a := s.checkout(t, ada, body, "k")
-	order := as[orderJSON](t, a)
-	if a.StatusCode != 202 || order.Status != "pending" || a.Header.Get("Location") != "/v1/orders/"+order.ID {
+	order := as[apiclient.Order](t, a)
+	if a.StatusCode != 202 || order.Status != "pending" || a.Header.Get("Location") != "/v1/orders/"+order.Id.String() {
 		t.Fatalf("the first answer = %d %s Location %q; want 202 with the pending order", a.StatusCode, a.raw, a.Header.Get("Location"))
 	}
 	if a := s.request(t, "GET", "/v1/holds/"+holdID, "", ada.bearer()...); as[holdJSON](t, a).Status != "active" {
 		t.Errorf("the hold in checkout = %d %s, want shown as active", a.StatusCode, a.raw)
 	}
 	a = s.checkout(t, ada, body, "k")
-	if a.StatusCode != 202 || as[orderJSON](t, a).ID != order.ID || a.Header.Get("Idempotent-Replayed") != "true" {
+	if a.StatusCode != 202 || as[apiclient.Order](t, a).Id != order.Id || a.Header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("the retry = %d %s; want 202 with the same pending order, replayed", a.StatusCode, a.raw)
 	}
 
 	s.recoverUntil(t, 10*time.Second, "recovery to confirm the order", func() bool {
-		return as[orderJSON](t, s.request(t, "GET", "/v1/orders/"+order.ID, "", ada.bearer()...)).Status == "confirmed"
+		return as[apiclient.Order](t, s.request(t, "GET", "/v1/orders/"+order.Id.String(), "", ada.bearer()...)).Status == "confirmed"
 	})
 	a = s.checkout(t, ada, body, "k")
-	final := as[orderJSON](t, a)
-	if a.StatusCode != 201 || final.ID != order.ID || final.Status != "confirmed" || len(final.Tickets) != 2 ||
+	final := as[apiclient.Order](t, a)
+	if a.StatusCode != 201 || final.Id != order.Id || final.Status != "confirmed" || len(final.Tickets) != 2 ||
 		a.Header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("the retry after recovery = %d %s; want 201 with the confirmed order and its 2 tickets", a.StatusCode, a.raw)
 	}
@@ -90,7 +91,7 @@ func TestProblemsOfASettledOrderNameIt(t *testing.T) {
 	if a.StatusCode != 402 || a.problem(t).OrderID != orderID || a.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("its replay = %d %s", a.StatusCode, a.raw)
 	}
-	if o := as[orderJSON](t, s.request(t, "GET", "/v1/orders/"+orderID, "", ada.bearer()...)); o.Status != "declined" {
+	if o := as[apiclient.Order](t, s.request(t, "GET", "/v1/orders/"+orderID, "", ada.bearer()...)); o.Status != "declined" {
 		t.Errorf("the declined order reads %+v", o)
 	}
 }
@@ -341,7 +342,7 @@ func TestTheSoaksFaultsLoseNothing(t *testing.T) {
 		a := pay(c)
 		counts[a.StatusCode]++
 		switch {
-		case a.StatusCode == 201 && as[orderJSON](t, a).Status == "confirmed":
+		case a.StatusCode == 201 && as[apiclient.Order](t, a).Status == "confirmed":
 		case a.StatusCode == 409 && a.problem(t).is("order-released"):
 		default:
 			t.Errorf("client %d, after recovery: %d %s; want its order's final state", i, a.StatusCode, a.raw)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/payrail"
 	"github.com/stagedoor/stagedoor/internal/testenv"
@@ -140,9 +141,9 @@ func TestCheckoutLifecycle(t *testing.T) {
 		}
 	})
 	a := s.checkout(t, ada, orderBody(holdID, "tok_visa"), "k1")
-	order := as[orderJSON](t, a)
+	order := as[apiclient.Order](t, a)
 	t.Run("a paid hold is a confirmed order with a ticket a seat", func(t *testing.T) {
-		if a.StatusCode != 201 || order.Status != "confirmed" || order.HoldID != holdID ||
+		if a.StatusCode != 201 || order.Status != "confirmed" || order.HoldId.String() != holdID ||
 			order.TotalCents != 9000 || order.Currency != "USD" || len(order.Tickets) != 2 {
 			t.Fatalf("checkout = %d %+v", a.StatusCode, order)
 		}
@@ -153,10 +154,10 @@ func TestCheckoutLifecycle(t *testing.T) {
 		}
 	})
 	t.Run("the buyer reads the order; nobody else does", func(t *testing.T) {
-		if a := s.request(t, "GET", "/v1/orders/"+order.ID, "", ada.bearer()...); a.StatusCode != 200 || as[orderJSON](t, a).ID != order.ID {
+		if a := s.request(t, "GET", "/v1/orders/"+order.Id.String(), "", ada.bearer()...); a.StatusCode != 200 || as[apiclient.Order](t, a).Id != order.Id {
 			t.Errorf("GET order = %d %s", a.StatusCode, a.raw)
 		}
-		for _, path := range []string{"/v1/orders/" + order.ID, "/v1/orders/not-an-id"} {
+		for _, path := range []string{"/v1/orders/" + order.Id.String(), "/v1/orders/not-an-id"} {
 			if a := s.request(t, "GET", path, "", bob.bearer()...); a.StatusCode != 404 {
 				t.Errorf("GET %s as another buyer = %d %s, want 404", path, a.StatusCode, a.raw)
 			}
@@ -168,7 +169,7 @@ func TestCheckoutLifecycle(t *testing.T) {
 	t.Run("the tickets are listed, valid", func(t *testing.T) {
 		a := s.request(t, "GET", "/v1/tickets", "", ada.bearer()...)
 		list := as[ticketList](t, a).Tickets
-		if a.StatusCode != 200 || len(list) != 2 || list[0].Status != "valid" || list[0].EventID != s.event {
+		if a.StatusCode != 200 || len(list) != 2 || list[0].Status != "valid" || list[0].EventId.String() != s.event {
 			t.Errorf("GET /v1/tickets = %d %s", a.StatusCode, a.raw)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/app"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/conn"
@@ -93,17 +94,17 @@ func TestThroughPgBouncer(t *testing.T) {
 	}
 	a = one.request(t, "POST", "/v1/orders", orderBody(as[holdJSON](t, a).ID, "tok_visa"),
 		append(buyer.bearer(), "Idempotency-Key", "pgbouncer-1")...)
-	order := as[orderJSON](t, a)
+	order := as[apiclient.Order](t, a)
 	if a.StatusCode != 201 || order.Status != "confirmed" || len(order.Tickets) != 2 {
 		t.Fatalf("checkout = %d %s", a.StatusCode, a.raw)
 	}
-	if a := two.request(t, "GET", "/v1/orders/"+order.ID, "", buyer.bearer()...); a.StatusCode != 200 || as[orderJSON](t, a).Status != "confirmed" {
+	if a := two.request(t, "GET", "/v1/orders/"+order.Id.String(), "", buyer.bearer()...); a.StatusCode != 200 || as[apiclient.Order](t, a).Status != "confirmed" {
 		t.Errorf("the order on the other instance = %d %s", a.StatusCode, a.raw)
 	}
 	_, key := newScannerKey(t, two, org, event)
-	code := order.Tickets[0].Code
+	code := *order.Tickets[0].Code
 	a = one.request(t, "POST", "/v1/scans", fmt.Sprintf(`{"code":%q}`, code), "X-Api-Key", key)
-	if adm := as[admissionJSON](t, a); a.StatusCode != 200 || adm.Result != "admitted" || adm.TicketID != order.Tickets[0].ID {
+	if adm := as[admissionJSON](t, a); a.StatusCode != 200 || adm.Result != "admitted" || adm.TicketID != order.Tickets[0].Id.String() {
 		t.Fatalf("scan = %d %s", a.StatusCode, a.raw)
 	}
 	wantRejected(t, "the second scan, on the other instance",

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 )
 
 // referencePattern is a reference as the API gives it: 10 Crockford base32 characters.
@@ -36,7 +38,7 @@ func TestReferencesAdmitAtTheDoor(t *testing.T) {
 	refs := map[string]bool{}
 	for _, tk := range list {
 		if !referencePattern.MatchString(tk.Reference) {
-			t.Errorf("ticket %s has reference %q", tk.ID, tk.Reference)
+			t.Errorf("ticket %s has reference %q", tk.Id.String(), tk.Reference)
 		}
 		refs[tk.Reference] = true
 	}
@@ -52,48 +54,36 @@ func TestReferencesAdmitAtTheDoor(t *testing.T) {
 	}
 	a = v.scanTB(t, thisDoor, " "+grouped(list[0].Reference)+" ")
 	adm := as[admissionJSON](t, a)
-	if a.StatusCode != 200 || adm.TicketID != list[0].ID || adm.Reference != list[0].Reference || adm.Seat.Section != "Floor" {
-		t.Fatalf("a typed reference = %d %s, want ticket %s admitted", a.StatusCode, a.raw, list[0].ID)
+	if a.StatusCode != 200 || adm.TicketID != list[0].Id.String() || adm.Reference != list[0].Reference || adm.Seat.Section != "Floor" {
+		t.Fatalf("a typed reference = %d %s, want ticket %s admitted", a.StatusCode, a.raw, list[0].Id.String())
 	}
 	wantRejected(t, "the reference again", v.scanTB(t, thisDoor, list[0].Reference), 409, "already_scanned")
-	wantRejected(t, "its code after its reference", v.scanTB(t, thisDoor, list[0].Code), 409, "already_scanned")
+	wantRejected(t, "its code after its reference", v.scanTB(t, thisDoor, *list[0].Code), 409, "already_scanned")
 	wantRejected(t, "a reference of no ticket", v.scanTB(t, thisDoor, "0000-0000-00"), 404, "invalid")
 
 	// The offline list, two pages of one and a last one empty.
-	type listed struct {
-		Tickets []struct {
-			TicketID  string `json:"ticket_id"`
-			EventID   string `json:"event_id"`
-			Reference string `json:"reference"`
-			Seat      struct {
-				Section string `json:"section"`
-				Row     string `json:"row"`
-			} `json:"seat"`
-		} `json:"tickets"`
-		NextAfter string `json:"next_after"`
-	}
 	got := map[string]string{}
 	after := ""
 	for pages := 0; ; pages++ {
 		a := v.inProcess(t, "GET", "/v1/scanner/tickets?after="+after, "", "X-Api-Key", thisDoor)
-		page := as[listed](t, a)
-		if a.StatusCode != 200 || pages > 5 {
+		page := parse(t, a, apiclient.ParseScannerTicketsResponse).JSON200
+		if a.StatusCode != 200 || page == nil || pages > 5 {
 			t.Fatalf("GET /v1/scanner/tickets = %d %s", a.StatusCode, a.raw)
 		}
 		if len(page.Tickets) == 0 {
 			break
 		}
 		for _, l := range page.Tickets {
-			if l.EventID != v.event || l.Seat.Section != "Floor" || l.Seat.Row != "A" {
+			if l.EventId.String() != v.event || l.Seat.Section != "Floor" || l.Seat.Row != "A" {
 				t.Errorf("listed %+v", l)
 			}
-			got[l.Reference] = l.TicketID
+			got[l.Reference] = l.TicketId.String()
 		}
 		after = page.NextAfter
 	}
 	for _, tk := range list {
-		if got[tk.Reference] != tk.ID {
-			t.Errorf("the offline list %v lacks ticket %s (%s)", got, tk.ID, tk.Reference)
+		if got[tk.Reference] != tk.Id.String() {
+			t.Errorf("the offline list %v lacks ticket %s (%s)", got, tk.Id.String(), tk.Reference)
 		}
 	}
 	if a := v.inProcess(t, "GET", "/v1/scanner/tickets", "", "X-Api-Key", otherDoor); a.StatusCode != 200 || strings.Contains(string(a.raw), list[0].Reference) {
@@ -108,14 +98,14 @@ func TestReferencesAdmitAtTheDoor(t *testing.T) {
 
 	v.keysMadeAgo(t, time.Minute)
 	settled := v.upload(t, thisDoor, deviceScan("typed-1", grouped(list[1].Reference), time.Now().Add(-10*time.Second), true))
-	if len(settled) != 1 || settled[0].Result != "admitted" || settled[0].TicketID == nil || *settled[0].TicketID != list[1].ID {
+	if len(settled) != 1 || settled[0].Result != "admitted" || settled[0].TicketID == nil || *settled[0].TicketID != list[1].Id.String() {
 		t.Errorf("an uploaded typed reference = %+v, want admitted", settled)
 	}
 
-	page := as[scanPage](t, v.request(t, "GET", fmt.Sprintf("/v1/events/%s/scans", v.event), "", v.org.bearer()...))
+	page := as[apiclient.ScanPage](t, v.request(t, "GET", fmt.Sprintf("/v1/events/%s/scans", v.event), "", v.org.bearer()...))
 	byTicket := 0
 	for _, s := range page.Scans {
-		if s.TicketID == nil {
+		if s.TicketId == nil {
 			if s.Reference != nil || s.Seat != nil {
 				t.Errorf("an attempt of no ticket names a reference or seat: %+v", s)
 			}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/payrail"
 	"github.com/stagedoor/stagedoor/internal/testenv"
@@ -22,7 +23,7 @@ func TestARefundAtPayrailStopsTheTickets(t *testing.T) {
 	ada := newAccount(t, s.testServer, auth.Buyer)
 	body := orderBody(s.hold(t, ada, s.seats[0], s.seats[1]), "tok_visa")
 	a := s.checkout(t, ada, body, "paid")
-	order := as[orderJSON](t, a)
+	order := as[apiclient.Order](t, a)
 	if a.StatusCode != 201 || len(order.Tickets) != 2 {
 		t.Fatalf("checkout = %d %s", a.StatusCode, a.raw)
 	}
@@ -38,16 +39,16 @@ func TestARefundAtPayrailStopsTheTickets(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got := as[orderJSON](t, s.request(t, "GET", "/v1/orders/"+order.ID, "", ada.bearer()...))
+	got := as[apiclient.Order](t, s.request(t, "GET", "/v1/orders/"+order.Id.String(), "", ada.bearer()...))
 	if got.Status != "refunded" || got.RefundedAt == nil || len(got.Tickets) != 2 {
 		t.Fatalf("the order after reconciliation = %+v, want refunded with refunded_at and its tickets", got)
 	}
 	for _, tk := range got.Tickets {
 		if tk.Status != "refunded" {
-			t.Errorf("ticket %s reads %s, want refunded", tk.ID, tk.Status)
+			t.Errorf("ticket %s reads %s, want refunded", tk.Id.String(), tk.Status)
 		}
 	}
-	wantRejected(t, "a scan of a refunded ticket", s.scanTB(t, door, order.Tickets[0].Code), 409, "revoked")
+	wantRejected(t, "a scan of a refunded ticket", s.scanTB(t, door, *order.Tickets[0].Code), 409, "revoked")
 	list := as[struct {
 		Revocations []struct {
 			TicketID string `json:"ticket_id"`
@@ -57,11 +58,11 @@ func TestARefundAtPayrailStopsTheTickets(t *testing.T) {
 	for _, r := range list.Revocations {
 		listed[r.TicketID] = true
 	}
-	if len(listed) != 2 || !listed[order.Tickets[0].ID] || !listed[order.Tickets[1].ID] {
+	if len(listed) != 2 || !listed[order.Tickets[0].Id.String()] || !listed[order.Tickets[1].Id.String()] {
 		t.Errorf("the door's revocations = %+v, want both tickets", list)
 	}
 	a = s.checkout(t, ada, body, "paid")
-	if p := a.problem(t); a.StatusCode != 409 || !p.is("order-refunded") || p.OrderID != order.ID || a.Header.Get("Idempotent-Replayed") != "true" {
+	if p := a.problem(t); a.StatusCode != 409 || !p.is("order-refunded") || p.OrderID != order.Id.String() || a.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("the key after the refund = %d %s, want 409 order-refunded naming the order", a.StatusCode, a.raw)
 	}
 	s.noViolations(t)

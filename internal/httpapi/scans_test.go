@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/ids"
 )
@@ -56,8 +58,8 @@ func (v *venue) buy(t testing.TB, n int) []ticket {
 			t.Fatalf("checkout = %d %s", a.StatusCode, a.raw)
 		}
 		bySeat := map[string]ticket{}
-		for _, tk := range as[orderJSON](t, a).Tickets {
-			bySeat[tk.SeatID] = ticket{id: tk.ID, code: tk.Code}
+		for _, tk := range as[apiclient.Order](t, a).Tickets {
+			bySeat[tk.SeatId.String()] = ticket{id: tk.Id.String(), code: *tk.Code}
 		}
 		for _, seat := range seats {
 			out = append(out, bySeat[seat])
@@ -169,20 +171,20 @@ func auditResults(t *testing.T, ts *testServer, org testAccount, eventID string,
 			path += fmt.Sprintf("&limit=%d", limit)
 		}
 		a := ts.request(t, "GET", path, "", org.bearer()...)
-		page := as[scanPage](t, a)
+		page := as[apiclient.ScanPage](t, a)
 		if a.StatusCode != 200 || page.Scans == nil || pages > 100 || (limit > 0 && len(page.Scans) > limit) {
 			t.Fatalf("GET %s = %d %s", path, a.StatusCode, a.raw)
 		}
 		for _, s := range page.Scans {
-			id, err := strconv.ParseInt(s.ID, 10, 64)
+			id, err := strconv.ParseInt(s.Id, 10, 64)
 			if err != nil || last != 0 && id >= last {
-				t.Errorf("audit not newest first: %s after %d", s.ID, last)
+				t.Errorf("audit not newest first: %s after %d", s.Id, last)
 			}
 			last = id
-			if len(s.CodePrefix) > 6 || s.ScannerKeyID == "" || s.ScannerLabel == "" {
+			if len(s.CodePrefix) > 6 || s.ScannerKeyId == uuid.Nil || s.ScannerLabel == "" {
 				t.Errorf("audit entry %+v", s)
 			}
-			results = append(results, s.Result)
+			results = append(results, string(s.Result))
 		}
 		if page.NextBefore == nil {
 			return results

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/shed"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // TestCriticalTrafficSurvivesASheddableFlood: with a fleet capacity of 20
@@ -44,33 +46,20 @@ func TestCriticalTrafficSurvivesASheddableFlood(t *testing.T) {
 	// waits for each answer before the next offers less than the capacity,
 	// and then nothing is to be shed.
 	var offered, served, shedOK, other atomic.Int64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
 	began := time.Now()
-	wg.Go(func() {
-		tick := time.NewTicker(time.Second / flood)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-			offered.Add(1)
-			wg.Go(func() {
-				a := s.request(t, "GET", "/v1/events", "")
-				if a.StatusCode == 200 {
-					served.Add(1)
-					return
-				}
-				switch p := a.problem(t); {
-				case a.StatusCode == 503 && p.is("service-overloaded") && p.Shedder == string(shed.FleetUsage) && p.Bound == string(shed.FleetUsage) && a.Header.Get("Retry-After") == "1":
-					shedOK.Add(1)
-				default:
-					other.Add(1)
-					t.Errorf("an event list = %d %s", a.StatusCode, a.raw)
-				}
-			})
+	stopFlood := testenv.OpenLoad(t, flood, func() {
+		offered.Add(1)
+		a := s.request(t, "GET", "/v1/events", "")
+		if a.StatusCode == 200 {
+			served.Add(1)
+			return
+		}
+		switch p := a.problem(t); {
+		case a.StatusCode == 503 && p.is("service-overloaded") && p.Shedder == string(shed.FleetUsage) && p.Bound == string(shed.FleetUsage) && a.Header.Get("Retry-After") == "1":
+			shedOK.Add(1)
+		default:
+			other.Add(1)
+			t.Errorf("an event list = %d %s", a.StatusCode, a.raw)
 		}
 	})
 	time.Sleep(1500 * time.Millisecond) // the fleet's rates known: the flood is being shed
@@ -82,7 +71,7 @@ func TestCriticalTrafficSurvivesASheddableFlood(t *testing.T) {
 		a := s.checkout(t, who[i], orderBody(h, "tok_visa"), fmt.Sprint("key-", i))
 		if a.StatusCode == 201 {
 			ok++
-			codes = append(codes, as[orderJSON](t, a).Tickets[0].Code)
+			codes = append(codes, *as[apiclient.Order](t, a).Tickets[0].Code)
 		} else {
 			t.Logf("checkout %d = %d %s", i, a.StatusCode, a.raw)
 		}
@@ -98,8 +87,7 @@ func TestCriticalTrafficSurvivesASheddableFlood(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	close(done)
-	wg.Wait()
+	stopFlood()
 
 	elapsed := time.Since(began)
 	t.Logf("flood: %d event lists offered in %s (%.0f/s), %d served, %d shed; critical: %d of %d succeeded",

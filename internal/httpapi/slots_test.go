@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/payrail"
 	"github.com/stagedoor/stagedoor/internal/testenv"
@@ -62,7 +63,7 @@ func TestAFullDatabaseIs503(t *testing.T) {
 	}
 
 	proxy.SetFull(false)
-	if a := s.checkout(t, buyer, body, "full-1"); a.StatusCode != 201 || as[orderJSON](t, a).Status != "confirmed" {
+	if a := s.checkout(t, buyer, body, "full-1"); a.StatusCode != 201 || as[apiclient.Order](t, a).Status != "confirmed" {
 		t.Errorf("the retry with a slot free = %d %s, want 201 confirmed", a.StatusCode, a.raw)
 	}
 	if n := len(p.charges(t)); n != 1 {

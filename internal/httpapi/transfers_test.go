@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stagedoor/stagedoor/internal/apiclient"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/ids"
 	"github.com/stagedoor/stagedoor/internal/testenv"
@@ -14,13 +15,13 @@ import (
 func transferBody(email string) string { return fmt.Sprintf(`{"email":%q}`, email) }
 
 // ticketIn returns the ticket of list with this id (a zero one when none).
-func ticketIn(list []ticketJSON, id string) ticketJSON {
+func ticketIn(list []apiclient.Ticket, id string) apiclient.Ticket {
 	for _, tk := range list {
-		if tk.ID == id {
+		if tk.Id.String() == id {
 			return tk
 		}
 	}
-	return ticketJSON{}
+	return apiclient.Ticket{}
 }
 
 // TestATransferredTicketAdmitsOnlyItsNewHolder: a buyer gives one of two
@@ -33,49 +34,46 @@ func TestATransferredTicketAdmitsOnlyItsNewHolder(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, 0)
 	ada, bea := newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer)
-	order := as[orderJSON](t, s.checkout(t, ada, orderBody(s.hold(t, ada, s.seats[0], s.seats[1]), "tok_visa"), ""))
-	if len(order.Tickets) != 2 {
-		t.Fatalf("order %+v", order)
-	}
+	order := s.buy(t, ada, s.seats[0], s.seats[1])
 	gift := order.Tickets[0]
 	_, door := newScannerKey(t, s.testServer, s.org, s.event)
 
-	a := s.request(t, "POST", "/v1/tickets/"+gift.ID+"/transfer", transferBody(strings.ToUpper(bea.email)), ada.bearer()...)
-	if got := as[ticketJSON](t, a); a.StatusCode != 200 || got.ID != gift.ID || got.Status != "transferred" || got.Code != "" ||
+	a := s.request(t, "POST", "/v1/tickets/"+gift.Id.String()+"/transfer", transferBody(strings.ToUpper(bea.email)), ada.bearer()...)
+	if got := as[apiclient.Ticket](t, a); a.StatusCode != 200 || got.Id != gift.Id || got.Status != "transferred" || got.Code != nil ||
 		strings.Contains(string(a.raw), `"code"`) {
 		t.Fatalf("transfer = %d %s, want 200 with the ticket transferred and no code", a.StatusCode, a.raw)
 	}
 	mine := as[ticketList](t, s.request(t, "GET", "/v1/tickets", "", ada.bearer()...)).Tickets
-	if gave, kept := ticketIn(mine, gift.ID), ticketIn(mine, order.Tickets[1].ID); len(mine) != 2 ||
-		gave.Status != "transferred" || gave.Code != "" || kept.Status != "valid" || kept.Code != order.Tickets[1].Code {
-		t.Errorf("the giver's tickets = %+v, want %s transferred without its code", mine, gift.ID)
+	if gave, kept := ticketIn(mine, gift.Id.String()), ticketIn(mine, order.Tickets[1].Id.String()); len(mine) != 2 ||
+		gave.Status != "transferred" || gave.Code != nil || kept.Status != "valid" || deref(kept.Code) != deref(order.Tickets[1].Code) {
+		t.Errorf("the giver's tickets = %+v, want %s transferred without its code", mine, gift.Id.String())
 	}
-	if a := s.request(t, "GET", "/v1/tickets/"+gift.ID+"/qr", "", ada.bearer()...); a.StatusCode != 404 {
+	if a := s.request(t, "GET", "/v1/tickets/"+gift.Id.String()+"/qr", "", ada.bearer()...); a.StatusCode != 404 {
 		t.Errorf("the QR of the ticket given away = %d, want 404", a.StatusCode)
 	}
 	theirs := as[ticketList](t, s.request(t, "GET", "/v1/tickets", "", bea.bearer()...)).Tickets
-	if len(theirs) != 1 || theirs[0].ID == gift.ID || theirs[0].SeatID != gift.SeatID || theirs[0].EventID != s.event ||
-		theirs[0].Status != "valid" || theirs[0].Code == "" || theirs[0].Code == gift.Code {
-		t.Fatalf("the receiver's tickets = %+v, want a new valid one of seat %s", theirs, gift.SeatID)
+	if len(theirs) != 1 || theirs[0].Id == gift.Id || theirs[0].SeatId != gift.SeatId || theirs[0].EventId.String() != s.event ||
+		theirs[0].Status != "valid" || theirs[0].Code == nil || deref(theirs[0].Code) == deref(gift.Code) {
+		t.Fatalf("the receiver's tickets = %+v, want a new valid one of seat %s", theirs, gift.SeatId.String())
 	}
 	received := theirs[0]
-	if a := s.request(t, "GET", "/v1/tickets/"+received.ID+"/qr", "", bea.bearer()...); a.StatusCode != 200 || testenv.DecodeQR(t, a.raw) != received.Code {
+	if a := s.request(t, "GET", "/v1/tickets/"+received.Id.String()+"/qr", "", bea.bearer()...); a.StatusCode != 200 || testenv.DecodeQR(t, a.raw) != *received.Code {
 		t.Errorf("the receiver's QR = %d, want its new code", a.StatusCode)
 	}
 
-	wantRejected(t, "a scan of the code given away", s.scanTB(t, door, gift.Code), 409, "revoked")
+	wantRejected(t, "a scan of the code given away", s.scanTB(t, door, *gift.Code), 409, "revoked")
 	revoked := as[struct {
 		Revocations []struct {
 			TicketID string `json:"ticket_id"`
 		} `json:"revocations"`
 	}](t, s.request(t, "GET", "/v1/scanner/revocations", "", "X-Api-Key", door))
-	if len(revoked.Revocations) != 1 || revoked.Revocations[0].TicketID != gift.ID {
+	if len(revoked.Revocations) != 1 || revoked.Revocations[0].TicketID != gift.Id.String() {
 		t.Errorf("the door's revocations = %+v, want the ticket given away", revoked)
 	}
-	if a := s.scanTB(t, door, received.Code); a.StatusCode != 200 || as[admissionJSON](t, a).TicketID != received.ID {
+	if a := s.scanTB(t, door, *received.Code); a.StatusCode != 200 || as[admissionJSON](t, a).TicketID != received.Id.String() {
 		t.Errorf("a scan of the new code = %d %s, want admitted", a.StatusCode, a.raw)
 	}
-	wantRejected(t, "a second scan of the new code", s.scanTB(t, door, received.Code), 409, "already_scanned")
+	wantRejected(t, "a second scan of the new code", s.scanTB(t, door, *received.Code), 409, "already_scanned")
 	s.noViolations(t)
 }
 
@@ -87,16 +85,16 @@ func TestTransferRefusals(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, 0, "STAGEDOOR_LIMIT_TRANSFER_BUYER", "9/1h burst 9")
 	ada, bea := newAccount(t, s.testServer, auth.Buyer), newAccount(t, s.testServer, auth.Buyer)
-	order := as[orderJSON](t, s.checkout(t, ada, orderBody(s.hold(t, ada, s.seats[0], s.seats[1], s.seats[2]), "tok_visa"), ""))
+	order := s.buy(t, ada, s.seats[0], s.seats[1], s.seats[2])
 	valid, scanned, given := order.Tickets[0], order.Tickets[1], order.Tickets[2]
 	_, door := newScannerKey(t, s.testServer, s.org, s.event)
-	if a := s.scanTB(t, door, scanned.Code); a.StatusCode != 200 {
+	if a := s.scanTB(t, door, *scanned.Code); a.StatusCode != 200 {
 		t.Fatalf("scan = %d %s", a.StatusCode, a.raw)
 	}
 	transfer := func(ticketID, email string) answer {
 		return s.request(t, "POST", "/v1/tickets/"+ticketID+"/transfer", transferBody(email), ada.bearer()...)
 	}
-	if a := transfer(given.ID, bea.email); a.StatusCode != 200 {
+	if a := transfer(given.Id.String(), bea.email); a.StatusCode != 200 {
 		t.Fatalf("transfer = %d %s", a.StatusCode, a.raw)
 	}
 	nobody := "nobody-" + ids.New() + "@example.com"
@@ -105,13 +103,13 @@ func TestTransferRefusals(t *testing.T) {
 		status              int
 		slug, ticketStatus  string
 	}{
-		{"another buyer's ticket", valid.ID, bea.email, 404, "not-found", ""},
-		{"an email of no account", valid.ID, nobody, 404, "recipient-not-found", ""},
-		{"an organizer's email", valid.ID, s.org.email, 404, "recipient-not-found", ""},
-		{"the holder's own email", valid.ID, strings.ToUpper(ada.email), 400, "invalid-request", ""},
-		{"a malformed email", valid.ID, "bea at example", 400, "invalid-request", ""},
-		{"a scanned ticket", scanned.ID, bea.email, 409, "ticket-not-transferable", "scanned"},
-		{"a ticket given away", given.ID, bea.email, 409, "ticket-not-transferable", "transferred"},
+		{"another buyer's ticket", valid.Id.String(), bea.email, 404, "not-found", ""},
+		{"an email of no account", valid.Id.String(), nobody, 404, "recipient-not-found", ""},
+		{"an organizer's email", valid.Id.String(), s.org.email, 404, "recipient-not-found", ""},
+		{"the holder's own email", valid.Id.String(), strings.ToUpper(ada.email), 400, "invalid-request", ""},
+		{"a malformed email", valid.Id.String(), "bea at example", 400, "invalid-request", ""},
+		{"a scanned ticket", scanned.Id.String(), bea.email, 409, "ticket-not-transferable", "scanned"},
+		{"a ticket given away", given.Id.String(), bea.email, 409, "ticket-not-transferable", "transferred"},
 	} {
 		var a answer
 		if c.name == "another buyer's ticket" {
@@ -124,7 +122,7 @@ func TestTransferRefusals(t *testing.T) {
 			t.Errorf("%s = %d %s, want %d %s %s", c.name, a.StatusCode, a.raw, c.status, c.slug, c.ticketStatus)
 		}
 	}
-	unknown, organizer := transfer(valid.ID, nobody).problem(t), transfer(valid.ID, s.org.email).problem(t)
+	unknown, organizer := transfer(valid.Id.String(), nobody).problem(t), transfer(valid.Id.String(), s.org.email).problem(t)
 	if unknown.Detail != organizer.Detail || unknown.Title != organizer.Title {
 		t.Errorf("an unknown email (%+v) and an organizer's (%+v) are told apart", unknown, organizer)
 	}
@@ -132,12 +130,12 @@ func TestTransferRefusals(t *testing.T) {
 		t.Errorf("signing up with the organizer's email = %d %s, want 409 email-taken", a.StatusCode, a.raw)
 	}
 	mine := as[ticketList](t, s.request(t, "GET", "/v1/tickets", "", ada.bearer()...)).Tickets
-	if tk := ticketIn(mine, valid.ID); tk.Status != "valid" || tk.Code != valid.Code {
+	if tk := ticketIn(mine, valid.Id.String()); tk.Status != "valid" || deref(tk.Code) != deref(valid.Code) {
 		t.Errorf("the valid ticket after the refusals = %+v", tk)
 	}
 	// Ada has made 9 attempts (one transfer, six refused by her, two more):
 	// the bucket is empty.
-	a := transfer(valid.ID, bea.email)
+	a := transfer(valid.Id.String(), bea.email)
 	if p := a.problem(t); a.StatusCode != 429 || !p.is("rate-limited") || p.Limit != "transfer-buyer" {
 		t.Errorf("the tenth transfer = %d %s, want 429 transfer-buyer", a.StatusCode, a.raw)
 	}

@@ -83,15 +83,6 @@ func (m *monitor) commands(t *testing.T) []string {
 	return seen
 }
 
-func redisNow(t *testing.T, rdb redis.UniversalClient) time.Time {
-	t.Helper()
-	now, err := rdb.Time(context.Background()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return now
-}
-
 // TestPollsCostTheRoomNoRedis: 50 buyers join before the sale opens, then
 // poll 1,000 times in all once it has (20 each: a buyer of a stadium's room
 // waits minutes, polling every 1 to 10 s), each sending back the token of her
@@ -135,9 +126,7 @@ func TestPollsCostTheRoomNoRedis(t *testing.T) {
 		}
 		tokens[i] = as[queueJSON](t, a).QueueToken
 	}
-	for now := redisNow(t, rdb); now.Before(onSale); now = redisNow(t, rdb) {
-		time.Sleep(onSale.Sub(now) + 10*time.Millisecond)
-	}
+	testenv.SleepUntilRedis(t, rdb, onSale)
 
 	mon := startMonitor(t, private.Addr, rdb)
 	began := time.Now()

@@ -42,7 +42,7 @@ func TestAdmissionLapses(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	sleepUntil(t, rdb, st.AdmittedUntil)
+	testenv.SleepUntilRedis(t, rdb, st.AdmittedUntil)
 	if err := s.CheckAdmitted(ctx, ev, "ada"); !errors.Is(err, ErrNotAdmitted) || !strings.Contains(err.Error(), "lapsed") {
 		t.Errorf("CheckAdmitted after the admission = %v, want ErrNotAdmitted saying it lapsed", err)
 	}

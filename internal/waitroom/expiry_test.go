@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stagedoor/stagedoor/internal/ids"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // TestJoinsSetTheExpiryOnce: 200 joins before the sale write the queue, and
@@ -65,7 +66,7 @@ func TestALoneBuyerJoinsAgain(t *testing.T) {
 		t.Fatalf("join = %+v, %v; want admitted", st, err)
 	}
 	checkTTLs(t, rdb, "", 3)
-	sleepUntil(t, rdb, st.AdmittedUntil)
+	testenv.SleepUntilRedis(t, rdb, st.AdmittedUntil)
 	again, err := s.Join(ctx, ev, "ada")
 	if err != nil || again.State != Admitted || !again.AdmittedUntil.After(st.AdmittedUntil) {
 		t.Fatalf("joining again = %+v, %v; want a new admission", again, err)

@@ -28,7 +28,7 @@ func TestPlaceAnswersAsRedisDoes(t *testing.T) {
 	t.Parallel()
 	s, rdb, _ := newService(t, 1500*time.Millisecond)
 	ctx := context.Background()
-	ev := roomEvent(20, redisNow(t, rdb).Add(time.Second))
+	ev := roomEvent(20, testenv.RedisNow(t, rdb).Add(time.Second))
 	places := map[string]Place{}
 	for i := range 30 {
 		b := fmt.Sprintf("early-%02d", i)
@@ -37,7 +37,7 @@ func TestPlaceAnswersAsRedisDoes(t *testing.T) {
 			t.Fatalf("early join = %+v, %v; want a place before the draw, with its lottery score", st, err)
 		}
 	}
-	sleepUntil(t, rdb, ev.OnSaleAt)
+	testenv.SleepUntilRedis(t, rdb, ev.OnSaleAt)
 	for i := range 30 { // their places once drawn, as a poll's lookup gets them
 		b := fmt.Sprintf("early-%02d", i)
 		st, err := s.Poll(ctx, ev, b, nil)
@@ -75,7 +75,7 @@ func TestPlaceAnswersAsRedisDoes(t *testing.T) {
 				}
 			case errors.Is(err, errkind.NotFound):
 				// Lapsed by Redis's clock: by any later moment too.
-				if got, v = pl.at(p.schedule, redisNow(t, rdb), s.admission, 0); v == current {
+				if got, v = pl.at(p.schedule, testenv.RedisNow(t, rdb), s.admission, 0); v == current {
 					t.Errorf("round %d: %s lapsed by Redis, but her place says %+v", round, b, got)
 				}
 			case err != nil:
@@ -87,12 +87,12 @@ func TestPlaceAnswersAsRedisDoes(t *testing.T) {
 		}
 	}
 	compare(0)
-	sleepUntil(t, rdb, slot(ev, 12))
+	testenv.SleepUntilRedis(t, rdb, slot(ev, 12))
 	compare(1)
 	// The first three admitted lapse and join again: the ranks behind them
 	// shrink, the places do not change, and still agree.
 	first := slices.SortedFunc(maps.Keys(places), func(a, b string) int { return cmp.Compare(places[a].Tick, places[b].Tick) })[:3]
-	sleepUntil(t, rdb, slot(ev, 3).Add(s.admission))
+	testenv.SleepUntilRedis(t, rdb, slot(ev, 3).Add(s.admission))
 	for _, b := range first {
 		st, err := s.Join(ctx, ev, b)
 		if err != nil || !st.Place.Drawn || st.Place.Rank < 40 {
@@ -105,7 +105,7 @@ func TestPlaceAnswersAsRedisDoes(t *testing.T) {
 		t.Fatalf("progress = %+v, %v; want buyers who joined again counted in AdmittedThrough", p, err)
 	}
 	compare(2)
-	sleepUntil(t, rdb, slot(ev, 33))
+	testenv.SleepUntilRedis(t, rdb, slot(ev, 33))
 	compare(3)
 	// The operator pauses the room, changes its rate and resumes it: the
 	// places still agree, those admitted before a change by asking the room.
@@ -122,7 +122,7 @@ func TestPlaceAnswersAsRedisDoes(t *testing.T) {
 	compare(5)
 	change(Control{Paused: &resumed})
 	compare(6)
-	sleepUntil(t, rdb, redisNow(t, rdb).Add(300*time.Millisecond))
+	testenv.SleepUntilRedis(t, rdb, testenv.RedisNow(t, rdb).Add(300*time.Millisecond))
 	compare(7)
 }
 
@@ -144,7 +144,7 @@ func TestPollsShareOneProgressRead(t *testing.T) {
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	s := New(rdb, Options{Timeout: 5 * time.Second, Clock: now})
 	ctx := context.Background()
-	ev := roomEvent(1, redisNow(t, rdb).Add(-time.Second))
+	ev := roomEvent(1, testenv.RedisNow(t, rdb).Add(-time.Second))
 	var buyers []string
 	places := map[string]Place{}
 	for i := range 100 {
@@ -262,7 +262,7 @@ func TestFarBuyersAreEstimated(t *testing.T) {
 	s, rdb, _ := newService(t, DefaultAdmission)
 	ctx := context.Background()
 	const n = 1000
-	ev := roomEvent(1, redisNow(t, rdb).Add(3*time.Second))
+	ev := roomEvent(1, testenv.RedisNow(t, rdb).Add(3*time.Second))
 	places := make([]Place, n)
 	var wg sync.WaitGroup
 	for w := range 8 {
@@ -277,7 +277,7 @@ func TestFarBuyersAreEstimated(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	sleepUntil(t, rdb, ev.OnSaleAt)
+	testenv.SleepUntilRedis(t, rdb, ev.OnSaleAt)
 	var asked int
 	for i, pl := range places {
 		got, err := s.Poll(ctx, ev, pl.BuyerID, &pl)

@@ -146,7 +146,7 @@ func TestRefusalsAreRememberedBriefly(t *testing.T) {
 
 	// The bot joins here: its refusal ends at once. The room is quiet
 	// again by Redis's clock once Bob's turn has passed.
-	sleepUntil(t, rdb, st.Now.Add(st.EstimatedWait+250*time.Millisecond))
+	testenv.SleepUntilRedis(t, rdb, st.Now.Add(st.EstimatedWait+250*time.Millisecond))
 	if _, ok := s.admitted.current(ev.ID, "bot"); !ok {
 		t.Fatal("the bot's refusal is not remembered before its join")
 	}

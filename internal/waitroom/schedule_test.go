@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stagedoor/stagedoor/internal/errkind"
+	"github.com/stagedoor/stagedoor/internal/testenv"
 )
 
 // TestAPausedRoomAdmitsNobodyAndANewRateRunsFromTheChange: 200 buyers queue
@@ -22,13 +23,13 @@ func TestAPausedRoomAdmitsNobodyAndANewRateRunsFromTheChange(t *testing.T) {
 	t.Parallel()
 	s, rdb, _ := newService(t, DefaultAdmission)
 	ctx := context.Background()
-	ev := roomEvent(20, redisNow(t, rdb).Add(500*time.Millisecond))
+	ev := roomEvent(20, testenv.RedisNow(t, rdb).Add(500*time.Millisecond))
 	for i := range 200 {
 		if _, err := s.Join(ctx, ev, fmt.Sprintf("buyer-%03d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sleepUntil(t, rdb, slot(ev, 5))
+	testenv.SleepUntilRedis(t, rdb, slot(ev, 5))
 	yes, no, faster := true, false, 50
 	before, err := s.Change(ctx, ev, Control{Paused: &yes})
 	if err != nil || !before.Paused || before.Rate != 20 || before.ChangedAt.IsZero() {
@@ -37,7 +38,7 @@ func TestAPausedRoomAdmitsNobodyAndANewRateRunsFromTheChange(t *testing.T) {
 	if before.Admitted < 5 || before.Admitted > admittedBy(ev, before.Now) {
 		t.Fatalf("admitted %d by the pause at %s; want ⌊t·rate⌋ = %d", before.Admitted, before.Now, admittedBy(ev, before.Now))
 	}
-	sleepUntil(t, rdb, before.Now.Add(400*time.Millisecond))
+	testenv.SleepUntilRedis(t, rdb, before.Now.Add(400*time.Millisecond))
 	p, err := s.Progress(ctx, ev)
 	if err != nil || p.Admitted != before.Admitted || !p.Paused {
 		t.Fatalf("400 ms into the pause: %+v, %v; want still %d admitted", p, err, before.Admitted)
@@ -55,7 +56,7 @@ func TestAPausedRoomAdmitsNobodyAndANewRateRunsFromTheChange(t *testing.T) {
 	if err != nil || resumed.Paused || resumed.Admitted != before.Admitted {
 		t.Fatalf("resuming = %+v, %v", resumed, err)
 	}
-	sleepUntil(t, rdb, resumed.Now.Add(time.Second))
+	testenv.SleepUntilRedis(t, rdb, resumed.Now.Add(time.Second))
 	p, err = s.Progress(ctx, ev)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +80,7 @@ func TestChangesRacingBuyersAdmitNoMoreThanTheSchedule(t *testing.T) {
 	t.Parallel()
 	s, rdb, _ := newService(t, DefaultAdmission)
 	ctx := context.Background()
-	ev := roomEvent(100, redisNow(t, rdb).Add(-time.Second))
+	ev := roomEvent(100, testenv.RedisNow(t, rdb).Add(-time.Second))
 	var wg sync.WaitGroup
 	errs := make(chan error, 40)
 	for g := range 40 {
@@ -124,7 +125,7 @@ func TestChangesRacingBuyersAdmitNoMoreThanTheSchedule(t *testing.T) {
 func TestChangesAreChecked(t *testing.T) {
 	t.Parallel()
 	s, rdb, _ := newService(t, DefaultAdmission)
-	ev := roomEvent(10, redisNow(t, rdb))
+	ev := roomEvent(10, testenv.RedisNow(t, rdb))
 	zero, huge := 0, MaxRate+1
 	for _, c := range []Control{{}, {Rate: &zero}, {Rate: &huge}} {
 		if _, err := s.Change(context.Background(), ev, c); !errors.Is(err, errkind.Invalid) {

@@ -29,23 +29,6 @@ func roomEvent(rate int, onSale time.Time) event.Info {
 		WaitingRoom: &event.WaitingRoom{AdmitPerSecond: rate}}
 }
 
-func redisNow(t *testing.T, rdb redis.UniversalClient) time.Time {
-	t.Helper()
-	now, err := rdb.Time(context.Background()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return now
-}
-
-// sleepUntil sleeps until Redis's clock reads at least at.
-func sleepUntil(t *testing.T, rdb redis.UniversalClient, at time.Time) {
-	t.Helper()
-	for now := redisNow(t, rdb); now.Before(at); now = redisNow(t, rdb) {
-		time.Sleep(at.Sub(now) + time.Millisecond)
-	}
-}
-
 // admittedBy is how many early joiners a room of rate admits by now:
 // ⌊(now − on_sale_at)·rate⌋, never more.
 func admittedBy(ev event.Info, now time.Time) int {
@@ -67,7 +50,7 @@ func TestThousandEarlyJoiners(t *testing.T) {
 	s, rdb, prefix := newService(t, DefaultAdmission)
 	ctx := context.Background()
 	const n, rate = 1000, 100
-	ev := roomEvent(rate, redisNow(t, rdb).Add(3*time.Second))
+	ev := roomEvent(rate, testenv.RedisNow(t, rdb).Add(3*time.Second))
 
 	// 8 at a time; the join order is the order of Redis's clock at each join.
 	type joined struct {
@@ -119,7 +102,7 @@ func TestThousandEarlyJoiners(t *testing.T) {
 		}
 	}
 
-	sleepUntil(t, rdb, ev.OnSaleAt.Add(2500*time.Millisecond))
+	testenv.SleepUntilRedis(t, rdb, ev.OnSaleAt.Add(2500*time.Millisecond))
 	p, err := s.Progress(ctx, ev)
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +197,7 @@ func TestLateJoinersAdmittedAfterEarlyOnes(t *testing.T) {
 	// twice the lead.
 	var ev event.Info
 	for lead := time.Second; ; lead *= 2 {
-		ev = roomEvent(200, redisNow(t, rdb).Add(lead))
+		ev = roomEvent(200, testenv.RedisNow(t, rdb).Add(lead))
 		i, st, err := joinAll(ctx, s, ev, early)
 		if i == len(early) {
 			break
@@ -225,14 +208,14 @@ func TestLateJoinersAdmittedAfterEarlyOnes(t *testing.T) {
 		t.Logf("early join %d came %s after the sale opened (%s after the event was made): again, with %s",
 			i, st.Now.Sub(ev.OnSaleAt), lead, 2*lead)
 	}
-	sleepUntil(t, rdb, ev.OnSaleAt.Add(100*time.Millisecond))
+	testenv.SleepUntilRedis(t, rdb, ev.OnSaleAt.Add(100*time.Millisecond))
 	for i := range 20 {
 		late = append(late, fmt.Sprintf("late-%02d", i))
 		if st, err := s.Join(ctx, ev, late[i]); err != nil || st.State != Waiting {
 			t.Fatalf("late join %d = %+v, %v; want waiting", i, st, err)
 		}
 	}
-	sleepUntil(t, rdb, slot(ev, 120))
+	testenv.SleepUntilRedis(t, rdb, slot(ev, 120))
 	moment := func(b string) time.Time {
 		st, err := s.Status(ctx, ev, b)
 		if err != nil || st.State != Admitted {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -192,29 +191,12 @@ func TestOrganizerFormSaysRefusalsInWords(t *testing.T) {
 // the answers take (an open load), until the returned stop is called.
 func flood(t *testing.T, url string, rate int) (stop func()) {
 	t.Helper()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(time.Second / time.Duration(rate))
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-			wg.Go(func() {
-				if resp, err := http.Get(url); err == nil {
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-			})
+	return testenv.OpenLoad(t, rate, func() {
+		if resp, err := http.Get(url); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
 		}
 	})
-	var once sync.Once
-	stop = func() { once.Do(func() { close(done); wg.Wait() }) }
-	t.Cleanup(stop)
-	return stop
 }
 
 // untilRefused asks for url (as a browser's navigation when navigate is set)
