@@ -17,7 +17,6 @@ import (
 	swaggerui "github.com/swaggest/swgui/v5/static"
 	"golang.org/x/sync/semaphore"
 
-	"github.com/stagedoor/stagedoor/docs"
 	"github.com/stagedoor/stagedoor/internal/auth"
 	"github.com/stagedoor/stagedoor/internal/boxoffice"
 	"github.com/stagedoor/stagedoor/internal/checkout"
@@ -149,9 +148,9 @@ func New(d Deps) *Server {
 		static:        newStaticFiles(web.Static),
 		vendor:        newStaticFiles(web.Vendor),
 		reference:     newStaticFiles(swaggerui.FS),
-		contract:      newStaticFile("application/yaml", docs.OpenAPI, nil),
+		contract:      servedContract(),
 	}
-	s.uiVersion = assetVersion(web.Static, web.Vendor)
+	s.uiVersion = uiVersion()
 	s.static.edit = versionedPages(s.uiVersion)
 	if d.Registry != nil && d.WaitRoom != nil && d.Events != nil {
 		_ = d.Registry.Register(newSaleCollector(d.WaitRoom, d.Events)) // once a registry: a second server on it shares it

@@ -17,6 +17,9 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/labstack/echo/v4"
+
+	"github.com/stagedoor/stagedoor/docs"
+	"github.com/stagedoor/stagedoor/web"
 )
 
 // staticFiles answers the files of one file system (the front end's, the
@@ -44,6 +47,14 @@ type staticFile struct {
 	gz          []byte // gzip-compressed; nil: sent as it is only
 	gzETag      string
 }
+
+// servedContract and uiVersion are the same for every Server of the process
+// (their files are embedded), so they are made once: compressing the contract
+// at gzip's best took most of a Server's making.
+var (
+	servedContract = sync.OnceValue(func() *staticFile { return newStaticFile("application/yaml", docs.OpenAPI, nil) })
+	uiVersion      = sync.OnceValue(func() string { return assetVersion(web.Static, web.Vendor) })
+)
 
 // compressMin is the smallest file worth compressing: below it, gzip's own
 // header and a round trip's packet leave nothing to gain.
