@@ -48,7 +48,11 @@ type world struct {
 	stub     *testenv.KillableServer
 	gate     *gate
 	checkout *Service
-	logs     *testenv.LogBuffer
+	// till is another instance with the default payment deadline, through
+	// which buy makes the orders a test starts from: a test's short deadline
+	// is for the faults it makes, and on a busy machine a charge can outlast it.
+	till *Service
+	logs *testenv.LogBuffer
 }
 
 func newWorld(t *testing.T, s setup) *world {
@@ -93,6 +97,9 @@ func newWorld(t *testing.T, s setup) *world {
 	w.gate = &gate{next: w.payrail}
 	w.stub = testenv.NewKillableServer(t, w.gate)
 	w.checkout = w.newService(w.stub.URL(), s)
+	till := s
+	till.timeout = 0
+	w.till = w.newService(w.stub.URL(), till)
 	return w
 }
 

@@ -61,11 +61,12 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 	return w.ResponseWriter.Write(p)
 }
 
-// buy checks out seats for the buyer and returns the confirmed order.
+// buy checks out seats for the buyer through the till and returns the
+// confirmed order.
 func (w *world) buy(t *testing.T, buyer string, seats ...int) Order {
 	t.Helper()
 	h := w.holdFor(t, buyer, seats...)
-	res, err := w.pay(h, payrail.TokenVisa, "")
+	res, err := w.till.Checkout(context.Background(), Request{BuyerID: buyer, HoldID: h.ID, PaymentToken: payrail.TokenVisa})
 	if err != nil || res.Order.Status != Confirmed {
 		t.Fatalf("checkout of seats %v = %+v, %v; want confirmed", seats, res, err)
 	}
