@@ -11,7 +11,9 @@ SHELL := bash
 # the tests' PostgreSQL and Redis come from (STAGEDOOR_TEST_DATABASE_URL and
 # STAGEDOOR_TEST_REDIS_URL as set; else testcontainers when a Docker engine
 # answers; else the local services, started or installed, their URLs exported)
-# and prints the exports, if any, for the recipe to eval.
+# and prints the exports, if any, for the recipe to eval. make test's go tests
+# (scripts/go-test.sh) then run on a PostgreSQL of their own
+# (scripts/test-postgres.sh) unless STAGEDOOR_TEST_POSTGRES=given.
 
 .PHONY: help run run-docker run-local demo test bench lint build services cluster cluster-down
 
@@ -35,7 +37,7 @@ run-local: build ## Run Payrail and Stagedoor here, on local PostgreSQL and Redi
 demo: ## Run the whole flow against the running Stagedoor (make run first), as the demo data of .env.demo
 	go run ./cmd/stagedoor demo
 
-test: lint ## make lint, then the web pages' unit tests (node --test), then all Go tests (scripts/go-test.sh: -race, the browser tests after them without it; local services, or testcontainers when Docker answers), then Lighthouse's scores of the pages
+test: lint ## make lint, then the web pages' unit tests (node --test), then all Go tests (scripts/go-test.sh: -race, the browser tests after them without it; a PostgreSQL of the tests' own, local Redis, or testcontainers when Docker answers), then Lighthouse's scores of the pages
 	@bash scripts/check-web.sh tests
 	@bash scripts/ensure-browser.sh
 	@bash scripts/ensure-ops.sh
