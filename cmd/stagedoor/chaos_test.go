@@ -114,8 +114,11 @@ func TestChaosCheckoutLosesNothing(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("the run: %d checkouts with their own keys in %s", len(checkouts), time.Since(began).Round(time.Millisecond))
-	if len(checkouts) < chaosCheckouts*95/100 {
-		t.Errorf("only %d checkouts were made, want about %d", len(checkouts), chaosCheckouts)
+	// chaosCheckouts caps the keys; how many a run uses is the faults' to say
+	// (a seat's purchase ends at its first answer that is neither declined nor
+	// released: 279 to 300 seen). What must be is a checkout of every seat.
+	if len(checkouts) < 4*chaosBuyers {
+		t.Errorf("only %d checkouts were made for %d buyers' 4 seats each: a seat was never tried", len(checkouts), chaosBuyers)
 	}
 
 	// Recovery and reconciliation run in both instances; wait for them.

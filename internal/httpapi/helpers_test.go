@@ -78,6 +78,10 @@ func startInstance(t testing.TB, in instance) *testServer {
 		// limit fail open or fall back to its in-process bucket (the default
 		// 50ms is a production choice); the tests of a slow Redis set their own.
 		"STAGEDOOR_REDIS_TIMEOUT": "2s",
+		// Likewise a payment deadline that a charge on a loaded test machine
+		// does not outlast (the default 5 s answered a plain checkout 202 in
+		// CI); the tests of a slow or silent Payrail set their own.
+		"STAGEDOOR_PAYMENT_TIMEOUT": "20s",
 		// Every test signs its accounts up from 127.0.0.1; the tests of
 		// signup-address set it themselves.
 		"STAGEDOOR_LIMIT_SIGNUP_ADDRESS": "1000/1s",
