@@ -14,10 +14,10 @@
 # without it: they wait on Chromium, and the server code they drive is raced by
 # the packages' own tests (under -race they took 330 s here, without it about half).
 # One after the other, not side by side: this 2-core machine is busy throughout the
-# first run (with the browser tests beside it, at -p 3, the whole took 13.5 min
-# against about 15.5 one after the other, and timing tests failed for want of CPU:
-# payment deadlines missed, Redis dials timed out, a camera's frame decoded too
-# late).
+# first run. With the browser tests beside it, at -p 3, the two took 13 min 41 s
+# (one after the other, about 12 min 45 s) and eight tests with real deadlines
+# failed for want of CPU: payment deadlines missed, Redis dials timed out, a
+# camera's frame decoded too late.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 
