@@ -46,7 +46,10 @@
 //
 // # Charging rules
 //
-// A charge is made when its request arrives, whatever later happens to the
+// A charge is made when its request's turn comes (at once, unless another
+// request with its key is being decided), if its client is still there: a
+// client that went away before then is charged nothing (a 500, which nobody
+// reads). Once made, a charge stands whatever later happens to the
 // connection: the outcome is decided and written to the ledger before the
 // latency (Config.Latency plus up to Config.LatencyJitter) is waited, so a
 // client that times out or disconnects during the wait still has its charge.
@@ -74,8 +77,12 @@
 // once. So "no charge with this key" is only as good as the ledger's coverage,
 // which every 404 and every listing states: ledger_since (when this ledger began
 // recording) and complete_through (every charge made before it is visible). A
-// request that reached Payrail between the two and is not found made no charge;
-// for any other, a 404 proves nothing.
+// request whose turn came between the two and is not found made no charge; for
+// any other, a 404 proves nothing. A charge's created_at is when its turn came,
+// and a lookup waits for the charges being made as it starts, so what it
+// vouches for is true when it answers. A client that gives up at a deadline
+// thus has no charge made after it, but for the moment Payrail takes to see it
+// go.
 //
 // # Refunds
 //

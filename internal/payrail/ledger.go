@@ -146,31 +146,48 @@ func openLedger(ctx context.Context, db *pgxpool.Pool) (ledger, error) {
 type outcome int
 
 const (
-	outcomeNew      outcome = iota // a new charge was recorded
-	outcomeReplayed                // the key already had a charge; it is returned
-	outcomeFailed                  // a 500: nothing recorded
+	outcomeNew       outcome = iota // a new charge was recorded
+	outcomeReplayed                 // the key already had a charge; it is returned
+	outcomeFailed                   // a 500: nothing recorded
+	outcomeAbandoned                // its client went away before its turn: nothing recorded
 )
 
 // decision is a new charge as decided, with how long after its creation it is
-// recorded; ok false is a failure (nothing is recorded).
+// recorded; ok false is a failure (nothing is recorded), and abandoned one
+// whose client is gone (nothing is recorded either).
 type decision struct {
 	charge      Charge
 	recordAfter time.Duration
 	ok          bool
+	abandoned   bool
 }
 
 const chargeColumns = `id, status, amount_cents, currency, idempotency_key, coalesce(decline_reason, ''),
 	created_at, recorded_at, refunded_cents`
 
+// coverageLock orders the making of charges and the reads that vouch for what
+// the ledger covers. A charge is made holding it shared, from before its
+// created_at is read off the clock until it commits; a read that states a
+// coverage holds it exclusively, so it starts only once every charge in the
+// making is written and visible, and a charge made after it has a later
+// created_at. Without it, a charge begun but not yet committed is invisible to
+// a lookup that claims to cover its time (seen: a released order whose charge
+// Payrail then declined).
+const coverageLock = 0x5eed_c0e5
+
 // settle returns the charge already recorded for key, or else calls decide and
-// records the charge it returns, unless decide reports a failure. It holds a
-// lock on the key while it does, so that under a race exactly one request per
-// key records a charge and the others replay it, and a failure is answered only
-// when the key has no charge.
+// records the charge it returns, unless decide reports a failure or an
+// abandoned request. It holds a lock on the key while it does, so that under
+// a race exactly one request per key records a charge and the others replay
+// it, and a failure is answered only when the key has no charge.
 func (l ledger) settle(ctx context.Context, key string, decide func() decision) (Charge, outcome, error) {
 	var c Charge
 	out := outcomeNew
 	err := pgx.BeginFunc(ctx, l.db, func(tx pgx.Tx) error {
+		// The coverage lock first, then the key's: always in this order.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, coverageLock); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
 			return err
 		}
@@ -182,18 +199,26 @@ func (l ledger) settle(ctx context.Context, key string, decide func() decision) 
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		d := decide()
-		if !d.ok {
+		switch d := decide(); {
+		case d.abandoned:
+			out = outcomeAbandoned
+			return nil
+		case !d.ok:
 			out = outcomeFailed
 			return nil
+		default:
+			// created_at is read off the clock now, with the locks held: not
+			// now(), the transaction's start, which may precede a lookup that
+			// could not see this charge.
+			c, err = scanCharge(tx.QueryRow(ctx, `
+				WITH made AS (SELECT clock_timestamp() AS at)
+				INSERT INTO payrail.charges (id, idempotency_key, status, amount_cents, currency, decline_reason, created_at, recorded_at)
+				SELECT $1, $2, $3, $4, $5, nullif($6, ''), made.at, made.at + $7::bigint * interval '1 microsecond' FROM made
+				RETURNING `+chargeColumns,
+				newID("ch_"), key, d.charge.Status, d.charge.AmountCents, d.charge.Currency, d.charge.DeclineReason,
+				d.recordAfter.Microseconds()))
+			return err
 		}
-		c, err = scanCharge(tx.QueryRow(ctx, `
-			INSERT INTO payrail.charges (id, idempotency_key, status, amount_cents, currency, decline_reason, recorded_at)
-			VALUES ($1, $2, $3, $4, $5, nullif($6, ''), now() + $7::bigint * interval '1 microsecond')
-			RETURNING `+chargeColumns,
-			newID("ch_"), key, d.charge.Status, d.charge.AmountCents, d.charge.Currency, d.charge.DeclineReason,
-			d.recordAfter.Microseconds()))
-		return err
 	})
 	if err == nil && out == outcomeReplayed {
 		replayed := []Charge{c}
@@ -206,30 +231,80 @@ func (l ledger) settle(ctx context.Context, key string, decide func() decision) 
 	return c, out, nil
 }
 
+// vouch runs read in a transaction holding the coverage lock exclusively, with
+// at: the database's clock once every charge in the making is written. What
+// read finds recorded at or before at, and the coverage at at, agree.
+func (l ledger) vouch(ctx context.Context, read func(tx pgx.Tx, at time.Time) error) error {
+	return pgx.BeginFunc(ctx, l.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, coverageLock); err != nil {
+			return err
+		}
+		var at time.Time
+		if err := tx.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&at); err != nil {
+			return err
+		}
+		return read(tx, at)
+	})
+}
+
 // byIdempotencyKey returns the recorded charge of key, if any, and what the
 // ledger covers.
 func (l ledger) byIdempotencyKey(ctx context.Context, key string) (Charge, bool, Coverage, error) {
-	var cov Coverage
-	c, err := scanCharge(l.db.QueryRow(ctx, `
-		SELECT `+chargeColumns+` FROM payrail.charges WHERE idempotency_key = $1 AND recorded_at <= now()`, key))
-	switch {
-	case err == nil:
-		found := []Charge{c}
-		err = l.withRefunds(ctx, found)
-		return found[0], err == nil, cov, err
-	case !errors.Is(err, pgx.ErrNoRows):
-		return Charge{}, false, cov, fmt.Errorf("payrail: find charge: %w", err)
+	var (
+		c     Charge
+		found bool
+		cov   Coverage
+	)
+	err := l.vouch(ctx, func(tx pgx.Tx, at time.Time) error {
+		var err error
+		c, err = scanCharge(tx.QueryRow(ctx, `
+			SELECT `+chargeColumns+` FROM payrail.charges WHERE idempotency_key = $1 AND recorded_at <= $2`, key, at))
+		switch {
+		case err == nil:
+			found = true
+			return nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("payrail: find charge: %w", err)
+		}
+		cov, err = coverageAt(ctx, tx, at)
+		return err
+	})
+	if err != nil || !found {
+		return Charge{}, false, cov, err
 	}
-	cov, err = l.coverage(ctx)
-	return Charge{}, false, cov, err
+	withRefunds := []Charge{c}
+	err = l.withRefunds(ctx, withRefunds)
+	return withRefunds[0], err == nil, cov, err
 }
 
-// coverage reads what the ledger covers now.
-func (l ledger) coverage(ctx context.Context) (Coverage, error) {
+// coveredList reads what the ledger covers now, and then the charges recorded
+// after the position (recordedAt, id), up to limit, in the order they were
+// recorded: every charge the coverage claims is among them or before them.
+func (l ledger) coveredList(ctx context.Context, recordedAt time.Time, id string, limit int) (Coverage, []Charge, error) {
+	var (
+		cov     Coverage
+		charges []Charge
+	)
+	err := l.vouch(ctx, func(tx pgx.Tx, at time.Time) error {
+		var err error
+		if cov, err = coverageAt(ctx, tx, at); err != nil {
+			return err
+		}
+		charges, err = listAfter(ctx, tx, at, recordedAt, id, limit)
+		return err
+	})
+	if err != nil {
+		return Coverage{}, nil, err
+	}
+	return cov, charges, l.withRefunds(ctx, charges)
+}
+
+// coverageAt reads what the ledger covered at at.
+func coverageAt(ctx context.Context, tx pgx.Tx, at time.Time) (Coverage, error) {
 	var cov Coverage
-	err := l.db.QueryRow(ctx, `
+	err := tx.QueryRow(ctx, `
 		SELECT (SELECT started_at FROM payrail.ledger),
-		       least(now(), (SELECT min(created_at) FROM payrail.charges WHERE recorded_at > now()))`).
+		       least($1::timestamptz, (SELECT min(created_at) FROM payrail.charges WHERE recorded_at > $1))`, at).
 		Scan(&cov.Since, &cov.CompleteThrough)
 	if err != nil {
 		return Coverage{}, fmt.Errorf("payrail: ledger coverage: %w", err)
@@ -238,13 +313,13 @@ func (l ledger) coverage(ctx context.Context) (Coverage, error) {
 	return cov, nil
 }
 
-// listAfter returns up to limit recorded charges after the position (recordedAt,
-// id), in the order they were recorded.
-func (l ledger) listAfter(ctx context.Context, recordedAt time.Time, id string, limit int) ([]Charge, error) {
-	rows, err := l.db.Query(ctx, `
+// listAfter returns up to limit charges recorded by at, after the position
+// (recordedAt, id), in the order they were recorded.
+func listAfter(ctx context.Context, tx pgx.Tx, at, recordedAt time.Time, id string, limit int) ([]Charge, error) {
+	rows, err := tx.Query(ctx, `
 		SELECT `+chargeColumns+` FROM payrail.charges
-		WHERE (recorded_at, id) > ($1, $2) AND recorded_at <= now()
-		ORDER BY recorded_at, id LIMIT $3`, recordedAt, id, limit)
+		WHERE (recorded_at, id) > ($1, $2) AND recorded_at <= $3
+		ORDER BY recorded_at, id LIMIT $4`, recordedAt, id, at, limit)
 	if err != nil {
 		return nil, fmt.Errorf("payrail: list charges: %w", err)
 	}
@@ -252,7 +327,7 @@ func (l ledger) listAfter(ctx context.Context, recordedAt time.Time, id string, 
 	if err != nil {
 		return nil, fmt.Errorf("payrail: list charges: %w", err)
 	}
-	return charges, l.withRefunds(ctx, charges)
+	return charges, nil
 }
 
 // all returns every charge, recorded or not yet, in creation order, never nil.

@@ -153,7 +153,7 @@ func (s *Server) handleCreateCharge(w http.ResponseWriter, r *http.Request) {
 	// The outcome is settled (and a charge recorded) before this wait, so a
 	// client that goes away during it still has its charge.
 	if !s.wait(r, s.cfg.Latency+s.upTo(s.cfg.LatencyJitter)) {
-		s.log.Info("payrail: client went away during latency; outcome stands",
+		s.log.Info("payrail: client went away; its outcome stands",
 			"idempotency_key", r.Header.Get("Idempotency-Key"), "status", status)
 		return
 	}
@@ -175,10 +175,12 @@ func (s *Server) createCharge(w http.ResponseWriter, r *http.Request) (status in
 		return http.StatusBadRequest, errorBody(err.Error()), false
 	}
 	var reason string
-	// The ledger's work goes on if the client leaves: a charge is made when its
-	// request arrives.
+	// A charge is made when its request's turn comes, if its client is still
+	// there; once made, it stands whatever happens to the connection.
 	c, out, err := s.ledger.settle(context.WithoutCancel(r.Context()), key, func() decision {
 		switch {
+		case r.Context().Err() != nil:
+			return decision{abandoned: true}
 		case req.Token == TokenError:
 			reason = "tok_error"
 			return decision{}
@@ -196,6 +198,9 @@ func (s *Server) createCharge(w http.ResponseWriter, r *http.Request) (status in
 		// that nothing was charged.
 		lg.Error("payrail: ledger unavailable; outcome unknown", "error", err)
 		return http.StatusServiceUnavailable, errorBody("payrail: ledger unavailable; the outcome is unknown: retry with the same Idempotency-Key"), false
+	case out == outcomeAbandoned:
+		lg.Info("payrail: client went away before its charge was made; nothing charged")
+		return http.StatusInternalServerError, errorBody("payrail: the client went away before the charge was made; nothing was charged"), false
 	case out == outcomeFailed:
 		lg.Warn("payrail: charge failed with 500; nothing charged", "reason", reason)
 		return http.StatusInternalServerError, errorBody("payrail: internal error (" + reason + "); nothing was charged"), false
@@ -258,12 +263,7 @@ func (s *Server) handleGetCharges(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, errorBody(err.Error()))
 		return
 	}
-	// The coverage is read first, so every charge it claims is in the list.
-	cov, err := s.ledger.coverage(ctx)
-	var charges []Charge
-	if err == nil {
-		charges, err = s.ledger.listAfter(ctx, after, afterID, limit)
-	}
+	cov, charges, err := s.ledger.coveredList(ctx, after, afterID, limit)
 	if err != nil {
 		s.log.Error("payrail: listing failed", "error", err)
 		writeJSON(w, http.StatusInternalServerError, errorBody("payrail: internal error (ledger unavailable)"))
