@@ -19,8 +19,9 @@
 #                  2. STAGEDOOR_TEST_SERVICES=local: the local services (3.), even when
 #                     a Docker engine answers.
 #                  3. a Docker engine answers ("docker info"), or STAGEDOOR_TEST_SERVICES=
-#                     docker: nothing is done or printed, and internal/testenv starts
-#                     PostgreSQL and Redis containers (testcontainers-go).
+#                     docker: it prints only an export of GOFLAGS with -tags=testcontainers,
+#                     and internal/testenv starts PostgreSQL and Redis containers
+#                     (testcontainers-go, linked into the tests only with that tag).
 #                  4. otherwise (no Docker: CI, this kind of machine): the local services
 #                     are made to answer (installed, started) and their URLs exported.
 #
@@ -249,6 +250,7 @@ test_env() {
     say "the tests start PostgreSQL and Redis in Docker (testcontainers); STAGEDOOR_TEST_SERVICES=local uses local ones"
     command -v redis-server >/dev/null ||
       say "note: the tests that stop Redis start a redis-server of their own: put one on PATH (Debian: redis-server)"
+    printf 'export GOFLAGS=%q\n' "${GOFLAGS:+$GOFLAGS }-tags=testcontainers"
     return 0
   fi
   ensure_local

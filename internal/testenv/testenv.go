@@ -3,10 +3,11 @@
 // of its own, both removed when the test ends.
 //
 // The services come from STAGEDOOR_TEST_DATABASE_URL and STAGEDOOR_TEST_REDIS_URL
-// when set (make test sets them when it uses local services). Otherwise, when a Docker
-// engine answers, PostgreSQL 15 and Redis 7 containers are started once per test
-// binary with testcontainers-go. Otherwise the test fails with a message that says
-// what to set. Nothing here is a mock.
+// when set (make test sets them when it uses local services). Otherwise, in a
+// build with -tags testcontainers (make test adds it when a Docker engine
+// answers), PostgreSQL 15 and Redis 7 containers are started once per test binary
+// with testcontainers-go. Otherwise the test fails with a message that says what
+// to set. Nothing here is a mock.
 //
 // It is for tests only: no package of the program imports it.
 package testenv
@@ -33,8 +34,9 @@ import (
 
 const help = `testenv: no PostgreSQL or Redis for the tests.
 Set STAGEDOOR_TEST_DATABASE_URL (such as postgres://postgres:postgres@127.0.0.1:5432/postgres?sslmode=disable)
-and STAGEDOOR_TEST_REDIS_URL (such as redis://127.0.0.1:6379/0), or start a Docker engine,
-or run "make test", which starts (or installs) local services when no Docker engine answers`
+and STAGEDOOR_TEST_REDIS_URL (such as redis://127.0.0.1:6379/0), or start a Docker engine
+and test with -tags testcontainers, or run "make test", which starts (or installs) local
+services when no Docker engine answers, and adds the tag when one does`
 
 // DatabaseURL creates a database for this test, cloned from the migrated template,
 // and returns its URL. The database is dropped when the test ends.
