@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -45,27 +46,39 @@ import (
 // So a route, a field or a status that drifts from the document fails the test
 // that made the request.
 
-// contractRouter finds a request's operation in the document, which it loads and
-// validates (the document's lint) once per test binary.
-var contractRouter = sync.OnceValues(func() (routers.Router, error) {
+// contract is the document as the checks use it: a router that finds a
+// request's operation, and the bodies' schemas.
+type contract struct {
+	router routers.Router
+	bodies *bodySchemas
+}
+
+// loadContract loads and validates (the document's lint) the document, once
+// per test binary.
+var loadContract = sync.OnceValues(func() (contract, error) {
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(docs.OpenAPI)
 	if err != nil {
-		return nil, fmt.Errorf("load docs/openapi.yaml: %w", err)
+		return contract{}, fmt.Errorf("load docs/openapi.yaml: %w", err)
 	}
 	if err := doc.Validate(loader.Context); err != nil {
-		return nil, fmt.Errorf("docs/openapi.yaml is not a valid OpenAPI document: %w", err)
+		return contract{}, fmt.Errorf("docs/openapi.yaml is not a valid OpenAPI document: %w", err)
 	}
 	doc.Servers = nil // match any host: test servers listen on ports of their own
 	for _, ct := range []string{"text/html", "application/yaml", "text/css", "text/javascript", "application/javascript", "image/png", "text/event-stream", "text/csv"} {
 		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder) // read as text
 	}
-	return gorillamux.NewRouter(doc)
+	bodies, err := newBodySchemas(docs.OpenAPI, doc)
+	if err != nil {
+		return contract{}, fmt.Errorf("docs/openapi.yaml's schemas: %w", err)
+	}
+	router, err := gorillamux.NewRouter(doc)
+	return contract{router, bodies}, err
 })
 
 // checkContract wraps a test server's handler; t receives what breaks the contract.
 func checkContract(t testing.TB, h http.Handler) http.Handler {
-	router, err := contractRouter()
+	c, err := loadContract()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,13 +93,13 @@ func checkContract(t testing.TB, h http.Handler) http.Handler {
 		}
 		answer := &capture{ResponseWriter: w}
 		h.ServeHTTP(answer, r)
-		if err := checkExchange(router, r, body.Bytes(), answer); err != nil {
+		if err := c.checkExchange(r, body.Bytes(), answer); err != nil {
 			t.Errorf("contract (docs/openapi.yaml): %s %s → %d: %v\nbody: %.400s", r.Method, r.URL.Path, answer.status(), err, answer.body.Bytes())
 		}
 	})
 }
 
-func checkExchange(router routers.Router, r *http.Request, body []byte, answer *capture) error {
+func (c contract) checkExchange(r *http.Request, body []byte, answer *capture) error {
 	if strings.HasPrefix(r.URL.Path, "/test/") {
 		return nil
 	}
@@ -98,16 +111,25 @@ func checkExchange(router routers.Router, r *http.Request, body []byte, answer *
 	if rest, ok := strings.CutPrefix(req.URL.Path, "/ui/"); ok && strings.Contains(rest, "/") {
 		req.URL.Path = "/ui/file" // the document's /ui/{file}, whose file may hold slashes
 	}
-	route, params, err := router.FindRoute(req)
+	route, params, err := c.router.FindRoute(req)
 	if err != nil {
 		if st := answer.status(); st != http.StatusNotFound && st != http.StatusMethodNotAllowed {
 			return fmt.Errorf("the document has no such operation (%v), yet it was answered", err)
 		}
 		return nil
 	}
+	// The bodies are checked apart, by c.bodies.
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, ExcludeRequestBody: true}}
 	requestErr := openapi3filter.ValidateRequest(context.Background(), in)
+	if rb := route.Operation.RequestBody; requestErr == nil && rb != nil && rb.Value != nil {
+		switch {
+		case len(body) == 0 && rb.Value.Required:
+			requestErr = errors.New("the request has no body; the document requires one")
+		case len(body) > 0:
+			requestErr = c.bodies.check(rb.Value.Content, req.Header, body)
+		}
+	}
 	if requestErr != nil && (answer.status() < 400 || answer.status() >= 500) {
 		return fmt.Errorf("a request the document forbids (%v) was answered %d, not a 4xx", requestErr, answer.status())
 	}
@@ -126,8 +148,17 @@ func checkExchange(router routers.Router, r *http.Request, body []byte, answer *
 		Status:                 answer.status(),
 		Header:                 answer.header,
 		Body:                   io.NopCloser(bytes.NewReader(answered)),
-		Options:                &openapi3filter.Options{IncludeResponseStatus: true},
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, ExcludeResponseBody: true},
 	})
+	if err == nil {
+		resp := route.Operation.Responses.Status(answer.status())
+		if resp == nil {
+			resp = route.Operation.Responses.Default()
+		}
+		if resp != nil && resp.Value != nil {
+			err = c.bodies.check(resp.Value.Content, answer.header, answered)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("the answer is not one the document allows: %w", err)
 	}
