@@ -33,7 +33,11 @@ flags=(-count=1 -parallel 4 -timeout 15m)
 mapfile -t packages < <(go list ./... | grep -v '/web/e2e$')
 echo "go test -race ${flags[*]} <every package but web/e2e>"
 status=0
+SECONDS=0
 go test -race "${flags[@]}" "${packages[@]}" || status=$?
+echo "go-test: the race-detected packages took ${SECONDS} s"
 echo "go test ${flags[*]} ./web/e2e"
+SECONDS=0
 go test "${flags[@]}" ./web/e2e || status=1
+echo "go-test: the browser tests took ${SECONDS} s (building them included)"
 exit "$status"
