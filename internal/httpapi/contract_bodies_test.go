@@ -137,8 +137,11 @@ func refOr(ref, at string) string {
 	return at
 }
 
+// pointerToken escapes a JSON pointer's token (RFC 6901).
+var pointerToken = strings.NewReplacer("~", "~0", "/", "~1")
+
 // escape makes s one token of a JSON pointer.
-func escape(s string) string { return strings.NewReplacer("~", "~0", "/", "~1").Replace(s) }
+func escape(s string) string { return pointerToken.Replace(s) }
 
 // schema returns mt's compiled schema, compiling it the first time.
 func (b *bodySchemas) schema(mt *openapi3.MediaType) (*jsonschema.Schema, error) {

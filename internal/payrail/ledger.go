@@ -152,14 +152,13 @@ const (
 	outcomeAbandoned                // its client went away before its turn: nothing recorded
 )
 
-// decision is a new charge as decided, with how long after its creation it is
-// recorded; ok false is a failure (nothing is recorded), and abandoned one
-// whose client is gone (nothing is recorded either).
+// decision is what decide made of a request with a new key: out is
+// outcomeNew for a charge (charge, recorded recordAfter after its creation),
+// else outcomeFailed or outcomeAbandoned (nothing is recorded).
 type decision struct {
+	out         outcome
 	charge      Charge
 	recordAfter time.Duration
-	ok          bool
-	abandoned   bool
 }
 
 const chargeColumns = `id, status, amount_cents, currency, idempotency_key, coalesce(decline_reason, ''),
@@ -177,7 +176,7 @@ const coverageLock = 0x5eed_c0e5
 
 // settle returns the charge already recorded for key, or else calls decide and
 // records the charge it returns, unless decide reports a failure or an
-// abandoned request. It holds a lock on the key while it does, so that under
+// abandoned request (decision.out). It holds a lock on the key while it does, so that under
 // a race exactly one request per key records a charge and the others replay
 // it, and a failure is answered only when the key has no charge.
 func (l ledger) settle(ctx context.Context, key string, decide func() decision) (Charge, outcome, error) {
@@ -199,26 +198,21 @@ func (l ledger) settle(ctx context.Context, key string, decide func() decision) 
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		switch d := decide(); {
-		case d.abandoned:
-			out = outcomeAbandoned
+		d := decide()
+		if out = d.out; out != outcomeNew {
 			return nil
-		case !d.ok:
-			out = outcomeFailed
-			return nil
-		default:
-			// created_at is read off the clock now, with the locks held: not
-			// now(), the transaction's start, which may precede a lookup that
-			// could not see this charge.
-			c, err = scanCharge(tx.QueryRow(ctx, `
-				WITH made AS (SELECT clock_timestamp() AS at)
-				INSERT INTO payrail.charges (id, idempotency_key, status, amount_cents, currency, decline_reason, created_at, recorded_at)
-				SELECT $1, $2, $3, $4, $5, nullif($6, ''), made.at, made.at + $7::bigint * interval '1 microsecond' FROM made
-				RETURNING `+chargeColumns,
-				newID("ch_"), key, d.charge.Status, d.charge.AmountCents, d.charge.Currency, d.charge.DeclineReason,
-				d.recordAfter.Microseconds()))
-			return err
 		}
+		// created_at is read off the clock now, with the locks held: not now(),
+		// the transaction's start, which may precede a lookup that could not see
+		// this charge.
+		c, err = scanCharge(tx.QueryRow(ctx, `
+			WITH made AS (SELECT clock_timestamp() AS at)
+			INSERT INTO payrail.charges (id, idempotency_key, status, amount_cents, currency, decline_reason, created_at, recorded_at)
+			SELECT $1, $2, $3, $4, $5, nullif($6, ''), made.at, made.at + $7::bigint * interval '1 microsecond' FROM made
+			RETURNING `+chargeColumns,
+			newID("ch_"), key, d.charge.Status, d.charge.AmountCents, d.charge.Currency, d.charge.DeclineReason,
+			d.recordAfter.Microseconds()))
+		return err
 	})
 	if err == nil && out == outcomeReplayed {
 		replayed := []Charge{c}

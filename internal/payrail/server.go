@@ -180,15 +180,15 @@ func (s *Server) createCharge(w http.ResponseWriter, r *http.Request) (status in
 	c, out, err := s.ledger.settle(context.WithoutCancel(r.Context()), key, func() decision {
 		switch {
 		case r.Context().Err() != nil:
-			return decision{abandoned: true}
+			return decision{out: outcomeAbandoned}
 		case req.Token == TokenError:
 			reason = "tok_error"
-			return decision{}
+			return decision{out: outcomeFailed}
 		case s.cfg.FailureRate > 0 && s.roll() < s.cfg.FailureRate:
 			reason = "injected failure"
-			return decision{}
+			return decision{out: outcomeFailed}
 		}
-		return decision{charge: req.outcome(), recordAfter: s.upTo(s.cfg.RecordDelay), ok: true}
+		return decision{out: outcomeNew, charge: req.outcome(), recordAfter: s.upTo(s.cfg.RecordDelay)}
 	})
 	lg := s.log.With("idempotency_key", key, "token", redactToken(req.Token),
 		"amount_cents", req.AmountCents, "currency", req.Currency)
